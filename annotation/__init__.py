@@ -1,0 +1,1 @@
+"""Projects, roles, guidelines, items, the assignment queue, annotations and flags."""

@@ -1,0 +1,137 @@
+"""Shapes of API requests and responses; validation of payloads is the task type's job."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from ..models import Annotation, Assignment, Flag, FlagKind, FlagResolution, Guideline, Item, Membership, Project, Role
+from ..task_types import slugs
+
+
+class ProjectSerializer(serializers.ModelSerializer):
+    task_type = serializers.ChoiceField(choices=[])
+
+    class Meta:
+        model = Project
+        fields = ["id", "name", "slug", "description", "task_type", "annotators_per_item", "label_schema",
+                  "options", "created_at"]
+        read_only_fields = ["id", "created_at"]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["task_type"].choices = slugs()
+        if self.instance is not None:
+            self.fields["task_type"].read_only = True
+            self.fields["slug"].read_only = True
+
+
+class MembershipSerializer(serializers.ModelSerializer):
+    username = serializers.CharField(source="user.username")
+    role = serializers.ChoiceField(choices=Role.choices)
+
+    class Meta:
+        model = Membership
+        fields = ["id", "username", "role", "created_at"]
+        read_only_fields = ["id", "created_at"]
+
+
+class MembershipUpdateSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=Role.choices)
+
+
+class GuidelineSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Guideline
+        fields = ["id", "version", "instructions", "ethics", "pii", "change_note", "published_at", "is_current",
+                  "created_at"]
+        read_only_fields = ["id", "version", "published_at", "is_current", "created_at"]
+
+
+class GuidelineCreateSerializer(GuidelineSerializer):
+    publish = serializers.BooleanField(default=False, write_only=True)
+
+    class Meta(GuidelineSerializer.Meta):
+        fields = [*GuidelineSerializer.Meta.fields, "publish"]
+
+
+class AcknowledgementSerializer(serializers.Serializer):
+    guideline = serializers.IntegerField(source="guideline.id")
+    version = serializers.IntegerField(source="guideline.version")
+    acknowledged_at = serializers.DateTimeField()
+
+
+class ItemSerializer(serializers.ModelSerializer):
+    source = serializers.StringRelatedField()
+
+    class Meta:
+        model = Item
+        fields = ["id", "external_id", "payload", "source", "split", "screening_status", "group_key",
+                  "is_gold_check", "created_at"]
+        read_only_fields = ["id", "source", "screening_status", "created_at"]
+
+
+class ItemBriefSerializer(serializers.ModelSerializer):
+    """What an annotator sees of an item: its text, nothing about other people's work."""
+
+    class Meta:
+        model = Item
+        fields = ["id", "payload"]
+
+
+class NextItemSerializer(serializers.Serializer):
+    assignment = serializers.IntegerField(source="id")
+    stage = serializers.CharField()
+    lease_expires_at = serializers.DateTimeField()
+    item = ItemBriefSerializer()
+
+
+class SkipSerializer(serializers.Serializer):
+    reason = serializers.CharField(required=False, allow_blank=True, max_length=300, default="")
+
+
+class AssignmentSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Assignment
+        fields = ["id", "item", "stage", "status", "lease_expires_at", "skip_reason"]
+
+
+class AnnotationSerializer(serializers.ModelSerializer):
+    annotator = serializers.CharField(source="annotator.username", read_only=True)
+    guideline_version = serializers.IntegerField(source="guideline.version", read_only=True, allow_null=True)
+
+    class Meta:
+        model = Annotation
+        fields = ["id", "item", "annotator", "stage", "payload", "guideline_version", "seconds_spent", "imported",
+                  "created_at", "updated_at"]
+        read_only_fields = fields
+
+
+class AnnotationSubmitSerializer(serializers.Serializer):
+    item = serializers.IntegerField()
+    payload = serializers.JSONField()
+    stage = serializers.CharField(required=False, allow_blank=True)
+    seconds_spent = serializers.FloatField(required=False, allow_null=True, min_value=0)
+
+
+class FlagSerializer(serializers.ModelSerializer):
+    user = serializers.CharField(source="user.username", read_only=True, allow_null=True)
+    kind = serializers.ChoiceField(choices=FlagKind.choices)
+
+    class Meta:
+        model = Flag
+        fields = ["id", "item", "user", "kind", "note", "resolution", "resolution_note", "resolved_at",
+                  "created_at"]
+        read_only_fields = ["id", "user", "resolution", "resolution_note", "resolved_at", "created_at"]
+
+
+class FlagResolveSerializer(serializers.Serializer):
+    resolution = serializers.ChoiceField(choices=[c for c in FlagResolution.choices if c[0] != "open"])
+    note = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class TaskTypeSerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    klue_name = serializers.CharField()
+    title = serializers.CharField()
+    stages = serializers.ListField(child=serializers.DictField())
+    default_schema = serializers.DictField()

@@ -1,0 +1,33 @@
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.authtoken.views import obtain_auth_token
+from rest_framework.routers import DefaultRouter, SimpleRouter
+
+from . import views
+
+router = DefaultRouter()
+router.register("projects", views.ProjectViewSet, basename="project")
+
+project_router = SimpleRouter()
+project_router.register("members", views.MembershipViewSet, basename="membership")
+project_router.register("guidelines", views.GuidelineViewSet, basename="guideline")
+project_router.register("items", views.ItemViewSet, basename="item")
+project_router.register("assignments", views.AssignmentViewSet, basename="assignment")
+project_router.register("annotations", views.AnnotationViewSet, basename="annotation")
+project_router.register("flags", views.FlagViewSet, basename="flag")
+
+project_urlpatterns = [
+    path("guideline/", views.CurrentGuidelineView.as_view(), name="guideline-current"),
+    path("guideline/acknowledge/", views.AcknowledgeGuidelineView.as_view(), name="guideline-acknowledge"),
+    path("next/", views.NextItemView.as_view(), name="next-item"),
+    path("", include(project_router.urls)),
+]
+
+urlpatterns = [
+    path("auth/token/", obtain_auth_token, name="api-token"),
+    path("task-types/", views.TaskTypeList.as_view(), name="task-types"),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("projects/<int:project_pk>/", include(project_urlpatterns)),
+    path("", include(router.urls)),
+]

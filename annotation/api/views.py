@@ -1,0 +1,326 @@
+"""API views: resolve the project, check the caller's role, call a service or selector, serialise."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from .. import selectors, services
+from ..models import Assignment, Flag, Guideline, Item, Membership, Project, User
+from ..permissions import ANNOTATE, CURATE, MANAGE, MEMBERS, can_create_projects
+from ..task_types import all_task_types
+from . import serializers as s
+
+SERVICE_STATUS = {"conflict": status.HTTP_409_CONFLICT, "not_found": status.HTTP_404_NOT_FOUND,
+                  "guideline": status.HTTP_403_FORBIDDEN, "not_assigned": status.HTTP_400_BAD_REQUEST}
+
+
+def service_error_response(error: services.ServiceError) -> Response:
+    body: dict[str, Any] = {"detail": error.message, "code": error.code}
+    if error.field:
+        body["field"] = error.field
+    return Response(body, status=SERVICE_STATUS.get(error.code, status.HTTP_400_BAD_REQUEST))
+
+
+class ProjectScoped:
+    """Mixin for views under ``/api/projects/{project_pk}/``.
+
+    ``roles`` maps a viewset action (or HTTP method, lower-case, for plain views) to the roles allowed.
+    Outsiders get 404 so project ids do not leak; members without the role get 403.
+    """
+
+    roles: dict[str, frozenset[str]] = {}
+    project: Project
+    role: str | None
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)  # type: ignore[misc]
+        self.project = get_object_or_404(Project, pk=kwargs["project_pk"])
+        self.role = selectors.role_in_project(request.user, self.project)
+        if self.role is None:
+            raise NotFound("No such project.")
+        key = getattr(self, "action", None) or request.method.lower()
+        if self.role not in self.roles.get(key, frozenset()):
+            raise PermissionDenied(f"Your role ({self.role}) may not do this in project {self.project.slug}.")
+
+
+@extend_schema(responses=s.TaskTypeSerializer(many=True))
+class TaskTypeList(APIView):
+    """The eight KLUE task types with their stages and default label schemas."""
+
+    def get(self, request: Request) -> Response:
+        return Response([t.describe() for t in all_task_types()])
+
+
+class ProjectViewSet(viewsets.ModelViewSet):
+    serializer_class = s.ProjectSerializer
+
+    def get_queryset(self) -> QuerySet[Project]:
+        return selectors.projects_for_user(self.request.user).order_by("id")
+
+    def get_object(self) -> Project:
+        project = super().get_object()
+        if self.action in {"update", "partial_update", "destroy"} and selectors.role_in_project(
+            self.request.user, project
+        ) not in MANAGE:
+            raise PermissionDenied("Only the project's managers may change it.")
+        return project
+
+    def perform_create(self, serializer: s.ProjectSerializer) -> None:
+        if not can_create_projects(self.request.user):
+            raise PermissionDenied("You may not create projects.")
+        data = serializer.validated_data
+        if Project.objects.filter(slug=data["slug"]).exists():
+            raise ValidationError({"slug": [f"a project with slug {data['slug']!r} already exists"]})
+        serializer.instance = services.project_create(
+            name=data["name"], slug=data["slug"], task_type=data["task_type"], created_by=self.request.user,
+            annotators_per_item=data.get("annotators_per_item", 3), label_schema=data.get("label_schema") or None,
+            description=data.get("description", ""), options=data.get("options"),
+        )
+
+    @extend_schema(responses=OpenApiResponse(description="Items, screening and per-stage counts."))
+    @action(detail=True, methods=["get"])
+    def progress(self, request: Request, pk: str) -> Response:
+        project = self.get_object()
+        role = selectors.role_in_project(request.user, project)
+        if role in CURATE:
+            return Response(selectors.project_progress(project))
+        return Response(selectors.annotator_progress(project, request.user))
+
+
+class MembershipViewSet(ProjectScoped, mixins.ListModelMixin, mixins.CreateModelMixin, mixins.UpdateModelMixin,
+                        mixins.DestroyModelMixin, viewsets.GenericViewSet):
+    roles = {"list": CURATE, "create": MANAGE, "update": MANAGE, "partial_update": MANAGE, "destroy": MANAGE}
+    serializer_class = s.MembershipSerializer
+
+    def get_queryset(self) -> QuerySet[Membership]:
+        return Membership.objects.filter(project_id=self.kwargs["project_pk"]).select_related("user")
+
+    def get_serializer_class(self) -> type:
+        return s.MembershipUpdateSerializer if self.action in {"update", "partial_update"} else s.MembershipSerializer
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = s.MembershipSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        username = serializer.validated_data["user"]["username"]
+        user = User.objects.filter(username=username).first()
+        if user is None:
+            raise ValidationError({"username": [f"no user named {username!r}"]})
+        try:
+            membership = services.membership_set(project=self.project, user=user,
+                                                 role=serializer.validated_data["role"])
+        except services.ServiceError as error:
+            return service_error_response(error)
+        return Response(s.MembershipSerializer(membership).data, status=status.HTTP_201_CREATED)
+
+    def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        membership = self.get_object()
+        serializer = s.MembershipUpdateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        membership = services.membership_set(project=self.project, user=membership.user,
+                                             role=serializer.validated_data["role"])
+        return Response(s.MembershipSerializer(membership).data)
+
+
+class GuidelineViewSet(ProjectScoped, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,
+                       viewsets.GenericViewSet):
+    """All versions, for managers and maintainers; managers write drafts and publish them."""
+
+    roles = {"list": CURATE, "retrieve": CURATE, "create": MANAGE, "publish": MANAGE}
+    serializer_class = s.GuidelineSerializer
+
+    def get_queryset(self) -> QuerySet[Guideline]:
+        return Guideline.objects.filter(project_id=self.kwargs["project_pk"])
+
+    @extend_schema(request=s.GuidelineCreateSerializer, responses={201: s.GuidelineSerializer})
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = s.GuidelineCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            guideline = services.guideline_create(
+                project=self.project, instructions=data["instructions"], ethics=data["ethics"], pii=data["pii"],
+                change_note=data.get("change_note", ""), created_by=request.user,
+            )
+            if data["publish"]:
+                guideline = services.guideline_publish(guideline=guideline)
+        except services.ServiceError as error:
+            return service_error_response(error)
+        return Response(s.GuidelineSerializer(guideline).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses=s.GuidelineSerializer)
+    @action(detail=True, methods=["post"])
+    def publish(self, request: Request, project_pk: str, pk: str) -> Response:
+        try:
+            guideline = services.guideline_publish(guideline=self.get_object())
+        except services.ServiceError as error:
+            return service_error_response(error)
+        return Response(s.GuidelineSerializer(guideline).data)
+
+
+class CurrentGuidelineView(ProjectScoped, APIView):
+    """The guideline in force, for everyone in the project."""
+
+    roles = {"get": MEMBERS}
+
+    @extend_schema(responses=s.GuidelineSerializer)
+    def get(self, request: Request, project_pk: str) -> Response:
+        guideline = selectors.current_guideline(self.project)
+        if guideline is None:
+            raise NotFound("This project has no published guideline yet.")
+        data = s.GuidelineSerializer(guideline).data
+        data["acknowledged"] = selectors.has_acknowledged_current(request.user, self.project)
+        return Response(data)
+
+
+class AcknowledgeGuidelineView(ProjectScoped, APIView):
+    roles = {"post": MEMBERS}
+
+    @extend_schema(request=None, responses={201: s.AcknowledgementSerializer})
+    def post(self, request: Request, project_pk: str) -> Response:
+        try:
+            ack = services.guideline_acknowledge(user=request.user, project=self.project)
+        except services.ServiceError as error:
+            return service_error_response(error)
+        return Response(s.AcknowledgementSerializer(ack).data, status=status.HTTP_201_CREATED)
+
+
+class ItemViewSet(ProjectScoped, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,
+                  viewsets.GenericViewSet):
+    """Items with their metadata; annotators reach items only through their assignments."""
+
+    roles = {"list": CURATE, "retrieve": CURATE, "create": MANAGE}
+    serializer_class = s.ItemSerializer
+
+    def get_queryset(self) -> QuerySet[Item]:
+        qs = Item.objects.filter(project_id=self.kwargs["project_pk"]).select_related("source")
+        for field in ("split", "screening_status", "external_id"):
+            value = self.request.query_params.get(field)
+            if value is not None:
+                qs = qs.filter(**{field: value})
+        return qs
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = s.ItemSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            item = services.item_create(
+                project=self.project, payload=data["payload"], external_id=data.get("external_id", ""),
+                split=data.get("split", ""), group_key=data.get("group_key", ""),
+            )
+        except services.PayloadError as error:
+            raise ValidationError({"payload": [str(error)], "field": error.field}) from None
+        except services.ServiceError as error:
+            return service_error_response(error)
+        return Response(s.ItemSerializer(item).data, status=status.HTTP_201_CREATED)
+
+
+class NextItemView(ProjectScoped, APIView):
+    """The caller's next assignment with its item; 204 when nothing is left for them."""
+
+    roles = {"get": ANNOTATE}
+
+    @extend_schema(responses={200: s.NextItemSerializer, 204: OpenApiResponse(description="Nothing left."),
+                              403: OpenApiResponse(description="Acknowledge the current guideline first.")})
+    def get(self, request: Request, project_pk: str) -> Response:
+        try:
+            assignment = services.assignment_next(project=self.project, user=request.user)
+        except services.ServiceError as error:
+            return service_error_response(error)
+        if assignment is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(s.NextItemSerializer(assignment).data)
+
+
+class AssignmentViewSet(ProjectScoped, mixins.ListModelMixin, viewsets.GenericViewSet):
+    """The caller's own assignments in the project (their queue history)."""
+
+    roles = {"list": ANNOTATE, "skip": ANNOTATE}
+    serializer_class = s.AssignmentSerializer
+
+    def get_queryset(self) -> QuerySet[Assignment]:
+        return Assignment.objects.filter(item__project_id=self.kwargs["project_pk"], annotator=self.request.user)
+
+    @extend_schema(request=s.SkipSerializer, responses=s.AssignmentSerializer)
+    @action(detail=True, methods=["post"])
+    def skip(self, request: Request, project_pk: str, pk: str) -> Response:
+        serializer = s.SkipSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            assignment = services.assignment_skip(assignment=self.get_object(),
+                                                  reason=serializer.validated_data["reason"])
+        except services.ServiceError as error:
+            return service_error_response(error)
+        return Response(s.AssignmentSerializer(assignment).data)
+
+
+class AnnotationViewSet(ProjectScoped, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Annotators read only their own annotations; managers and maintainers read all."""
+
+    roles = {"list": MEMBERS, "retrieve": MEMBERS, "create": ANNOTATE}
+    serializer_class = s.AnnotationSerializer
+
+    def get_queryset(self) -> QuerySet:
+        qs = selectors.annotations_visible_to(self.request.user, self.project)
+        item = self.request.query_params.get("item")
+        return qs.filter(item_id=item) if item and item.isdigit() else qs
+
+    @extend_schema(request=s.AnnotationSubmitSerializer, responses={201: s.AnnotationSerializer,
+                                                                    200: s.AnnotationSerializer})
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = s.AnnotationSubmitSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            annotation, created = services.annotation_submit(
+                project=self.project, user=request.user, item_id=data["item"], payload=data["payload"],
+                stage=data.get("stage") or None, seconds_spent=data.get("seconds_spent"),
+            )
+        except services.ServiceError as error:
+            return service_error_response(error)
+        return Response(s.AnnotationSerializer(annotation).data,
+                        status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+class FlagViewSet(ProjectScoped, mixins.ListModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
+    """Raise a flag on an item (PII, toxic, biased, copyright, other); managers resolve them."""
+
+    roles = {"list": MEMBERS, "create": MEMBERS, "resolve": MANAGE}
+    serializer_class = s.FlagSerializer
+
+    def get_queryset(self) -> QuerySet[Flag]:
+        return selectors.flags_visible_to(self.request.user, self.project)
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = s.FlagSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        item = serializer.validated_data["item"]
+        if item.project_id != self.project.pk:
+            raise ValidationError({"item": ["this item belongs to another project"]})
+        if self.role not in CURATE and not Assignment.objects.filter(item=item, annotator=request.user).exists():
+            raise ValidationError({"item": ["you can flag only items assigned to you"]})
+        flag = services.flag_create(item=item, user=request.user, kind=serializer.validated_data["kind"],
+                                    note=serializer.validated_data.get("note", ""))
+        return Response(s.FlagSerializer(flag).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=s.FlagResolveSerializer, responses=s.FlagSerializer)
+    @action(detail=True, methods=["post"])
+    def resolve(self, request: Request, project_pk: str, pk: str) -> Response:
+        serializer = s.FlagResolveSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            flag = services.flag_resolve(flag=self.get_object(), resolution=serializer.validated_data["resolution"],
+                                         by=request.user, note=serializer.validated_data["note"])
+        except services.ServiceError as error:
+            return service_error_response(error)
+        return Response(s.FlagSerializer(flag).data)

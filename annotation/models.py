@@ -1,0 +1,318 @@
+"""The data model of annotation work.
+
+Invariants that matter for correctness live in the database (unique constraints, partial unique
+indexes), so that concurrent requests and background jobs cannot break them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractUser
+from django.db import models
+from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+
+from .task_types import TaskType, get_task_type, slugs
+
+
+def task_type_choices() -> list[tuple[str, str]]:
+    from .task_types import all_task_types
+
+    return [(t.slug, f"{t.slug} — {t.klue_name}") for t in all_task_types()]
+
+
+def content_hash(text: str) -> str:
+    """Hash of the normalised text (NFKC, collapsed whitespace): equal for exact duplicates."""
+    normalised = " ".join(unicodedata.normalize("NFKC", text).split())
+    return hashlib.sha256(normalised.encode("utf-8")).hexdigest()
+
+
+class User(AbstractUser):
+    """A person (or an imported original annotator, who can never log in)."""
+
+    is_imported = models.BooleanField(
+        default=False, help_text=_("Created by an import to hold a corpus's original annotator; cannot log in.")
+    )
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.is_imported:
+            self.set_unusable_password()
+            self.is_active = False
+        super().save(*args, **kwargs)
+
+
+class Role(models.TextChoices):
+    ANNOTATOR = "annotator", _("Annotator")
+    MANAGER = "manager", _("Project manager")
+    MAINTAINER = "maintainer", _("Dataset maintainer")
+
+
+class Project(models.Model):
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    task_type = models.CharField(max_length=20, choices=task_type_choices)
+    #: Labels, ontology, score range…: starts as the task type's default schema, editable.
+    label_schema = models.JSONField(default=dict, blank=True)
+    annotators_per_item = models.PositiveSmallIntegerField(default=3)
+    #: Project options (e.g. ``pii`` policy, ``lease_minutes``, STS score ``step``).
+    options = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(condition=Q(annotators_per_item__gte=1), name="project_k_at_least_one"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def task(self) -> TaskType:
+        return get_task_type(self.task_type)
+
+    @property
+    def stage_names(self) -> list[str]:
+        return [s.name for s in self.task.stages]
+
+    def annotations_needed(self, stage: str) -> int:
+        """How many annotations each item needs in a stage (k, unless the stage fixes it)."""
+        return self.task.stage(stage).annotators or self.annotators_per_item
+
+    def clean(self) -> None:
+        from django.core.exceptions import ValidationError
+
+        if self.task_type not in slugs():
+            raise ValidationError({"task_type": f"unknown task type {self.task_type!r}"})
+
+
+class Membership(models.Model):
+    """A user's role in one project (a user can hold different roles in different projects)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=20, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "role", "user__username"]
+        constraints = [models.UniqueConstraint(fields=["project", "user"], name="membership_unique_user")]
+
+    def __str__(self) -> str:
+        return f"{self.user} — {self.role} in {self.project}"
+
+
+class Guideline(models.Model):
+    """One version of a project's annotation guideline (Markdown sections)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="guidelines")
+    version = models.PositiveIntegerField()
+    instructions = models.TextField(help_text=_("Task instructions (Markdown)."))
+    ethics = models.TextField(help_text=_("Ethics section (Markdown)."))
+    pii = models.TextField(help_text=_("PII handling section (Markdown)."))
+    change_note = models.CharField(max_length=300, blank=True)
+    published_at = models.DateTimeField(null=True, blank=True)
+    #: Exactly one published version per project is current (partial unique index below).
+    is_current = models.BooleanField(default=False)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "version"], name="guideline_unique_version"),
+            models.UniqueConstraint(fields=["project"], condition=Q(is_current=True),
+                                    name="guideline_one_current_per_project"),
+            models.CheckConstraint(condition=Q(is_current=False) | Q(published_at__isnull=False),
+                                   name="guideline_current_is_published"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project} guideline v{self.version}"
+
+    @property
+    def is_published(self) -> bool:
+        return self.published_at is not None
+
+
+class GuidelineAcknowledgement(models.Model):
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="acknowledgements")
+    guideline = models.ForeignKey(Guideline, on_delete=models.CASCADE, related_name="acknowledgements")
+    acknowledged_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-acknowledged_at"]
+        constraints = [models.UniqueConstraint(fields=["user", "guideline"], name="acknowledgement_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.user} read {self.guideline}"
+
+
+class Source(models.Model):
+    """Where items come from, with the licence that decides whether they can be redistributed."""
+
+    name = models.CharField(max_length=200, unique=True)
+    license = models.CharField(max_length=100, help_text=_("SPDX licence identifier, e.g. CC-BY-SA-4.0."))
+    url = models.URLField(blank=True)
+    provenance = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.license})"
+
+
+class Split(models.TextChoices):
+    NONE = "", _("Unassigned")
+    TRAIN = "train", _("Train")
+    DEV = "dev", _("Dev")
+    TEST = "test", _("Test")
+
+
+class ScreeningStatus(models.TextChoices):
+    PENDING = "pending", _("Not screened")
+    CLEAR = "clear", _("Clear")
+    NEEDS_REVIEW = "needs_review", _("Needs review")
+    KEPT = "kept", _("Reviewed and kept")
+    DROPPED = "dropped", _("Dropped")
+
+
+#: Items with these statuses may be shown to annotators.
+ANNOTATABLE_SCREENING = (ScreeningStatus.CLEAR, ScreeningStatus.KEPT)
+
+
+class Item(models.Model):
+    """One unit of annotation work: a headline, a sentence pair, a passage, a dialogue…"""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
+    source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.PROTECT, related_name="items")
+    external_id = models.CharField(max_length=200, blank=True, help_text=_("E.g. the KLUE guid."))
+    payload = models.JSONField(help_text=_("The task's unit, validated by the task type."))
+    #: Original fields kept for a faithful export but not shown to annotators (url, date, …).
+    meta = models.JSONField(default=dict, blank=True)
+    content_hash = models.CharField(max_length=64, db_index=True)
+    group_key = models.CharField(max_length=200, blank=True,
+                                 help_text=_("Items sharing a group (passage, premise, dialogue) stay in one split."))
+    split = models.CharField(max_length=10, choices=Split.choices, blank=True, default=Split.NONE)
+    screening_status = models.CharField(max_length=20, choices=ScreeningStatus.choices,
+                                        default=ScreeningStatus.CLEAR)
+    #: Findings of the PII screener: type, offsets and a salted hash — never the raw value.
+    pii_findings = models.JSONField(default=list, blank=True)
+    #: Gold / attention item: has a known answer and is scored per annotator.
+    is_gold_check = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "external_id"], condition=~Q(external_id=""),
+                                    name="item_unique_external_id"),
+        ]
+        indexes = [models.Index(fields=["project", "screening_status"], name="item_project_screening")]
+
+    def __str__(self) -> str:
+        return self.external_id or f"item {self.pk}"
+
+
+class AssignmentStatus(models.TextChoices):
+    LEASED = "leased", _("In progress")
+    SUBMITTED = "submitted", _("Submitted")
+    SKIPPED = "skipped", _("Skipped")
+    FLAGGED = "flagged", _("Flagged")
+    EXPIRED = "expired", _("Lease expired")
+
+
+class Assignment(models.Model):
+    """An item handed to one annotator for one stage, reserved until ``lease_expires_at``."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    stage = models.CharField(max_length=30)
+    status = models.CharField(max_length=20, choices=AssignmentStatus.choices, default=AssignmentStatus.LEASED)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    skip_reason = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "annotator", "stage"], name="assignment_unique"),
+        ]
+        indexes = [
+            models.Index(fields=["item", "stage", "status"], name="assignment_item_stage_status"),
+            models.Index(fields=["annotator", "status"], name="assignment_annotator_status"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item} → {self.annotator} ({self.stage}, {self.status})"
+
+
+class Annotation(models.Model):
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="annotations")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="annotations")
+    stage = models.CharField(max_length=30)
+    payload = models.JSONField()
+    guideline = models.ForeignKey(Guideline, null=True, blank=True, on_delete=models.PROTECT,
+                                  related_name="annotations", help_text=_("The guideline version in force."))
+    seconds_spent = models.FloatField(null=True, blank=True)
+    imported = models.BooleanField(default=False, help_text=_("Came with the corpus (e.g. KLUE's own annotators)."))
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["item_id", "stage", "created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "annotator", "stage"], name="annotation_unique"),
+        ]
+        indexes = [models.Index(fields=["item", "stage"], name="annotation_item_stage")]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} on {self.item} ({self.stage})"
+
+
+class FlagKind(models.TextChoices):
+    PII = "pii", _("Personal information")
+    TOXIC = "toxic", _("Toxic or hateful")
+    BIAS = "bias", _("Social bias")
+    COPYRIGHT = "copyright", _("Copyright")
+    OTHER = "other", _("Other")
+
+
+class FlagResolution(models.TextChoices):
+    OPEN = "open", _("Open")
+    KEPT = "kept", _("Kept the item")
+    FIXED = "fixed", _("Fixed the item")
+    DROPPED = "dropped", _("Dropped the item")
+
+
+class Flag(models.Model):
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="flags")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                             related_name="flags", help_text=_("Empty when raised by a screener."))
+    kind = models.CharField(max_length=20, choices=FlagKind.choices)
+    note = models.TextField(blank=True)
+    resolution = models.CharField(max_length=20, choices=FlagResolution.choices, default=FlagResolution.OPEN)
+    resolution_note = models.TextField(blank=True)
+    resolved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["item", "resolution"], name="flag_item_resolution")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} flag on {self.item}"

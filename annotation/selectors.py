@@ -1,0 +1,131 @@
+"""Reads: every query that pages, the API and jobs need, in one place."""
+
+from __future__ import annotations
+
+from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
+
+from .models import (
+    ANNOTATABLE_SCREENING,
+    Annotation,
+    Assignment,
+    AssignmentStatus,
+    Flag,
+    FlagResolution,
+    Guideline,
+    GuidelineAcknowledgement,
+    Item,
+    Membership,
+    Project,
+    Role,
+    User,
+)
+
+
+def projects_for_user(user: User) -> QuerySet[Project]:
+    if user.is_superuser:
+        return Project.objects.all()
+    return Project.objects.filter(memberships__user=user).distinct()
+
+
+def role_in_project(user: User, project: Project) -> str | None:
+    """The caller's role in the project, ``"superuser"`` for superusers, ``None`` for outsiders."""
+    if not user.is_authenticated:
+        return None
+    if user.is_superuser:
+        return "superuser"
+    return Membership.objects.filter(project=project, user=user).values_list("role", flat=True).first()
+
+
+def current_guideline(project: Project) -> Guideline | None:
+    return Guideline.objects.filter(project=project, is_current=True).first()
+
+
+def has_acknowledged_current(user: User, project: Project) -> bool:
+    guideline = current_guideline(project)
+    if guideline is None:
+        return True
+    return GuidelineAcknowledgement.objects.filter(user=user, guideline=guideline).exists()
+
+
+def live_assignments(*, now=None) -> QuerySet[Assignment]:
+    """Assignments that hold a place for their item: submitted, or leased and not expired."""
+    now = now or timezone.now()
+    return Assignment.objects.filter(
+        Q(status=AssignmentStatus.SUBMITTED) | Q(status=AssignmentStatus.LEASED, lease_expires_at__gt=now)
+    )
+
+
+def open_flagged_item_ids(project: Project) -> QuerySet:
+    return Flag.objects.filter(item__project=project, resolution=FlagResolution.OPEN).values("item_id")
+
+
+def annotatable_items(project: Project) -> QuerySet[Item]:
+    """Items annotators may see: screened clear (or kept after review) and without open flags."""
+    return Item.objects.filter(project=project, screening_status__in=ANNOTATABLE_SCREENING).exclude(
+        id__in=open_flagged_item_ids(project)
+    )
+
+
+def annotations_visible_to(user: User, project: Project) -> QuerySet[Annotation]:
+    """Blind annotation: annotators see only their own annotations; managers and maintainers all."""
+    qs = Annotation.objects.filter(item__project=project).select_related("annotator", "item", "guideline")
+    role = role_in_project(user, project)
+    if role in {"superuser", Role.MANAGER, Role.MAINTAINER}:
+        return qs
+    return qs.filter(annotator=user)
+
+
+def flags_visible_to(user: User, project: Project) -> QuerySet[Flag]:
+    qs = Flag.objects.filter(item__project=project).select_related("item", "user", "resolved_by")
+    role = role_in_project(user, project)
+    if role in {"superuser", Role.MANAGER, Role.MAINTAINER}:
+        return qs
+    return qs.filter(user=user)
+
+
+def project_progress(project: Project) -> dict[str, object]:
+    """Items and annotations per stage, for managers (never shown to annotators)."""
+    items = Item.objects.filter(project=project)
+    total = items.count()
+    by_screening = dict(items.values_list("screening_status").annotate(n=Count("id")).order_by())
+    stages = []
+    for stage in project.stage_names:
+        needed = project.annotations_needed(stage)
+        per_item = (
+            Annotation.objects.filter(item__project=project, stage=stage)
+            .values("item_id")
+            .annotate(n=Count("id"))
+            .values_list("n", flat=True)
+        )
+        counts = list(per_item)
+        stages.append({
+            "stage": stage,
+            "needed_per_item": needed,
+            "annotations": sum(counts),
+            "items_started": len(counts),
+            "items_complete": sum(1 for n in counts if n >= needed),
+        })
+    return {
+        "items": total,
+        "screening": by_screening,
+        "open_flags": Flag.objects.filter(item__project=project, resolution=FlagResolution.OPEN).count(),
+        "stages": stages,
+        "annotators": Membership.objects.filter(project=project, role=Role.ANNOTATOR).count(),
+    }
+
+
+def annotator_progress(project: Project, user: User) -> dict[str, int]:
+    """The annotator's own counts: done, skipped, and what is left for them to do."""
+    mine = Assignment.objects.filter(item__project=project, annotator=user)
+    done = mine.filter(status=AssignmentStatus.SUBMITTED).count()
+    skipped = mine.filter(status__in=[AssignmentStatus.SKIPPED, AssignmentStatus.FLAGGED]).count()
+    remaining = 0
+    for stage in project.stage_names:
+        remaining += (
+            annotatable_items(project)
+            .exclude(assignments__annotator=user, assignments__stage=stage)
+            .count()
+        )
+    # An item counts once for a single-stage task; for staged tasks this is the work still open to them.
+    return {"done": done, "skipped": skipped, "remaining": remaining}

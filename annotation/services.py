@@ -1,0 +1,358 @@
+"""Writes: every change to annotation work goes through a function here.
+
+Each function checks, then acts inside a transaction, locking the rows whose invariants it relies on
+(the check-then-do pattern), so that concurrent requests cannot hand out an item k+1 times or create
+two annotations for one double-click.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from .models import (
+    Annotation,
+    Assignment,
+    AssignmentStatus,
+    Flag,
+    FlagResolution,
+    Guideline,
+    GuidelineAcknowledgement,
+    Item,
+    Membership,
+    Project,
+    Role,
+    ScreeningStatus,
+    Source,
+    User,
+    content_hash,
+)
+from .selectors import annotatable_items, current_guideline, has_acknowledged_current
+from .task_types import PayloadError, get_task_type
+
+
+class ServiceError(Exception):
+    """A request that cannot be carried out; ``code`` lets the API choose the status."""
+
+    def __init__(self, message: str, *, code: str = "invalid", field: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.field = field
+
+
+# -- projects, members, guidelines ---------------------------------------------------------------
+
+
+@transaction.atomic
+def project_create(
+    *,
+    name: str,
+    slug: str,
+    task_type: str,
+    created_by: User | None,
+    annotators_per_item: int = 3,
+    label_schema: dict[str, Any] | None = None,
+    description: str = "",
+    options: dict[str, Any] | None = None,
+) -> Project:
+    """Create a project from its task type's template: default schema and guideline v1, published."""
+    task = get_task_type(task_type)
+    project = Project.objects.create(
+        name=name,
+        slug=slug,
+        task_type=task.slug,
+        label_schema=label_schema if label_schema is not None else task.default_schema(),
+        annotators_per_item=annotators_per_item,
+        description=description,
+        options=options or {},
+        created_by=created_by,
+    )
+    if created_by is not None and not created_by.is_superuser:
+        Membership.objects.create(project=project, user=created_by, role=Role.MANAGER)
+    template = task.guideline_template()
+    guideline = guideline_create(
+        project=project, instructions=template.instructions, ethics=template.ethics, pii=template.pii,
+        change_note="Template guideline", created_by=created_by,
+    )
+    guideline_publish(guideline=guideline)
+    return project
+
+
+def membership_set(*, project: Project, user: User, role: str) -> Membership:
+    if role not in Role.values:
+        raise ServiceError(f"unknown role {role!r}; expected one of {', '.join(Role.values)}", field="role")
+    if user.is_imported:
+        raise ServiceError(f"{user.username} is an imported annotator and cannot join a project", field="username")
+    membership, _ = Membership.objects.update_or_create(project=project, user=user, defaults={"role": role})
+    return membership
+
+
+@transaction.atomic
+def guideline_create(
+    *, project: Project, instructions: str, ethics: str, pii: str, created_by: User | None, change_note: str = ""
+) -> Guideline:
+    """A new draft version (numbered after the latest); publishing is a separate step."""
+    for field, text in (("instructions", instructions), ("ethics", ethics), ("pii", pii)):
+        if not text or not text.strip():
+            raise ServiceError(f"the {field} section must not be empty", field=field)
+    Project.objects.select_for_update().get(pk=project.pk)  # serialise version numbering
+    last = Guideline.objects.filter(project=project).order_by("-version").values_list("version", flat=True).first()
+    return Guideline.objects.create(
+        project=project, version=(last or 0) + 1, instructions=instructions, ethics=ethics, pii=pii,
+        change_note=change_note, created_by=created_by,
+    )
+
+
+@transaction.atomic
+def guideline_publish(*, guideline: Guideline) -> Guideline:
+    """Make this version the current one; annotators must acknowledge it before their next item."""
+    Project.objects.select_for_update().get(pk=guideline.project_id)
+    if guideline.is_published:
+        raise ServiceError(f"version {guideline.version} is already published", code="conflict")
+    Guideline.objects.filter(project_id=guideline.project_id, is_current=True).update(is_current=False)
+    guideline.published_at = timezone.now()
+    guideline.is_current = True
+    guideline.save(update_fields=["published_at", "is_current"])
+    return guideline
+
+
+def guideline_acknowledge(*, user: User, project: Project) -> GuidelineAcknowledgement:
+    guideline = current_guideline(project)
+    if guideline is None:
+        raise ServiceError("this project has no published guideline yet", code="not_found")
+    ack, _ = GuidelineAcknowledgement.objects.get_or_create(user=user, guideline=guideline)
+    return ack
+
+
+# -- items --------------------------------------------------------------------------------------
+
+
+def item_build(
+    *,
+    project: Project,
+    payload: dict[str, Any],
+    external_id: str = "",
+    source: Source | None = None,
+    split: str = "",
+    meta: dict[str, Any] | None = None,
+    group_key: str = "",
+    screening_status: str = ScreeningStatus.CLEAR,
+) -> Item:
+    """Validate an item payload and return an unsaved Item (importers save them in bulk)."""
+    task = project.task
+    normalised = task.validate_item(payload)
+    return Item(
+        project=project, payload=normalised, external_id=external_id, source=source, split=split,
+        meta=meta or {}, group_key=group_key, content_hash=content_hash(task.item_text(normalised)),
+        screening_status=screening_status,
+    )
+
+
+def item_create(**kwargs: Any) -> Item:
+    item = item_build(**kwargs)
+    try:
+        with transaction.atomic():
+            item.save()
+    except IntegrityError:
+        raise ServiceError(f"an item with external id {item.external_id!r} already exists", code="conflict",
+                           field="external_id") from None
+    return item
+
+
+# -- the work queue -----------------------------------------------------------------------------
+
+
+def _lease_expiry(project: Project) -> timezone.datetime:
+    minutes = int(project.options.get("lease_minutes", settings.GOLDSET_LEASE_MINUTES))
+    return timezone.now() + timedelta(minutes=minutes)
+
+
+def _live_count(item_ref: Any, stage: str, now: Any) -> Subquery:
+    return Coalesce(
+        Subquery(
+            Assignment.objects.filter(item=item_ref, stage=stage)
+            .filter(Q(status=AssignmentStatus.SUBMITTED) | Q(status=AssignmentStatus.LEASED, lease_expires_at__gt=now))
+            .values("item")
+            .annotate(n=Count("id"))
+            .values("n"),
+            output_field=IntegerField(),
+        ),
+        Value(0),
+    )
+
+
+def eligible_items(project: Project, user: User, stage: str) -> QuerySet[Item]:
+    """Items this annotator may receive in this stage, closest to completion first.
+
+    Never an item they already had in this stage (except their own expired lease), never one that
+    already has k live assignments, never an item whose previous stage is unfinished, and never a
+    hypothesis or question they wrote themselves.
+    """
+    now = timezone.now()
+    needed = project.annotations_needed(stage)
+    qs = (
+        annotatable_items(project)
+        .exclude(assignments__in=Assignment.objects.filter(annotator=user, stage=stage)
+                 .exclude(status=AssignmentStatus.EXPIRED))
+        .annotate(live=_live_count(OuterRef("pk"), stage, now))
+        .filter(live__lt=needed)
+    )
+    stages = project.task.stages
+    index = [s.name for s in stages].index(stage)
+    if stages[index].done_marker:
+        # A writing stage: items that already carry the written text (e.g. imported) skip it.
+        qs = qs.exclude(payload__has_key=stages[index].done_marker)
+    if index > 0 and stages[index - 1].done_marker:
+        previous = stages[index - 1]
+        qs = qs.filter(payload__has_key=previous.done_marker).exclude(
+            annotations__annotator=user, annotations__stage=previous.name
+        )
+    return qs.order_by(F("live").desc(), "id")
+
+
+def _resumable(project: Project, user: User) -> Assignment | None:
+    return (
+        Assignment.objects.filter(item__project=project, annotator=user, status=AssignmentStatus.LEASED,
+                                  lease_expires_at__gt=timezone.now())
+        .select_related("item")
+        .order_by("created_at")
+        .first()
+    )
+
+
+def assignment_next(*, project: Project, user: User) -> Assignment | None:
+    """Hand the annotator their next item, or ``None`` when nothing is left for them.
+
+    On PostgreSQL the candidate item row is locked with ``FOR UPDATE SKIP LOCKED`` and the live count
+    re-read under the lock, so parallel requests never push an item past k.
+    """
+    if not has_acknowledged_current(user, project):
+        raise ServiceError("acknowledge the current guideline first", code="guideline")
+    resumed = _resumable(project, user)
+    if resumed is not None:
+        return resumed
+    for stage in project.stage_names:
+        needed = project.annotations_needed(stage)
+        for _attempt in range(5):
+            with transaction.atomic():
+                item = (
+                    eligible_items(project, user, stage)
+                    .select_for_update(skip_locked=True, of=("self",))
+                    .first()
+                )
+                if item is None:
+                    break
+                live = (
+                    Assignment.objects.filter(item=item, stage=stage)
+                    .filter(Q(status=AssignmentStatus.SUBMITTED)
+                            | Q(status=AssignmentStatus.LEASED, lease_expires_at__gt=timezone.now()))
+                    .exclude(annotator=user)
+                    .count()
+                )
+                if live >= needed:
+                    continue  # filled while we waited for the lock; try the next candidate
+                assignment, created = Assignment.objects.get_or_create(
+                    item=item, annotator=user, stage=stage,
+                    defaults={"status": AssignmentStatus.LEASED, "lease_expires_at": _lease_expiry(project)},
+                )
+                if not created:  # their own expired lease comes back to them
+                    assignment.status = AssignmentStatus.LEASED
+                    assignment.lease_expires_at = _lease_expiry(project)
+                    assignment.save(update_fields=["status", "lease_expires_at", "updated_at"])
+                return assignment
+    return None
+
+
+def assignment_skip(*, assignment: Assignment, reason: str = "") -> Assignment:
+    if assignment.status == AssignmentStatus.SUBMITTED:
+        raise ServiceError("this item is already submitted", code="conflict")
+    assignment.status = AssignmentStatus.SKIPPED
+    assignment.skip_reason = reason[:300]
+    assignment.save(update_fields=["status", "skip_reason", "updated_at"])
+    return assignment
+
+
+# -- annotations --------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def annotation_submit(
+    *,
+    project: Project,
+    user: User,
+    item_id: int,
+    payload: Any,
+    stage: str | None = None,
+    seconds_spent: float | None = None,
+) -> tuple[Annotation, bool]:
+    """Validate and store the caller's annotation; resubmitting updates it. Returns (annotation, created).
+
+    The caller must hold an assignment for the item (blind, queue-driven work); the assignment row is
+    locked so a double-click or a retry after a timeout yields one annotation, not two.
+    """
+    assignments = Assignment.objects.select_for_update().filter(item_id=item_id, item__project=project,
+                                                                annotator=user)
+    if stage:
+        assignments = assignments.filter(stage=stage)
+    assignment = assignments.exclude(status=AssignmentStatus.SKIPPED).order_by("-created_at").first()
+    if assignment is None:
+        raise ServiceError(f"item {item_id} is not assigned to you" + (f" in stage {stage!r}" if stage else ""),
+                           code="not_assigned", field="item")
+    item = Item.objects.select_for_update().get(pk=assignment.item_id)
+    try:
+        normalised = project.task.validate_annotation(
+            payload, item=item.payload, schema=project.label_schema, stage=assignment.stage
+        )
+    except PayloadError as error:
+        raise ServiceError(error.message, field=f"payload.{error.field}" if error.field else "payload") from None
+    annotation, created = Annotation.objects.update_or_create(
+        item=item, annotator=user, stage=assignment.stage,
+        defaults={"payload": normalised, "guideline": current_guideline(project),
+                  "seconds_spent": seconds_spent},
+    )
+    if assignment.status != AssignmentStatus.SUBMITTED:
+        assignment.status = AssignmentStatus.SUBMITTED
+        assignment.save(update_fields=["status", "updated_at"])
+    updated_item = project.task.apply_stage_output(item.payload, assignment.stage, normalised)
+    if updated_item is not None:
+        item.payload = updated_item
+        item.save(update_fields=["payload"])
+    return annotation, created
+
+
+# -- flags --------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def flag_create(*, item: Item, user: User | None, kind: str, note: str = "") -> Flag:
+    """Raise a flag; the item leaves every queue until a manager resolves it."""
+    flag = Flag.objects.create(item=item, user=user, kind=kind, note=note)
+    if user is not None:
+        Assignment.objects.filter(item=item, annotator=user).exclude(status=AssignmentStatus.SUBMITTED).update(
+            status=AssignmentStatus.FLAGGED, updated_at=timezone.now()
+        )
+    return flag
+
+
+@transaction.atomic
+def flag_resolve(*, flag: Flag, resolution: str, by: User, note: str = "") -> Flag:
+    flag = Flag.objects.select_for_update().get(pk=flag.pk)
+    if flag.resolution != FlagResolution.OPEN:
+        raise ServiceError(f"this flag was already resolved ({flag.resolution})", code="conflict")
+    if resolution not in FlagResolution.values or resolution == FlagResolution.OPEN:
+        raise ServiceError(f"unknown resolution {resolution!r}", field="resolution")
+    flag.resolution = resolution
+    flag.resolution_note = note
+    flag.resolved_by = by
+    flag.resolved_at = timezone.now()
+    flag.save()
+    if resolution == FlagResolution.DROPPED:
+        Item.objects.filter(pk=flag.item_id).update(screening_status=ScreeningStatus.DROPPED)
+    return flag

@@ -1,0 +1,45 @@
+"""The task-type registry: one module per task type, discovered at import time.
+
+Adding a ninth task type means adding a module here that defines ``TASK_TYPE``; nothing else in the
+code branches on task slugs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from .base import LABEL_STAGE, GuidelineTemplate, PayloadError, Stage, TaskType
+
+__all__ = ["LABEL_STAGE", "GuidelineTemplate", "PayloadError", "Stage", "TaskType", "all_task_types",
+           "get_task_type", "slugs"]
+
+_REGISTRY: dict[str, TaskType] = {}
+
+
+def _discover() -> None:
+    for module_info in pkgutil.iter_modules(__path__):
+        if module_info.name.startswith("_") or module_info.name == "base":
+            continue
+        module = importlib.import_module(f"{__name__}.{module_info.name}")
+        task_type = getattr(module, "TASK_TYPE", None)
+        if isinstance(task_type, TaskType):
+            _REGISTRY[task_type.slug] = task_type
+
+
+def get_task_type(slug: str) -> TaskType:
+    try:
+        return _REGISTRY[slug]
+    except KeyError:
+        raise PayloadError("task_type", f"unknown task type {slug!r}; expected one of {', '.join(slugs())}") from None
+
+
+def all_task_types() -> list[TaskType]:
+    return sorted(_REGISTRY.values(), key=lambda t: (t.order, t.slug))
+
+
+def slugs() -> list[str]:
+    return [t.slug for t in all_task_types()]
+
+
+_discover()

@@ -1,0 +1,119 @@
+"""The contract every task type fulfils.
+
+A task type is pure Python: it knows the shape of an item (what annotators see), the shape of an
+annotation payload, the default label schema, the stages of work, and how to validate. It imports
+nothing from the Django apps, so the registry can be used by importers, exporters and metrics alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+#: The stage name used by every single-stage task type.
+LABEL_STAGE = "label"
+
+
+class PayloadError(ValueError):
+    """A payload (item or annotation) that breaks the task's rules.
+
+    ``field`` is a dotted/indexed path into the payload (``entities[2].end``); ``message`` says what is
+    wrong in words an annotator or a data engineer can act on.
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}" if field else message)
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One pass of human work over an item (e.g. NLI writing, then validation)."""
+
+    name: str
+    title: str
+    #: Annotations per item in this stage; ``None`` means the project's ``annotators_per_item``.
+    annotators: int | None = None
+    #: What a writing stage adds to the item for the next stage: (annotation field, item field) pairs.
+    #: The first item field marks the stage as done (e.g. an NLI item with a ``hypothesis``).
+    produces: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def done_marker(self) -> str | None:
+        return self.produces[0][1] if self.produces else None
+
+
+@dataclass(frozen=True)
+class GuidelineTemplate:
+    """The guideline a new project of this task type starts with (Markdown, published as v1)."""
+
+    instructions: str
+    ethics: str
+    pii: str
+
+
+class TaskType:
+    """Base class of a registry entry. Subclasses set the class attributes and override the hooks."""
+
+    slug: ClassVar[str]
+    #: The KLUE dataset this task type reproduces (YNAT, KLUE-STS, ...).
+    klue_name: ClassVar[str]
+    title: ClassVar[str]
+    #: Position in listings (KLUE's order: tc, sts, nli, ner, re, dp, mrc, dst).
+    order: ClassVar[int] = 100
+    #: The item fields that hold the text shown to annotators (used for PII screening and dedup).
+    text_fields: ClassVar[tuple[str, ...]]
+    stages: ClassVar[tuple[Stage, ...]] = (Stage(LABEL_STAGE, "Label"),)
+
+    def default_schema(self) -> dict[str, Any]:
+        """The project's label schema when it is created (editable afterwards)."""
+        raise NotImplementedError
+
+    def guideline_template(self) -> GuidelineTemplate:
+        raise NotImplementedError
+
+    def validate_item(self, payload: Any) -> dict[str, Any]:
+        """Check an item payload; return it normalised or raise :class:`PayloadError`."""
+        raise NotImplementedError
+
+    def validate_annotation(
+        self, payload: Any, *, item: dict[str, Any], schema: dict[str, Any], stage: str
+    ) -> dict[str, Any]:
+        """Check an annotation payload against its item and the project's schema.
+
+        Returns the normalised payload or raises :class:`PayloadError` naming the field.
+        """
+        raise NotImplementedError
+
+    def apply_stage_output(
+        self, item: dict[str, Any], stage: str, annotation: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """The item payload after a writing stage's annotation, or ``None`` when the stage adds nothing."""
+        produces = self.stage(stage).produces
+        if not produces:
+            return None
+        return {**item, **{item_field: annotation.get(field) for field, item_field in produces}}
+
+    # -- helpers shared by the subclasses -------------------------------------------------------
+
+    def stage(self, name: str) -> Stage:
+        for stage in self.stages:
+            if stage.name == name:
+                return stage
+        raise PayloadError("stage", f"unknown stage {name!r} for {self.slug}; expected one of "
+                           f"{', '.join(s.name for s in self.stages)}")
+
+    def item_text(self, payload: dict[str, Any]) -> str:
+        """All annotator-visible text of an item joined by newlines (for screening and hashing)."""
+        return "\n".join(str(payload.get(f, "")) for f in self.text_fields if payload.get(f))
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "slug": self.slug,
+            "klue_name": self.klue_name,
+            "title": self.title,
+            "stages": [{"name": s.name, "title": s.title, "annotators": s.annotators, "produces": s.done_marker}
+                       for s in self.stages],
+            "default_schema": self.default_schema(),
+        }

@@ -1,0 +1,166 @@
+"""Dependency parsing over eojeol (KLUE-DP): one head and one DEPREL per eojeol."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._common import (
+    get,
+    join,
+    keep_extra,
+    require_choice,
+    require_dict,
+    require_int,
+    require_list,
+    require_str,
+    schema_list,
+    str_field,
+)
+from .base import GuidelineTemplate, PayloadError, TaskType
+
+#: The official label list, in the order the KLUE baseline indexes it (its "others" pooling depends on it).
+DEPRELS = [
+    "NP", "NP_AJT", "VP", "NP_SBJ", "VP_MOD", "NP_OBJ", "AP", "NP_CNJ", "NP_MOD", "VNP", "DP", "VP_AJT",
+    "VNP_MOD", "NP_CMP", "VP_SBJ", "VP_CMP", "VP_OBJ", "VNP_CMP", "AP_MOD", "X_AJT", "VP_CNJ", "VNP_AJT", "IP",
+    "X", "X_SBJ", "VNP_OBJ", "VNP_SBJ", "X_OBJ", "AP_AJT", "L", "X_MOD", "X_CNJ", "VNP_CNJ", "X_CMP", "AP_CMP",
+    "AP_SBJ", "R", "NP_SVJ",
+]
+PHRASE_TAGS = {
+    "NP": "체언구", "VP": "용언구", "AP": "부사구", "VNP": "긍정지정사구", "DP": "관형사구", "IP": "감탄사구",
+    "X": "의사구", "L": "왼쪽 부호", "R": "오른쪽 부호",
+}
+FUNCTIONS = {
+    "SBJ": "주어", "OBJ": "목적어", "MOD": "관형어(체언 수식)", "AJT": "부사어(용언 수식)", "CMP": "보어",
+    "CNJ": "접속",
+}
+
+INSTRUCTIONS = """\
+## 작업 개요
+문장이 **어절**(띄어쓰기 단위)로 나뉘어 보입니다. 각 어절마다 두 가지를 정합니다.
+1. **지배소(head)**: 이 어절이 꾸미거나 의존하는 어절의 번호. 문장 전체의 중심 어절(보통 마지막
+   서술어)은 지배소가 없으므로 `0`(root)을 고릅니다.
+2. **의존 관계(DEPREL)**: 구문 태그와 기능 태그를 `_`로 이은 라벨. 예: `NP_SBJ`(체언구·주어).
+   - 구문 태그: `NP` 체언, `VP` 용언, `AP` 부사, `VNP` 긍정지정사(이다), `DP` 관형사, `IP` 감탄사,
+     `X` 의사구, `L`/`R` 왼쪽·오른쪽 부호
+   - 기능 태그: `SBJ` 주어, `OBJ` 목적어, `MOD` 체언 수식, `AJT` 용언 수식, `CMP` 보어, `CNJ` 접속
+
+## 규칙
+- 한국어는 지배소 후행 언어입니다. 지배소는 거의 항상 **오른쪽**에 있습니다.
+- root는 문장마다 **정확히 하나**입니다.
+- 자기 자신을 지배소로 고를 수 없고, 지배 관계가 **순환**해서도 안 됩니다(3→5, 5→3 금지).
+
+## 예시: "'K팝스타3’ 유희열이 홍정희의 탈락에 눈물을 흘렸다."
+| 번호 | 어절 | 지배소 | 관계 |
+|---|---|---|---|
+| 1 | 'K팝스타3’ | 2 | NP |
+| 2 | 유희열이 | 6 | NP_SBJ |
+| 3 | 홍정희의 | 4 | NP_MOD |
+| 4 | 탈락에 | 6 | NP_AJT |
+| 5 | 눈물을 | 6 | NP_OBJ |
+| 6 | 흘렸다. | 0 | VP |
+
+## 헷갈리는 경우
+- 보조 용언 구성("깨져 버려")은 앞 본용언이 뒤 보조 용언을 지배소로 삼고 `VP`를 붙입니다.
+- 접속 구성("최씨와 김씨가")은 앞 항이 뒤 항을 지배소로 삼고 `NP_CNJ`를 붙입니다.
+- 관형사형 어미로 끝나는 용언("공정한 수사")은 `VP_MOD`입니다.
+- 따옴표나 괄호만 있는 어절은 `L`/`R`로 표시합니다.
+- 어절 분리가 잘못되어 판단할 수 없으면 플래그를 남기고 건너뜁니다.
+"""
+
+ETHICS = """\
+## 윤리 지침
+- 구문 분석은 문장의 구조만 다룹니다. 문장 속 인물이나 집단에 대한 평가를 메모에 남기지 않습니다.
+- 혐오 표현, 특정 집단에 대한 고정관념, 폭력적·선정적 내용이 담긴 문장은 분석을 멈추고
+  **"유해 콘텐츠" 플래그**를 남긴 뒤 건너뜁니다. 검토자가 데이터셋에서 뺄지 결정합니다.
+- 불편한 내용은 언제든 건너뛸 수 있으며 불이익은 없습니다.
+"""
+
+PII = """\
+## 개인정보 지침
+- 문장은 뉴스와 위키백과 등에서 왔습니다. 개인정보는 **일반인**의 실명, 연락처, 주소,
+  주민등록번호, 계좌번호처럼 한 사람을 알아볼 수 있는 정보입니다.
+- 식별자는 작업 전에 `[이름1]`, `[전화번호1]`처럼 **유형이 붙은 자리표시자**로 바뀌어 있습니다.
+  자리표시자가 든 어절도 보통 어절처럼 분석합니다(예: `[이름1]이`는 `NP_SBJ`).
+- 바뀌지 않은 개인정보가 보이면 그 값을 메모에 **옮겨 적지 말고** "개인정보" 플래그만 남기세요.
+- 뉴스에 나오는 **공인**의 이름은 그대로 두어도 됩니다.
+"""
+
+
+def _find_cycle(heads: list[int]) -> list[int] | None:
+    """The first cycle among 1-based tokens (``heads[i-1]`` is token i's head), as token numbers."""
+    done: set[int] = set()
+    for token in range(1, len(heads) + 1):
+        path: list[int] = []
+        on_path: set[int] = set()
+        node = token
+        while node != 0 and node not in done:
+            if node in on_path:
+                return path[path.index(node):]
+            path.append(node)
+            on_path.add(node)
+            node = heads[node - 1]
+        done.update(path)
+    return None
+
+
+class DependencyParsing(TaskType):
+    slug = "dp"
+    klue_name = "KLUE-DP"
+    title = "Dependency parsing"
+    order = 6
+    text_fields = ("sentence",)
+
+    def default_schema(self) -> dict[str, Any]:
+        return {"deprels": list(DEPRELS), "phrase_tags": dict(PHRASE_TAGS), "functions": dict(FUNCTIONS)}
+
+    def guideline_template(self) -> GuidelineTemplate:
+        return GuidelineTemplate(instructions=INSTRUCTIONS, ethics=ETHICS, pii=PII)
+
+    def validate_item(self, payload: Any) -> dict[str, Any]:
+        payload = require_dict(payload)
+        tokens = []
+        for i, raw in enumerate(require_list(get(payload, "tokens"), "tokens", non_empty=True)):
+            field = join("tokens", i)
+            token = require_dict(raw, field)
+            index = require_int(get(token, "index", field), join(field, "index"))
+            if index != i + 1:
+                raise PayloadError(join(field, "index"), f"is {index}; token indices must run 1, 2, … in order "
+                                                         f"(expected {i + 1})")
+            tokens.append({**token, "index": index, "form": str_field(token, "form", field),
+                           "lemma": str_field(token, "lemma", field), "pos": str_field(token, "pos", field)})
+        # The sentence is not required to equal the joined forms: KLUE itself has a few mismatches.
+        return keep_extra(payload, {"sentence": str_field(payload, "sentence"), "tokens": tokens})
+
+    def validate_annotation(
+        self, payload: Any, *, item: dict[str, Any], schema: dict[str, Any], stage: str
+    ) -> dict[str, Any]:
+        self.stage(stage)
+        payload = require_dict(payload)
+        deprels_allowed = schema_list(schema, "deprels")
+        n = len(item.get("tokens") or [])
+        heads_raw = require_list(get(payload, "heads"), "heads")
+        deprels_raw = require_list(get(payload, "deprels"), "deprels")
+        for key, values in (("heads", heads_raw), ("deprels", deprels_raw)):
+            if len(values) != n:
+                raise PayloadError(key, f"has {len(values)} entries but the sentence has {n} eojeol")
+
+        heads = [require_int(h, join("heads", i), lo=0, hi=n) for i, h in enumerate(heads_raw)]
+        for i, head in enumerate(heads):
+            if head == i + 1:
+                raise PayloadError(join("heads", i), f"token {i + 1} cannot be its own head")
+        roots = [i + 1 for i, head in enumerate(heads) if head == 0]
+        if not roots:
+            raise PayloadError("heads", "no root: exactly one token must have head 0")
+        if len(roots) > 1:
+            raise PayloadError("heads", f"{len(roots)} roots (tokens {', '.join(map(str, roots))}); "
+                                        f"exactly one token must have head 0")
+        cycle = _find_cycle(heads)
+        if cycle:
+            arrows = " → ".join(str(t) for t in [*cycle, cycle[0]])
+            raise PayloadError("heads", f"cycle through tokens {arrows}; every token must reach the root")
+        deprels = [require_choice(d, deprels_allowed, join("deprels", i), "DEPREL")
+                   for i, d in enumerate(deprels_raw)]
+        return {"heads": heads, "deprels": deprels}
+
+
+TASK_TYPE = DependencyParsing()

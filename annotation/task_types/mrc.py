@@ -1,0 +1,154 @@
+"""Machine reading comprehension (KLUE-MRC): write a question with its answer span, then answer it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._common import (
+    check_quoted,
+    get,
+    join,
+    keep_extra,
+    optional_str,
+    require_dict,
+    require_int,
+    require_str,
+    str_field,
+)
+from .base import GuidelineTemplate, PayloadError, Stage, TaskType
+
+WRITING = "writing"
+VALIDATION = "validation"
+UNANSWERABLE = 3
+#: Keys are strings because schemas are stored as JSON, whose object keys are always strings.
+QUESTION_TYPES = {"1": "paraphrase", "2": "multi-sentence reasoning", "3": "unanswerable"}
+
+INSTRUCTIONS = """\
+## 작업 개요
+이 작업은 두 단계입니다.
+1. **질문 작성**: 지문(뉴스 기사나 위키백과 문서)을 읽고 질문을 쓴 뒤, 답이 되는 부분을 지문에서
+   **드래그해 표시**합니다.
+2. **검증**: 다른 작업자가 쓴 질문을 보고 지문에서 답을 찾아 표시하거나, 답이 없다고 표시합니다.
+
+## 질문 유형
+- **1 바꿔 쓰기(paraphrase)**: 답이 든 문장의 표현을 바꿔 묻습니다. 지문 문장을 그대로 옮기지 않습니다.
+- **2 여러 문장 추론**: 두 문장 이상을 함께 읽어야 답할 수 있게 묻습니다.
+- **3 답할 수 없음**: 지문과 관련 있어 보이지만 지문에 답이 **없는** 질문입니다. 답은 비워 두고,
+  답처럼 보이는 **그럴듯한 오답**(plausible answer)을 지문에서 표시합니다.
+
+## 답 표시 규칙
+- 답은 지문의 **연속된 글자열**이며 가장 짧게 잡습니다. 조사는 빼고 단위는 넣습니다.
+  - 질문: "북태평양 기단과 오호츠크해 기단이 만나 국내에 머무르는 기간은?" → 답: `한 달가량`
+- 같은 답이 지문에 여러 번 나오면 질문의 근거가 되는 위치의 것을 표시합니다.
+- 유형 1·2는 답이 반드시 있어야 하고, 유형 3은 답이 없어야 합니다.
+
+## 좋은 질문
+- 지문을 읽지 않고는 답할 수 없어야 합니다. 상식만으로 답할 수 있는 질문은 쓰지 않습니다.
+- "무엇/누가/언제/어디서/얼마나"처럼 답이 짧게 정해지는 질문을 씁니다. "왜"에 긴 문장으로 답해야 하는
+  질문은 피합니다.
+- 지문의 단어를 그대로 이어 붙인 질문은 검색만으로 풀리므로 유의어와 다른 어순을 씁니다.
+- 답할 수 없는 질문은 지문의 인물, 날짜, 수치를 살짝 바꾸는 식으로 만듭니다.
+
+## 검증할 때
+- 질문 작성자의 답은 보이지 않습니다. 스스로 답을 찾아 표시합니다.
+- 답이 지문에 없으면 "답 없음"을 고릅니다. 질문이 모호하거나 비문이면 플래그를 남깁니다.
+"""
+
+ETHICS = """\
+## 윤리 지침
+- 질문에 성별, 나이, 지역, 국적, 종교, 장애 등에 대한 **고정관념**을 담지 않습니다.
+- 지문에 없는 인물의 **민감한 정보**(건강, 종교, 정치 성향, 사생활)를 묻는 질문은 쓰지 않습니다.
+  답할 수 없는 질문을 만들 때도 실존 인물에 대한 추문이나 거짓 사실을 지어내지 않습니다.
+- 지문에 혐오 표현이나 폭력적·선정적 내용이 있으면 작업을 멈추고 **"유해 콘텐츠" 플래그**를 남긴 뒤
+  건너뜁니다.
+"""
+
+PII = """\
+## 개인정보 지침
+- 지문은 뉴스와 위키백과 등에서 왔습니다. 개인정보는 **일반인**의 실명, 연락처, 주소, 이메일,
+  주민등록번호, 계좌번호처럼 한 사람을 알아볼 수 있는 정보입니다.
+- 식별자는 작업 전에 `[이름1]`, `[전화번호1]`처럼 **유형이 붙은 자리표시자**로 바뀌어 있습니다.
+  일반인의 개인정보를 **답으로 삼는 질문은 쓰지 마세요.**
+- 바뀌지 않은 개인정보가 보이면 그 값을 질문이나 메모에 **옮겨 적지 말고** "개인정보" 플래그만 남기세요.
+- 기사에 나오는 **공인**의 이름과 공개된 직함은 질문과 답에 써도 됩니다.
+"""
+
+
+def _span(context: str, raw: Any, field: str) -> dict[str, Any] | None:
+    """An answer-like span ``{"text", "start"}`` that must quote the context exactly (null allowed)."""
+    if raw is None:
+        return None
+    span = require_dict(raw, field)
+    text = str_field(span, "text", field)
+    start = require_int(get(span, "start", field), join(field, "start"), lo=0)
+    if start + len(text) > len(context):
+        raise PayloadError(join(field, "start"), f"{start} + {len(text)} characters runs past the end of the "
+                                                 f"context (length {len(context)})")
+    check_quoted(context, text, start, join(field, "text"), text_name="context")
+    return {"text": text, "start": start}
+
+
+def _question_type(value: Any, field: str, allowed: set[int]) -> int:
+    qtype = require_int(value, field)
+    if qtype not in allowed:
+        raise PayloadError(field, f"unknown question type {qtype}; expected one of "
+                                  f"{', '.join(map(str, sorted(allowed)))}")
+    return qtype
+
+
+class MachineReadingComprehension(TaskType):
+    slug = "mrc"
+    klue_name = "KLUE-MRC"
+    title = "Machine reading comprehension"
+    order = 7
+    text_fields = ("title", "context", "question")
+    stages = (Stage(WRITING, "Write a question", annotators=1), Stage(VALIDATION, "Answer the question"))
+
+    def default_schema(self) -> dict[str, Any]:
+        return {"question_types": dict(QUESTION_TYPES)}
+
+    def guideline_template(self) -> GuidelineTemplate:
+        return GuidelineTemplate(instructions=INSTRUCTIONS, ethics=ETHICS, pii=PII)
+
+    def validate_item(self, payload: Any) -> dict[str, Any]:
+        payload = require_dict(payload)
+        question = payload.get("question")
+        qtype = payload.get("question_type")
+        return keep_extra(payload, {
+            "title": str_field(payload, "title"),
+            "context": str_field(payload, "context"),
+            "question": None if question is None else require_str(question, "question"),
+            "question_type": None if qtype is None else _question_type(qtype, "question_type", {1, 2, 3}),
+            "news_category": optional_str(payload, "news_category"),
+            "source": optional_str(payload, "source"),
+        })
+
+    def validate_annotation(
+        self, payload: Any, *, item: dict[str, Any], schema: dict[str, Any], stage: str
+    ) -> dict[str, Any]:
+        self.stage(stage)
+        payload = require_dict(payload)
+        context = str(item.get("context", ""))
+        if stage == VALIDATION:
+            if not item.get("question"):
+                raise PayloadError("item.question", "this passage has no question yet; it cannot be answered")
+            return {"answer": _span(context, get(payload, "answer"), "answer")}
+
+        question = require_str(get(payload, "question"), "question").strip()
+        allowed = {int(k) for k in schema.get("question_types", QUESTION_TYPES)}
+        qtype = _question_type(get(payload, "question_type"), "question_type", allowed)
+        answer = _span(context, payload.get("answer"), "answer")
+        plausible = _span(context, payload.get("plausible"), "plausible")
+        if qtype == UNANSWERABLE:
+            if answer is not None:
+                raise PayloadError("answer", "an unanswerable question (type 3) must have answer null; mark the "
+                                             "tempting span as plausible instead")
+        else:
+            if answer is None:
+                raise PayloadError("answer", f"a type {qtype} question needs an answer span from the context")
+            if plausible is not None:
+                raise PayloadError("plausible", "only unanswerable questions (type 3) have a plausible answer")
+        return {"question": question, "question_type": qtype, "answer": answer, "plausible": plausible}
+
+
+TASK_TYPE = MachineReadingComprehension()

@@ -1,0 +1,125 @@
+"""Named entity recognition as character spans (KLUE-NER)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._common import (
+    check_span,
+    get,
+    join,
+    keep_extra,
+    require_choice,
+    require_dict,
+    require_list,
+    schema_list,
+    str_field,
+)
+from .base import GuidelineTemplate, PayloadError, TaskType
+
+LABELS = ["PS", "LC", "OG", "DT", "TI", "QT"]
+DESCRIPTIONS = {"PS": "인물", "LC": "지명·장소", "OG": "기관·단체", "DT": "날짜", "TI": "시간", "QT": "수량"}
+
+INSTRUCTIONS = """\
+## 작업 개요
+문장에서 개체명을 찾아 **글자 범위**를 드래그하고 유형을 붙입니다. 유형은 여섯 가지입니다.
+- `PS` 인물: 사람 이름, 별명 (예: `박`씨의 `박`, `홍길동`)
+- `LC` 지명·장소: 나라, 도시, 산, 강, 건물 등 (예: `서울`, `한강`)
+- `OG` 기관·단체: 회사, 정부 기관, 학교, 팀, 정당 (예: `경찰`, `삼성전자`)
+- `DT` 날짜: 연, 월, 일, 요일, 기간 (예: `2017년 9월`, `지난해`)
+- `TI` 시간: 시각과 시간 범위 (예: `오후 5시`, `30분`)
+- `QT` 수량: 수와 단위, 나이, 금액, 비율, 순서 (예: `16명`, `32`, `5억원`)
+
+## 범위 정하는 법
+- 범위는 개체를 가리키는 **가장 짧은 연속 글자열**입니다. 조사는 빼고 단위는 넣습니다.
+  - "<경찰:OG>은", "<16명:QT>을", "<박:PS>씨의"
+- 호칭과 직함(씨, 대표, 장관)은 인물 범위에 넣지 않습니다.
+- 띄어쓰기가 있는 이름은 한 범위로 묶습니다: "<조지 해리슨:PS>".
+- 날짜와 시간이 붙어 있으면 각각 표시합니다: "<9월 21일:DT> <오후 5시:TI>".
+- 범위는 서로 겹칠 수 없습니다. "서울대학교"처럼 지명이 기관명 안에 들어 있으면 바깥 개체(`OG`) 하나만
+  표시합니다.
+
+## 헷갈리는 경우
+- 같은 단어라도 문맥이 유형을 정합니다. "청와대가 발표했다"는 `OG`, "청와대 앞에서 만났다"는 `LC`입니다.
+- 괄호 안의 나이 "(32)"는 괄호를 빼고 `32`만 `QT`로 표시합니다.
+- "여러 명", "많은 사람"처럼 수가 정해지지 않은 표현은 표시하지 않습니다.
+- 제품명, 작품명, 사건명은 이 작업의 유형이 아니므로 표시하지 않습니다.
+- 개체가 하나도 없는 문장도 있습니다. 그럴 때는 아무것도 표시하지 않고 제출합니다.
+- 맞춤법이 틀린 이름도 문장에 쓰인 그대로의 범위를 표시합니다. 글자를 고치지 않습니다.
+"""
+
+ETHICS = """\
+## 윤리 지침
+- 이름만 보고 인물의 성별, 국적, 출신 지역, 종교를 추측해 메모하거나 유형을 바꾸지 않습니다.
+- 범죄 기사 속 인물도 다른 인물과 똑같이 `PS`로만 표시합니다. 평가나 추측을 덧붙이지 않습니다.
+- 특정 집단을 비하하는 표현이나 혐오 표현이 담긴 문장은 라벨링을 멈추고 **"유해 콘텐츠" 플래그**를
+  남긴 뒤 건너뜁니다.
+- 불편한 내용은 언제든 건너뛸 수 있습니다.
+"""
+
+PII = """\
+## 개인정보 지침
+- 이 작업에서 개인정보는 **일반인**의 실명, 전화번호, 주소, 이메일, 주민등록번호, 계좌번호,
+  차량번호처럼 한 사람을 알아볼 수 있는 정보입니다.
+- 식별자는 작업 전에 `[이름1]`, `[전화번호1]`처럼 **유형이 붙은 자리표시자**로 바뀌어 있습니다.
+  인물 자리표시자는 평소처럼 `PS`로 표시하되, 자리표시자 전체를 한 범위로 잡습니다.
+- 바뀌지 않은 개인정보가 보이면 그 값을 메모에 **옮겨 적지 말고** "개인정보" 플래그만 남기세요.
+- 뉴스에 나오는 **공인**(정치인, 기업인, 연예인, 운동선수)의 이름은 개인정보가 아니며 그대로 `PS`로
+  표시합니다. 기사 속 성씨만 남은 일반인("김모씨")은 이미 익명화된 것으로 봅니다.
+"""
+
+
+class NamedEntityRecognition(TaskType):
+    slug = "ner"
+    klue_name = "KLUE-NER"
+    title = "Named entity recognition"
+    order = 4
+    text_fields = ("sentence",)
+
+    def default_schema(self) -> dict[str, Any]:
+        return {"labels": list(LABELS), "descriptions": dict(DESCRIPTIONS), "allow_overlap": False}
+
+    def guideline_template(self) -> GuidelineTemplate:
+        return GuidelineTemplate(instructions=INSTRUCTIONS, ethics=ETHICS, pii=PII)
+
+    def validate_item(self, payload: Any) -> dict[str, Any]:
+        payload = require_dict(payload)
+        return keep_extra(payload, {"sentence": str_field(payload, "sentence")})
+
+    def validate_annotation(
+        self, payload: Any, *, item: dict[str, Any], schema: dict[str, Any], stage: str
+    ) -> dict[str, Any]:
+        self.stage(stage)
+        payload = require_dict(payload)
+        labels = schema_list(schema, "labels")
+        sentence = str(item.get("sentence", ""))
+        spans: list[tuple[int, int, str, int]] = []
+        for i, raw in enumerate(require_list(get(payload, "entities"), "entities")):
+            field = join("entities", i)
+            entity = require_dict(raw, field)
+            start, end = check_span(sentence, get(entity, "start", field), get(entity, "end", field), field,
+                                    text_name="sentence")
+            label = require_choice(get(entity, "type", field), labels, join(field, "type"), "entity type")
+            spans.append((start, end, label, i))
+
+        spans.sort()
+        allow_overlap = bool(schema.get("allow_overlap", False))
+        for (s1, e1, t1, i1), (s2, e2, t2, i2) in zip(spans, spans[1:], strict=False):
+            if (s1, e1, t1) == (s2, e2, t2):
+                raise PayloadError(f"entities[{max(i1, i2)}]", f"duplicates entities[{min(i1, i2)}] "
+                                                               f"([{s1}, {e1}) {t1})")
+        if not allow_overlap:
+            # Sorted by start, so a span overlaps an earlier one iff it starts before the furthest end so far.
+            furthest: tuple[int, int, int] | None = None  # (end, start, original index)
+            for start, end, _, i in spans:
+                if furthest is not None and start < furthest[0]:
+                    f_end, f_start, other = furthest
+                    raise PayloadError(f"entities[{i}]",
+                                       f"[{start}, {end}) {sentence[start:end]!r} overlaps entities[{other}] "
+                                       f"[{f_start}, {f_end}) {sentence[f_start:f_end]!r}; spans may not overlap")
+                if furthest is None or end > furthest[0]:
+                    furthest = (end, start, i)
+        return {"entities": [{"start": s, "end": e, "type": t} for s, e, t, _ in spans]}
+
+
+TASK_TYPE = NamedEntityRecognition()

@@ -1,0 +1,122 @@
+"""Natural language inference, built in two stages like KLUE-NLI: write, then validate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._common import (
+    get,
+    keep_extra,
+    optional_str,
+    require_choice,
+    require_dict,
+    require_str,
+    schema_list,
+    str_field,
+)
+from .base import GuidelineTemplate, PayloadError, Stage, TaskType
+
+LABELS = ["entailment", "neutral", "contradiction"]
+WRITING = "writing"
+VALIDATION = "validation"
+
+INSTRUCTIONS = """\
+## 작업 개요
+이 작업은 두 단계입니다.
+1. **가설 작성**: 전제 문장을 읽고, 지정된 관계(목표 라벨)가 되도록 가설 문장을 **직접 씁니다**.
+2. **검증**: 다른 작업자가 쓴 전제–가설 쌍을 보고 관계를 고릅니다.
+
+## 세 가지 관계
+- **함의(entailment)**: 전제가 참이면 가설도 **반드시** 참입니다.
+- **중립(neutral)**: 전제만으로는 가설이 참인지 거짓인지 알 수 없습니다.
+- **모순(contradiction)**: 전제가 참이면 가설은 **반드시** 거짓입니다.
+
+## 예시 (전제: "10명이 함께 사용하기 불편함없이 만족했다.")
+- 함의: "여러 명이 함께 사용해도 괜찮았다."
+- 중립: "성인 10명이 함께 사용하기 불편함이 없었다." (성인인지는 알 수 없음)
+- 모순: "10명이 함께 사용하기 불편함이 많았다."
+
+## 가설을 쓸 때
+- 가설은 한 문장으로, 전제와 같은 주제를 다루는 자연스러운 한국어로 씁니다.
+- 전제를 그대로 복사하거나 단어 하나만 부정어로 바꾸는 방식은 피합니다.
+  "안", "못", "없다"만 붙인 모순 가설이 많으면 모델이 단어만 보고 답을 맞히게 됩니다.
+- 함의 가설을 전제의 일부를 잘라 만드는 방식도 반복하지 마세요. 바꿔 말하기, 일반화, 추론을 섞습니다.
+- 중립 가설에는 전제에 없는 그럴듯한 정보(목적, 원인, 수량 등)를 더합니다.
+- 상식 수준의 배경지식은 써도 되지만 전문 지식이 필요한 가설은 쓰지 않습니다.
+
+## 검증할 때
+- 가설을 쓴 사람이 의도한 라벨은 보이지 않습니다. 전제와 가설만 보고 판단합니다.
+- 시제, 수량, 부정, "모두/일부" 같은 표현을 꼼꼼히 비교합니다.
+- 가설이 비문이거나 전제와 무관해 판단할 수 없으면 라벨 대신 플래그를 남기고 건너뜁니다.
+- 다섯 표(작성자 1 + 검증자 4) 중 3표 이상이 같아야 정답이 되고, 그렇지 않은 쌍은 버려집니다.
+"""
+
+ETHICS = """\
+## 윤리 지침
+- 가설을 쓸 때 성별, 나이, 지역, 국적, 종교, 장애, 직업 등에 대한 **고정관념**을 담지 않습니다.
+  예: 전제에 "간호사"가 나온다고 가설에서 여성으로 단정하지 않습니다.
+- 전제에 없는 인물의 **민감한 속성**(건강, 성적 지향, 정치 성향, 종교)을 추측해 가설에 넣지 않습니다.
+- 실존 인물을 비방하거나 사실이 아닌 범죄·추문을 지어내는 가설은 중립이라도 쓰지 않습니다.
+- 전제에 혐오 표현이나 폭력적·선정적 내용이 있으면 가설을 쓰거나 라벨을 고르지 말고
+  **"유해 콘텐츠" 플래그**를 남긴 뒤 건너뜁니다. 검증 중 편향된 가설을 보면 "편향" 플래그를 남깁니다.
+"""
+
+PII = """\
+## 개인정보 지침
+- 전제는 리뷰, 뉴스, 정책 게시글 등에서 왔습니다. 개인정보는 일반인의 이름, 연락처, 주소,
+  계정 아이디, 주민등록번호, 계좌번호처럼 한 사람을 알아볼 수 있는 정보입니다.
+- 식별자는 작업 전에 `[이름1]`, `[주소1]`처럼 **유형이 붙은 자리표시자**로 바뀌어 있습니다.
+  가설에서도 자리표시자를 그대로 쓰고, **새로운 실명·연락처를 지어내지 마세요.**
+- 바뀌지 않은 개인정보가 보이면 그 값을 가설이나 메모에 **옮겨 적지 말고** "개인정보" 플래그만 남기세요.
+- 뉴스에 나오는 **공인**의 이름은 그대로 써도 됩니다.
+"""
+
+
+class NaturalLanguageInference(TaskType):
+    slug = "nli"
+    klue_name = "KLUE-NLI"
+    title = "Natural language inference"
+    order = 3
+    text_fields = ("premise", "hypothesis")
+    # One writer per premise; validation uses the project's annotators_per_item (KLUE: 4 validators).
+    stages = (Stage(WRITING, "Write a hypothesis", annotators=1), Stage(VALIDATION, "Validate"))
+
+    def default_schema(self) -> dict[str, Any]:
+        return {"labels": list(LABELS), "gold_min_votes": 3}
+
+    def guideline_template(self) -> GuidelineTemplate:
+        return GuidelineTemplate(instructions=INSTRUCTIONS, ethics=ETHICS, pii=PII)
+
+    def validate_item(self, payload: Any) -> dict[str, Any]:
+        payload = require_dict(payload)
+        hypothesis = payload.get("hypothesis")
+        target = payload.get("target_label")
+        return keep_extra(payload, {
+            "premise": str_field(payload, "premise"),
+            "hypothesis": None if hypothesis is None else require_str(hypothesis, "hypothesis"),
+            "target_label": None if target is None else require_choice(target, LABELS, "target_label"),
+            "source": optional_str(payload, "source"),
+        })
+
+    def validate_annotation(
+        self, payload: Any, *, item: dict[str, Any], schema: dict[str, Any], stage: str
+    ) -> dict[str, Any]:
+        self.stage(stage)
+        payload = require_dict(payload)
+        labels = schema_list(schema, "labels")
+        if stage == VALIDATION:
+            if not item.get("hypothesis"):
+                raise PayloadError("item.hypothesis", "this pair has no hypothesis yet; it cannot be validated")
+            return {"label": require_choice(get(payload, "label"), labels, "label")}
+
+        hypothesis = require_str(get(payload, "hypothesis"), "hypothesis").strip()
+        label = require_choice(get(payload, "label"), labels, "label")
+        target = item.get("target_label")
+        if target is not None and label != target:
+            raise PayloadError("label", f"the hypothesis was requested as {target!r}, not {label!r}")
+        if hypothesis == str(item.get("premise", "")).strip():
+            raise PayloadError("hypothesis", "copies the premise; write a new sentence")
+        return {"hypothesis": hypothesis, "label": label}
+
+
+TASK_TYPE = NaturalLanguageInference()

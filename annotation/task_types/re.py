@@ -1,0 +1,127 @@
+"""Relation extraction between a marked subject and object (KLUE-RE)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._common import (
+    check_quoted,
+    get,
+    join,
+    keep_extra,
+    require_choice,
+    require_dict,
+    require_int,
+    schema_list,
+    str_field,
+)
+from .base import GuidelineTemplate, PayloadError, TaskType
+
+#: The official order of klue-re-v1.1_relation_list.json (label ids follow it).
+RELATIONS = [
+    "no_relation",
+    "org:dissolved", "org:founded", "org:place_of_headquarters", "org:alternate_names", "org:member_of",
+    "org:members", "org:political/religious_affiliation", "org:product", "org:founded_by",
+    "org:top_members/employees", "org:number_of_employees/members",
+    "per:date_of_birth", "per:date_of_death", "per:place_of_birth", "per:place_of_death",
+    "per:place_of_residence", "per:origin", "per:employee_of", "per:schools_attended", "per:alternate_names",
+    "per:parents", "per:children", "per:siblings", "per:spouse", "per:other_family", "per:colleagues",
+    "per:product", "per:religion", "per:title",
+]
+ENTITY_TYPES = ["PER", "ORG", "LOC", "DAT", "POH", "NOH"]
+
+INSTRUCTIONS = """\
+## 작업 개요
+문장 안에 **주어 개체**(파란색)와 **목적어 개체**(주황색)가 표시되어 있습니다. 문장이 두 개체 사이에
+어떤 관계를 **직접 말하고 있는지** 30개 관계 중 하나를 고릅니다. 개체의 범위와 유형은 이미 정해져 있으니
+고치지 않습니다.
+
+## 관계 고르는 법
+- 관계는 방향이 있습니다. "주어의 무엇이 목적어인가"로 읽습니다.
+  - `per:parents`: 목적어가 주어의 부모입니다. `per:children`은 그 반대입니다.
+  - `org:founded_by`: 목적어가 주어 기관을 세웠습니다.
+- `org:`로 시작하는 관계는 주어가 기관(ORG)일 때, `per:`로 시작하는 관계는 주어가 인물(PER)일 때 씁니다.
+- 문장에 근거가 없으면, 배경지식으로 관계를 알고 있더라도 `no_relation`을 고릅니다.
+- 관계가 둘 이상 성립하면 문장에서 가장 직접적으로 드러난 관계 하나를 고릅니다.
+
+## 예시
+- "〈Something〉는 [조지 해리슨]이 쓰고 [비틀즈]가 1969년 앨범 《Abbey Road》에 담은 노래다."
+  (주어: 비틀즈, 목적어: 조지 해리슨) → `no_relation` (문장은 두 개체의 관계를 말하지 않습니다.
+  배경지식상 멤버이지만 근거가 문장에 없습니다.)
+- "[이순신]은 1545년 [한성]에서 태어났다." (주어: 이순신, 목적어: 한성) → `per:place_of_birth`
+- "[카카오]는 2010년 [김범수]가 설립했다." (주어: 카카오, 목적어: 김범수) → `org:founded_by`
+- "[홍길동] [대표]는 …" (목적어가 직함) → `per:title`
+
+## 헷갈리는 경우
+- `per:employee_of`는 소속 기관, `per:title`은 직함·직업입니다.
+- `per:origin`은 출신 국가·민족·지역, `per:place_of_residence`는 현재 사는 곳입니다.
+- 별칭·약칭·옛 이름은 `per:alternate_names` / `org:alternate_names`입니다.
+- 개체 표시가 잘못되어 판단할 수 없으면 관계를 고르지 말고 플래그를 남긴 뒤 건너뜁니다.
+"""
+
+ETHICS = """\
+## 윤리 지침
+- 문장에 쓰여 있지 않은 **민감한 관계**(종교, 정치 성향, 가족 관계)를 추측해 고르지 않습니다.
+  `per:religion`, `org:political/religious_affiliation`은 문장이 명시할 때만 씁니다.
+- 이름이나 국적에서 출신이나 종교를 짐작하지 않습니다.
+- 인물을 비방하거나 혐오를 부추기는 문장은 라벨링을 멈추고 **"유해 콘텐츠" 플래그**를 남깁니다.
+- 불편한 내용은 언제든 건너뛸 수 있습니다.
+"""
+
+PII = """\
+## 개인정보 지침
+- 문장은 위키백과, 뉴스 등에서 왔습니다. 개인정보는 **일반인**의 실명, 생년월일, 주소, 연락처,
+  가족 관계처럼 한 사람을 알아볼 수 있게 하는 정보입니다.
+- 일반인의 식별자는 작업 전에 `[이름1]`, `[주소1]`처럼 **유형이 붙은 자리표시자**로 바뀌어 있습니다.
+  자리표시자도 일반 개체처럼 관계를 판단합니다.
+- 바뀌지 않은 일반인의 개인정보가 보이면 그 값을 메모에 **옮겨 적지 말고** "개인정보" 플래그만 남기세요.
+- 위키백과 표제어나 뉴스에 나오는 **공인**의 이름, 생년, 소속은 공개된 정보이므로 그대로 둡니다.
+"""
+
+
+def _entity(sentence: str, raw: Any, field: str) -> dict[str, Any]:
+    entity = require_dict(raw, field)
+    word = str_field(entity, "word", field)
+    start = require_int(get(entity, "start_idx", field), join(field, "start_idx"), lo=0)
+    # end_idx is inclusive in KLUE-RE, unlike the end-exclusive offsets everywhere else.
+    end = require_int(get(entity, "end_idx", field), join(field, "end_idx"), lo=start, hi=len(sentence) - 1)
+    if end - start + 1 != len(word):
+        raise PayloadError(join(field, "end_idx"), f"span [{start}, {end}] (inclusive) is {end - start + 1} "
+                                                   f"characters but word {word!r} has {len(word)}; the sentence "
+                                                   f"holds {sentence[start:end + 1]!r} there")
+    check_quoted(sentence, word, start, join(field, "word"), text_name="sentence")
+    return {**entity, "word": word, "start_idx": start, "end_idx": end, "type": str_field(entity, "type", field)}
+
+
+class RelationExtraction(TaskType):
+    slug = "re"
+    klue_name = "KLUE-RE"
+    title = "Relation extraction"
+    order = 5
+    text_fields = ("sentence",)
+
+    def default_schema(self) -> dict[str, Any]:
+        return {"labels": list(RELATIONS), "entity_types": list(ENTITY_TYPES)}
+
+    def guideline_template(self) -> GuidelineTemplate:
+        return GuidelineTemplate(instructions=INSTRUCTIONS, ethics=ETHICS, pii=PII)
+
+    def validate_item(self, payload: Any) -> dict[str, Any]:
+        payload = require_dict(payload)
+        sentence = str_field(payload, "sentence")
+        return keep_extra(payload, {
+            "sentence": sentence,
+            "subject_entity": _entity(sentence, get(payload, "subject_entity"), "subject_entity"),
+            "object_entity": _entity(sentence, get(payload, "object_entity"), "object_entity"),
+        })
+
+    def validate_annotation(
+        self, payload: Any, *, item: dict[str, Any], schema: dict[str, Any], stage: str
+    ) -> dict[str, Any]:
+        self.stage(stage)
+        payload = require_dict(payload)
+        return {"label": require_choice(get(payload, "label"), schema_list(schema, "labels"), "label",
+                                        "relation")}
+
+
+TASK_TYPE = RelationExtraction()

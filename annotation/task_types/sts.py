@@ -1,0 +1,103 @@
+"""Semantic textual similarity of sentence pairs (KLUE-STS)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ._common import get, keep_extra, optional_str, require_dict, require_number, str_field
+from .base import GuidelineTemplate, PayloadError, TaskType
+
+INSTRUCTIONS = """\
+## 작업 개요
+두 문장이 **같은 의미를 얼마나 공유하는지** 0점에서 5점 사이의 점수로 매깁니다.
+문장의 형태(어순, 조사, 띄어쓰기)가 아니라 전달하는 **내용**을 비교합니다.
+
+## 점수 기준
+- **5점**: 의미가 완전히 같습니다. 표현만 다릅니다.
+- **4점**: 핵심 의미가 같고, 중요하지 않은 세부 정보만 다릅니다.
+- **3점**: 대체로 같지만 중요한 정보 하나가 빠졌거나 다릅니다.
+- **2점**: 일부 정보만 겹치고 핵심 의미는 다릅니다.
+- **1점**: 주제는 같지만 말하는 내용이 다릅니다.
+- **0점**: 주제부터 다르며 공유하는 의미가 없습니다.
+프로젝트에서 0.5점 단위를 허용한 경우에만 중간 점수를 씁니다.
+
+## 예시
+- "무엇보다도 호스트분들이 너무 친절하셨습니다." / "무엇보다도, 호스트들은 매우 친절했습니다." → **5점**
+- "주요 관광지 모두 걸어서 이동가능합니다." / "위치는 피렌체 중심가까지 걸어서 이동 가능합니다." → **1~2점**
+  (둘 다 도보 이동을 말하지만 대상이 다릅니다.)
+- "숙소가 역에서 가깝고 깨끗했어요." / "역과 가까웠지만 청소 상태는 별로였어요." → **2점**
+  (위치는 같고 청결도는 반대입니다.)
+- "회의는 오후 3시에 시작합니다." / "오늘 날씨가 맑습니다." → **0점**
+
+## 헷갈리는 경우
+- 한 문장이 다른 문장을 완전히 포함하면서 정보가 더 많으면 빠진 정보의 중요도에 따라 3~4점입니다.
+- 부정("친절했다" / "친절하지 않았다")은 겉모양이 비슷해도 의미가 반대이므로 낮은 점수를 줍니다.
+- 번역투나 맞춤법 오류는 점수에 반영하지 않습니다. 의미가 이해되면 그 의미로 비교합니다.
+- 숫자, 날짜, 장소가 다르면 중요한 정보가 다른 것입니다.
+- 문장이 깨져 의미를 알 수 없으면 점수를 주지 말고 플래그를 남긴 뒤 건너뜁니다.
+- 다른 작업자의 점수는 볼 수 없습니다. 평균을 맞추려 하지 말고 각자 판단한 점수를 주세요.
+"""
+
+ETHICS = """\
+## 윤리 지침
+- 문장에 나온 사람이나 집단에 대한 호감·비호감을 점수에 섞지 않습니다. 의미의 유사도만 봅니다.
+- 리뷰·대화 문장에 혐오 표현, 특정 집단에 대한 고정관념, 성적·폭력적 내용이 있으면 점수를 매기지 말고
+  **"유해 콘텐츠" 플래그**를 남긴 뒤 건너뜁니다.
+- 문장에서 작성자의 성별·나이·출신 같은 민감한 속성을 추측하지 않습니다.
+- 작업이 불편하면 언제든 멈추고 관리자에게 알릴 수 있습니다.
+"""
+
+PII = """\
+## 개인정보 지침
+- 이 작업의 문장은 숙소 리뷰, 정책 게시글, 대화 등에서 왔습니다. 개인정보는 일반인의 이름,
+  연락처, 주소, 계정 아이디, 예약 번호처럼 한 사람을 알아볼 수 있는 정보입니다.
+- 식별자는 작업 전에 `[이름1]`, `[전화번호1]`처럼 **유형이 붙은 자리표시자**로 미리 바뀌어 있습니다.
+  두 문장의 자리표시자가 같으면 같은 대상을 가리키는 것으로 보고 비교합니다.
+- 바뀌지 않은 개인정보를 발견하면 그 값을 어디에도 **옮겨 적지 말고** "개인정보" 플래그만 남기세요.
+- 뉴스나 공식 발표에 나오는 **공인**의 이름은 개인정보로 보지 않습니다.
+"""
+
+
+class SemanticTextualSimilarity(TaskType):
+    slug = "sts"
+    klue_name = "KLUE-STS"
+    title = "Semantic textual similarity"
+    order = 2
+    text_fields = ("sentence1", "sentence2")
+
+    def default_schema(self) -> dict[str, Any]:
+        # KLUE collected integer scores; a project may set step 0.5 for finer judgements.
+        return {"min": 0, "max": 5, "step": 1}
+
+    def guideline_template(self) -> GuidelineTemplate:
+        return GuidelineTemplate(instructions=INSTRUCTIONS, ethics=ETHICS, pii=PII)
+
+    def validate_item(self, payload: Any) -> dict[str, Any]:
+        payload = require_dict(payload)
+        return keep_extra(payload, {
+            "sentence1": str_field(payload, "sentence1"),
+            "sentence2": str_field(payload, "sentence2"),
+            "source": optional_str(payload, "source"),
+        })
+
+    def validate_annotation(
+        self, payload: Any, *, item: dict[str, Any], schema: dict[str, Any], stage: str
+    ) -> dict[str, Any]:
+        self.stage(stage)
+        payload = require_dict(payload)
+        score = require_number(get(payload, "score"), "score")
+        low = require_number(schema.get("min", 0), "schema.min")
+        high = require_number(schema.get("max", 5), "schema.max")
+        step = require_number(schema.get("step", 1), "schema.step")
+        if not low <= score <= high:
+            raise PayloadError("score", f"{score} is outside {low}..{high}")
+        if step > 0:
+            steps = (score - low) / step
+            # Tolerance, because 0.1-style steps are not exact in binary floating point.
+            if not math.isclose(steps, round(steps), abs_tol=1e-9):
+                raise PayloadError("score", f"{score} is not on the {step}-point grid from {low}")
+        return {"score": score}
+
+
+TASK_TYPE = SemanticTextualSimilarity()

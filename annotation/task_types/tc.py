@@ -1,0 +1,117 @@
+"""Topic classification of news headlines (KLUE YNAT)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._common import get, keep_extra, optional_str, require_choice, require_dict, schema_list, str_field
+from .base import GuidelineTemplate, PayloadError, TaskType
+
+LABELS = ["IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치"]
+#: YNAT writes "no 2nd/3rd topic" as this string; Goldset payloads use null instead.
+NONE_LABEL = "해당없음"
+
+INSTRUCTIONS = """\
+## 작업 개요
+뉴스 기사 **제목 한 줄**만 보고, 그 기사가 다루는 주제를 7개 주제 중에서 고릅니다.
+주제: `IT과학`, `경제`, `사회`, `생활문화`, `세계`, `스포츠`, `정치`.
+
+## 라벨링 방법
+1. **1순위 주제(필수)**: 제목이 가장 직접적으로 다루는 주제 하나를 고릅니다.
+2. **2순위·3순위 주제(선택)**: 제목이 다른 주제에도 분명히 걸쳐 있을 때만 고릅니다.
+   해당하는 주제가 없으면 비워 둡니다(`해당없음`). 같은 주제를 두 번 고를 수 없고,
+   2순위를 비워 두고 3순위만 고를 수도 없습니다.
+3. 기사 본문, 언론사가 붙인 분류, URL은 판단 근거로 쓰지 않습니다. 제목에 드러난 내용만 봅니다.
+
+## 예시
+- "5억원 무이자 융자는 되고 7천만원 이사비는 안된다" → 1순위 `사회`, 2순위 `경제`
+  (금액이 나오지만 핵심은 제도의 형평성 논란입니다.)
+- "삼성전자, 3나노 반도체 양산 돌입" → 1순위 `IT과학`, 2순위 `경제`
+- "손흥민 시즌 10호골…토트넘 3연승" → 1순위 `스포츠`
+- "유엔 안보리, 대북 제재 결의안 채택" → 1순위 `세계`, 2순위 `정치`
+
+## 헷갈리는 경우
+- 국내 정당·국회·대통령실·선거는 `정치`, 외국 정부와 국제기구의 소식은 `세계`입니다.
+  한국과 외국이 함께 나오면 사건이 일어난 곳과 주체를 기준으로 고릅니다.
+- 기업 실적·주가·부동산·물가는 `경제`, 기술 자체(신제품 성능, 연구 성과)는 `IT과학`입니다.
+- 사건·사고·교육·노동·복지는 `사회`, 공연·여행·건강·음식·날씨는 `생활문화`입니다.
+- 스포츠 선수의 사생활이나 범죄 기사는 내용에 따라 `사회`가 될 수 있습니다.
+- 제목만으로 주제를 정할 수 없을 만큼 모호하면 가장 그럴듯한 주제를 고르되,
+  `건너뛰기`를 쓰지 말고 **"모호함" 플래그**를 남겨 검토자가 볼 수 있게 합니다.
+- 제목이 잘렸거나 뉴스 제목이 아닌 경우(광고, 깨진 문자)는 플래그 후 건너뜁니다.
+"""
+
+ETHICS = """\
+## 윤리 지침
+- 주제는 제목의 **내용**으로만 고릅니다. 제목에 나온 인물의 성별·지역·종교·국적 등으로
+  주제를 추측하지 않습니다.
+- 기사 논조에 동의하는지와 무관하게 주제만 판단합니다. 개인의 정치적 견해를 라벨에 반영하지 마세요.
+- 특정 집단을 비하하거나 혐오를 부추기는 제목, 폭력적·선정적인 제목은 라벨링을 멈추고
+  **"유해 콘텐츠" 플래그**를 남깁니다. 검토자가 데이터셋에서 뺄지 결정합니다.
+- 읽기 힘든 내용이면 언제든 건너뛸 수 있으며, 건너뛰어도 불이익은 없습니다.
+"""
+
+PII = """\
+## 개인정보 지침
+- 이 작업의 개인정보는 제목에 드러난 **일반인**의 실명, 전화번호, 주소, 이메일, 계좌·주민등록번호,
+  차량번호 등입니다.
+- 이런 식별자는 작업 전에 `[이름1]`, `[전화번호1]`처럼 **유형이 붙은 자리표시자**로 미리 바뀌어
+  있습니다. 자리표시자는 그대로 두고 평소처럼 주제를 고르면 됩니다.
+- 바뀌지 않은 개인정보가 보이면 그 값을 메모나 댓글에 **옮겨 적지 말고** "개인정보" 플래그만
+  남기세요.
+- 뉴스에 나오는 **공인**(정치인, 기업 대표, 연예인, 운동선수 등)의 이름은 개인정보로 보지 않으며
+  그대로 두어도 됩니다.
+"""
+
+
+class TopicClassification(TaskType):
+    slug = "tc"
+    klue_name = "YNAT"
+    title = "Topic classification"
+    order = 1
+    text_fields = ("title",)
+
+    def default_schema(self) -> dict[str, Any]:
+        return {"labels": list(LABELS), "none_label": NONE_LABEL}
+
+    def guideline_template(self) -> GuidelineTemplate:
+        return GuidelineTemplate(instructions=INSTRUCTIONS, ethics=ETHICS, pii=PII)
+
+    def validate_item(self, payload: Any) -> dict[str, Any]:
+        payload = require_dict(payload)
+        return keep_extra(payload, {
+            "title": str_field(payload, "title"),
+            "predefined_news_category": optional_str(payload, "predefined_news_category"),
+            "url": optional_str(payload, "url"),
+            "date": optional_str(payload, "date"),
+        })
+
+    def validate_annotation(
+        self, payload: Any, *, item: dict[str, Any], schema: dict[str, Any], stage: str
+    ) -> dict[str, Any]:
+        self.stage(stage)
+        payload = require_dict(payload)
+        labels = schema_list(schema, "labels")
+        none_label = schema.get("none_label", NONE_LABEL)
+
+        def topic(field: str, value: Any) -> str:
+            if value == none_label:
+                raise PayloadError(field, f"{none_label!r} is not a topic; send null for 'no topic'")
+            return require_choice(value, labels, field, "topic")
+
+        label = topic("label", get(payload, "label"))
+        ranked: dict[str, str | None] = {}
+        for key in ("second", "third"):
+            value = payload.get(key)
+            ranked[key] = None if value is None else topic(key, value)
+        if ranked["second"] == label:
+            raise PayloadError("second", f"repeats the first topic {label!r}")
+        if ranked["third"] is not None:
+            if ranked["second"] is None:
+                raise PayloadError("third", "a third topic needs a second topic first")
+            if ranked["third"] in (label, ranked["second"]):
+                raise PayloadError("third", f"repeats an earlier topic {ranked['third']!r}")
+        return {"label": label, **ranked}
+
+
+TASK_TYPE = TopicClassification()

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class DatasetsBuildConfig(AppConfig):
+    name = "datasets_build"
+    verbose_name = "Dataset building"

@@ -1,0 +1,1 @@
+"""Releases: immutable versioned snapshots, writers, dataset card, checksums, metrics and baselines."""
