@@ -129,3 +129,54 @@ def annotator_progress(project: Project, user: User) -> dict[str, int]:
         )
     # An item counts once for a single-stage task; for staged tasks this is the work still open to them.
     return {"done": done, "skipped": skipped, "remaining": remaining}
+
+
+# -- manager pages --------------------------------------------------------------------------------
+
+
+def projects_with_roles(user: User) -> list[tuple[Project, str]]:
+    """The user's projects with their role in each, in one query (the home page lists them all)."""
+    if user.is_superuser:
+        return [(project, "superuser") for project in Project.objects.all()]
+    memberships = Membership.objects.filter(user=user).select_related("project").order_by("project__name")
+    return [(m.project, m.role) for m in memberships]
+
+
+def project_slug_taken(slug: str) -> bool:
+    return Project.objects.filter(slug=slug).exists()
+
+
+def user_by_username(username: str) -> User | None:
+    return User.objects.filter(username=username).first()
+
+
+def project_members(project: Project) -> QuerySet[Membership]:
+    return (Membership.objects.filter(project=project).select_related("user")
+            .order_by("role", "user__username"))
+
+
+def guideline_versions(project: Project) -> QuerySet[Guideline]:
+    return Guideline.objects.filter(project=project).select_related("created_by").order_by("-version")
+
+
+def guideline_for_editing(project: Project) -> Guideline | None:
+    """Where the editor starts: a draft newer than the current version, else the current version."""
+    latest = Guideline.objects.filter(project=project).order_by("-version").first()
+    if latest is None or latest.is_published:
+        return current_guideline(project) or latest
+    return latest
+
+
+def project_items(project: Project, *, split: str | None = None,
+                  screening_status: str | None = None) -> QuerySet[Item]:
+    """Items with one annotation count per stage, as ``stage_<n>`` attributes (no per-row queries)."""
+    qs = Item.objects.filter(project=project)
+    if split is not None:
+        qs = qs.filter(split=split)
+    if screening_status:
+        qs = qs.filter(screening_status=screening_status)
+    counts = {
+        f"stage_{index}": Count("annotations", filter=Q(annotations__stage=stage))
+        for index, stage in enumerate(project.stage_names)
+    }
+    return qs.annotate(**counts).order_by("id")

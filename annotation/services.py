@@ -356,3 +356,29 @@ def flag_resolve(*, flag: Flag, resolution: str, by: User, note: str = "") -> Fl
     if resolution == FlagResolution.DROPPED:
         Item.objects.filter(pk=flag.item_id).update(screening_status=ScreeningStatus.DROPPED)
     return flag
+
+
+def assignments_expire() -> int:
+    """Mark leases that ran out as expired, returning their items to the pool; returns how many."""
+    return Assignment.objects.filter(
+        status=AssignmentStatus.LEASED, lease_expires_at__lte=timezone.now()
+    ).update(status=AssignmentStatus.EXPIRED, updated_at=timezone.now())
+
+
+@transaction.atomic
+def membership_remove(*, membership: Membership) -> None:
+    """Take a user off a project; their open leases return to the queue, their annotations stay.
+
+    A project keeps at least one manager, or nobody but a superuser could manage it again.
+    """
+    Project.objects.select_for_update().get(pk=membership.project_id)  # serialise the last-manager check
+    if membership.role == Role.MANAGER and not Membership.objects.filter(
+        project_id=membership.project_id, role=Role.MANAGER
+    ).exclude(pk=membership.pk).exists():
+        raise ServiceError("a project needs at least one manager; add another before removing this one",
+                           code="conflict", field="membership")
+    Assignment.objects.filter(
+        item__project_id=membership.project_id, annotator_id=membership.user_id,
+        status=AssignmentStatus.LEASED,
+    ).update(status=AssignmentStatus.EXPIRED, updated_at=timezone.now())
+    membership.delete()

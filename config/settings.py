@@ -184,3 +184,7 @@ if PRODUCTION:
     SECURE_CONTENT_TYPE_NOSNIFF = True
     SECURE_REFERRER_POLICY = "same-origin"
     X_FRAME_OPTIONS = "DENY"
+
+CELERY_BEAT_SCHEDULE = {
+    "expire-leases": {"task": "annotation.expire_leases", "schedule": 300.0},
+}

@@ -4,4 +4,4 @@ import os
 
 os.environ["DJANGO_ENV"] = "production"
 
-from config.settings import *  # noqa: E402,F403
+from config.settings import *  # noqa: F403

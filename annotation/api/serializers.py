@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from ..models import Annotation, Assignment, Flag, FlagKind, FlagResolution, Guideline, Item, Membership, Project, Role
+from ..models import (
+    Annotation,
+    Assignment,
+    Flag,
+    FlagKind,
+    FlagResolution,
+    Guideline,
+    Item,
+    Membership,
+    Project,
+    Role,
+)
 from ..task_types import slugs
 
 

@@ -12,7 +12,6 @@ from ._common import (
     require_dict,
     require_int,
     require_list,
-    require_str,
     schema_list,
     str_field,
 )
@@ -21,9 +20,9 @@ from .base import GuidelineTemplate, PayloadError, TaskType
 #: The official label list, in the order the KLUE baseline indexes it (its "others" pooling depends on it).
 DEPRELS = [
     "NP", "NP_AJT", "VP", "NP_SBJ", "VP_MOD", "NP_OBJ", "AP", "NP_CNJ", "NP_MOD", "VNP", "DP", "VP_AJT",
-    "VNP_MOD", "NP_CMP", "VP_SBJ", "VP_CMP", "VP_OBJ", "VNP_CMP", "AP_MOD", "X_AJT", "VP_CNJ", "VNP_AJT", "IP",
-    "X", "X_SBJ", "VNP_OBJ", "VNP_SBJ", "X_OBJ", "AP_AJT", "L", "X_MOD", "X_CNJ", "VNP_CNJ", "X_CMP", "AP_CMP",
-    "AP_SBJ", "R", "NP_SVJ",
+    "VNP_MOD", "NP_CMP", "VP_SBJ", "VP_CMP", "VP_OBJ", "VNP_CMP", "AP_MOD", "X_AJT", "VP_CNJ", "VNP_AJT",
+    "IP", "X", "X_SBJ", "VNP_OBJ", "VNP_SBJ", "X_OBJ", "AP_AJT", "L", "X_MOD", "X_CNJ", "VNP_CNJ", "X_CMP",
+    "AP_CMP", "AP_SBJ", "R", "NP_SVJ",
 ]
 PHRASE_TAGS = {
     "NP": "체언구", "VP": "용언구", "AP": "부사구", "VNP": "긍정지정사구", "DP": "관형사구", "IP": "감탄사구",
@@ -124,8 +123,8 @@ class DependencyParsing(TaskType):
             token = require_dict(raw, field)
             index = require_int(get(token, "index", field), join(field, "index"))
             if index != i + 1:
-                raise PayloadError(join(field, "index"), f"is {index}; token indices must run 1, 2, … in order "
-                                                         f"(expected {i + 1})")
+                raise PayloadError(join(field, "index"),
+                                   f"is {index}; token indices must run 1, 2, … in order (expected {i + 1})")
             tokens.append({**token, "index": index, "form": str_field(token, "form", field),
                            "lemma": str_field(token, "lemma", field), "pos": str_field(token, "pos", field)})
         # The sentence is not required to equal the joined forms: KLUE itself has a few mismatches.

@@ -27,7 +27,8 @@ _COUNTS = [str(n) for n in range(1, 11)]
 
 #: Names, times and places are open-ended: any non-empty value is accepted for these slots.
 FREE_VALUE_SLOTS = [
-    "관광-이름", "숙소-이름", "식당-이름", "식당-예약 시간", "지하철-출발 시간", "택시-출발 시간", "택시-도착 시간",
+    "관광-이름", "숙소-이름", "식당-이름",
+    "식당-예약 시간", "지하철-출발 시간", "택시-출발 시간", "택시-도착 시간",
     "지하철-출발지", "지하철-도착지", "택시-출발지", "택시-도착지",
 ]
 
@@ -35,17 +36,20 @@ FREE_VALUE_SLOTS = [
 ONTOLOGY: dict[str, list[str]] = {
     **{slot: list(_YES_NO) for slot in [
         "관광-경치 좋은", "관광-교육적", "관광-도보 가능", "관광-문화 예술", "관광-역사적", "관광-주차 가능",
-        "숙소-도보 가능", "숙소-수영장 유무", "숙소-스파 유무", "숙소-인터넷 가능", "숙소-조식 가능", "숙소-주차 가능",
-        "숙소-헬스장 유무", "숙소-흡연 가능",
-        "식당-도보 가능", "식당-야외석 유무", "식당-인터넷 가능", "식당-주류 판매", "식당-주차 가능", "식당-흡연 가능",
+        "숙소-도보 가능", "숙소-수영장 유무", "숙소-스파 유무", "숙소-인터넷 가능", "숙소-조식 가능",
+        "숙소-주차 가능", "숙소-헬스장 유무", "숙소-흡연 가능",
+        "식당-도보 가능", "식당-야외석 유무", "식당-인터넷 가능", "식당-주류 판매", "식당-주차 가능",
+        "식당-흡연 가능",
     ]},
     **{slot: list(_PRICE) for slot in ["숙소-가격대", "식당-가격대"]},
     **{slot: list(_AREA) for slot in ["관광-지역", "숙소-지역", "식당-지역"]},
     **{slot: list(_WEEKDAYS) for slot in ["숙소-예약 요일", "식당-예약 요일"]},
     **{slot: list(_COUNTS) for slot in ["숙소-예약 명수", "식당-예약 명수", "숙소-예약 기간"]},
-    "관광-종류": ["공원", "박물관", "미술관", "궁궐", "공연", "쇼핑", "랜드마크", "놀이공원", "동물원", "종교 시설", "기타"],
+    "관광-종류": ["공원", "박물관", "미술관", "궁궐", "공연", "쇼핑", "랜드마크", "놀이공원", "동물원",
+              "종교 시설", "기타"],
     "숙소-종류": ["호텔", "모텔", "게스트 하우스", "호스텔", "에어비엔비", "펜션", "리조트"],
-    "식당-종류": ["한식당", "중식당", "일식당", "양식당", "분식집", "치킨집", "베이커리", "카페", "주점", "뷔페"],
+    "식당-종류": ["한식당", "중식당", "일식당", "양식당", "분식집", "치킨집", "베이커리", "카페", "주점",
+              "뷔페"],
     "택시-종류": ["일반", "모범", "대형", "고급", "에코", "개인"],
     **{slot: [] for slot in FREE_VALUE_SLOTS},
 }
@@ -94,7 +98,8 @@ PII = """\
 - 식별자는 작업 전에 `[이름1]`, `[전화번호1]`처럼 **유형이 붙은 자리표시자**로 바뀌어 있습니다.
   택시 출발지·도착지가 자리표시자이면 자리표시자를 그대로 값으로 적습니다.
 - 바뀌지 않은 개인정보가 보이면 그 값을 상태나 메모에 **옮겨 적지 말고** "개인정보" 플래그만 남기세요.
-- 관광지, 식당, 숙소, 역 이름처럼 공개된 장소 이름은 개인정보가 아닙니다.
+- 관광지, 식당, 숙소, 역 이름처럼 공개된 장소 이름과, 대화에 나오는 **공인**(연예인, 정치인 등)의
+  이름은 개인정보가 아니므로 그대로 적어도 됩니다.
 """
 
 
@@ -146,8 +151,8 @@ class DialogueStateTracking(TaskType):
 
         raw_states = require_list(get(payload, "states"), "states")
         if len(raw_states) != user_turns:
-            raise PayloadError("states", f"has {len(raw_states)} states but the dialogue has {user_turns} user "
-                                         f"turns; send one cumulative state per user turn")
+            raise PayloadError("states", f"has {len(raw_states)} states but the dialogue has {user_turns} "
+                                         f"user turns; send one cumulative state per user turn")
         states: list[list[str]] = []
         for t, raw_state in enumerate(raw_states):
             state_field = join("states", t)
@@ -169,8 +174,9 @@ class DialogueStateTracking(TaskType):
                 seen[slot] = k
                 if value not in special and slot not in free and value not in ontology[slot]:
                     allowed = [*ontology[slot], *sorted(special)]
-                    raise PayloadError(field, f"{value!r} is not a value of {slot!r}; expected one of "
-                                              f"{', '.join(allowed[:12])}{', …' if len(allowed) > 12 else ''}")
+                    shown = ", ".join(allowed[:12]) + (", …" if len(allowed) > 12 else "")
+                    raise PayloadError(field,
+                                       f"{value!r} is not a value of {slot!r}; expected one of {shown}")
                 state.append(entry)
             states.append(state)
         return {"states": states}

@@ -102,7 +102,11 @@ class MachineReadingComprehension(TaskType):
     title = "Machine reading comprehension"
     order = 7
     text_fields = ("title", "context", "question")
-    stages = (Stage(WRITING, "Write a question", annotators=1), Stage(VALIDATION, "Answer the question"))
+    # Only the question moves into the item: the answer (and type 3 = unanswerable) would give it away.
+    stages = (
+        Stage(WRITING, "Write a question", annotators=1, produces=(("question", "question"),)),
+        Stage(VALIDATION, "Answer the question"),
+    )
 
     def default_schema(self) -> dict[str, Any]:
         return {"question_types": dict(QUESTION_TYPES)}
@@ -141,13 +145,14 @@ class MachineReadingComprehension(TaskType):
         plausible = _span(context, payload.get("plausible"), "plausible")
         if qtype == UNANSWERABLE:
             if answer is not None:
-                raise PayloadError("answer", "an unanswerable question (type 3) must have answer null; mark the "
-                                             "tempting span as plausible instead")
+                raise PayloadError("answer", "an unanswerable question (type 3) must have answer null; "
+                                             "mark the tempting span as plausible instead")
         else:
             if answer is None:
                 raise PayloadError("answer", f"a type {qtype} question needs an answer span from the context")
             if plausible is not None:
-                raise PayloadError("plausible", "only unanswerable questions (type 3) have a plausible answer")
+                raise PayloadError("plausible",
+                                   "only unanswerable questions (type 3) have a plausible answer")
         return {"question": question, "question_type": qtype, "answer": answer, "plausible": plausible}
 
 

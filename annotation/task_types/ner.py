@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 from ._common import (
@@ -104,7 +105,7 @@ class NamedEntityRecognition(TaskType):
 
         spans.sort()
         allow_overlap = bool(schema.get("allow_overlap", False))
-        for (s1, e1, t1, i1), (s2, e2, t2, i2) in zip(spans, spans[1:], strict=False):
+        for (s1, e1, t1, i1), (s2, e2, t2, i2) in pairwise(spans):
             if (s1, e1, t1) == (s2, e2, t2):
                 raise PayloadError(f"entities[{max(i1, i2)}]", f"duplicates entities[{min(i1, i2)}] "
                                                                f"([{s1}, {e1}) {t1})")
@@ -116,7 +117,8 @@ class NamedEntityRecognition(TaskType):
                     f_end, f_start, other = furthest
                     raise PayloadError(f"entities[{i}]",
                                        f"[{start}, {end}) {sentence[start:end]!r} overlaps entities[{other}] "
-                                       f"[{f_start}, {f_end}) {sentence[f_start:f_end]!r}; spans may not overlap")
+                                       f"[{f_start}, {f_end}) {sentence[f_start:f_end]!r}; "
+                                       f"spans may not overlap")
                 if furthest is None or end > furthest[0]:
                     furthest = (end, start, i)
         return {"entities": [{"start": s, "end": e, "type": t} for s, e, t, _ in spans]}

@@ -79,7 +79,11 @@ class NaturalLanguageInference(TaskType):
     order = 3
     text_fields = ("premise", "hypothesis")
     # One writer per premise; validation uses the project's annotators_per_item (KLUE: 4 validators).
-    stages = (Stage(WRITING, "Write a hypothesis", annotators=1), Stage(VALIDATION, "Validate"))
+    # Only the hypothesis moves into the item: validators must not see the writer's label.
+    stages = (
+        Stage(WRITING, "Write a hypothesis", annotators=1, produces=(("hypothesis", "hypothesis"),)),
+        Stage(VALIDATION, "Validate"),
+    )
 
     def default_schema(self) -> dict[str, Any]:
         return {"labels": list(LABELS), "gold_min_votes": 3}
@@ -106,7 +110,8 @@ class NaturalLanguageInference(TaskType):
         labels = schema_list(schema, "labels")
         if stage == VALIDATION:
             if not item.get("hypothesis"):
-                raise PayloadError("item.hypothesis", "this pair has no hypothesis yet; it cannot be validated")
+                raise PayloadError("item.hypothesis",
+                                   "this pair has no hypothesis yet; it cannot be validated")
             return {"label": require_choice(get(payload, "label"), labels, "label")}
 
         hypothesis = require_str(get(payload, "hypothesis"), "hypothesis").strip()

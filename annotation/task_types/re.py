@@ -86,11 +86,12 @@ def _entity(sentence: str, raw: Any, field: str) -> dict[str, Any]:
     # end_idx is inclusive in KLUE-RE, unlike the end-exclusive offsets everywhere else.
     end = require_int(get(entity, "end_idx", field), join(field, "end_idx"), lo=start, hi=len(sentence) - 1)
     if end - start + 1 != len(word):
-        raise PayloadError(join(field, "end_idx"), f"span [{start}, {end}] (inclusive) is {end - start + 1} "
-                                                   f"characters but word {word!r} has {len(word)}; the sentence "
-                                                   f"holds {sentence[start:end + 1]!r} there")
+        raise PayloadError(join(field, "end_idx"),
+                           f"span [{start}, {end}] (inclusive) is {end - start + 1} characters but word "
+                           f"{word!r} has {len(word)}; the sentence holds {sentence[start:end + 1]!r} there")
     check_quoted(sentence, word, start, join(field, "word"), text_name="sentence")
-    return {**entity, "word": word, "start_idx": start, "end_idx": end, "type": str_field(entity, "type", field)}
+    entity_type = str_field(entity, "type", field)
+    return {**entity, "word": word, "start_idx": start, "end_idx": end, "type": entity_type}
 
 
 class RelationExtraction(TaskType):

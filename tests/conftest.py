@@ -1,0 +1,159 @@
+"""Shared fixtures: users in every role, a project per task type, API clients, KLUE data, a live worker.
+
+The suite runs on the embedded default (SQLite, eager Celery) and, in CI, on PostgreSQL with a live
+Celery worker for the tests marked ``worker``; tests needing what is absent skip with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Permission
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from annotation import services
+from annotation.models import Project, Role, User
+from config.celery import app as celery_app
+
+ROOT = Path(__file__).resolve().parent.parent
+ROLES = ("anonymous", "outsider", "annotator", "manager", "maintainer", "superuser")
+
+
+def is_postgres() -> bool:
+    return os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://"))
+
+
+@pytest.fixture(autouse=True)
+def _eager_celery_unless_worker(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Most tests run jobs in-process; ``worker`` tests send them to the live worker."""
+    eager = request.node.get_closest_marker("worker") is None
+    previous = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = eager
+    yield
+    celery_app.conf.task_always_eager = previous
+
+
+@pytest.fixture
+def klue_dir() -> Path:
+    value = os.environ.get("KLUE_DATA_DIR")
+    if not value:
+        pytest.skip("KLUE_DATA_DIR not set: the real KLUE files are not available")
+    path = Path(value)
+    if not path.is_dir():
+        pytest.skip(f"KLUE_DATA_DIR={value} is not a directory")
+    return path
+
+
+@pytest.fixture
+def make_user(db: None) -> Callable[..., User]:
+    counter = {"n": 0}
+
+    def make(username: str | None = None, *, can_create: bool = False, **extra: Any) -> User:
+        counter["n"] += 1
+        user = User.objects.create_user(username or f"user{counter['n']}", password="pw-goldset-123", **extra)
+        if can_create:
+            user.user_permissions.add(Permission.objects.get(codename="add_project"))
+        return user
+
+    return make
+
+
+@pytest.fixture
+def make_project(make_user: Callable[..., User]) -> Callable[..., Project]:
+    def make(task_type: str = "tc", *, k: int = 3, slug: str | None = None, manager: User | None = None) -> Project:
+        manager = manager or make_user(can_create=True)
+        return services.project_create(name=f"{task_type} project", slug=slug or f"{task_type}-{manager.pk}",
+                                       task_type=task_type, created_by=manager, annotators_per_item=k)
+
+    return make
+
+
+@pytest.fixture
+def api() -> Callable[[User | None], APIClient]:
+    """An API client authenticated with the user's token (or anonymous)."""
+
+    def client_for(user: User | None) -> APIClient:
+        client = APIClient()
+        if user is not None:
+            token, _ = Token.objects.get_or_create(user=user)
+            client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        return client
+
+    return client_for
+
+
+@pytest.fixture
+def add_member() -> Callable[[Project, User, str], User]:
+    def add(project: Project, user: User, role: str = Role.ANNOTATOR) -> User:
+        services.membership_set(project=project, user=user, role=role)
+        return user
+
+    return add
+
+
+@pytest.fixture
+def annotator_in(make_user: Callable[..., User], add_member: Callable) -> Callable[..., User]:
+    """A new annotator in the project who has acknowledged its current guideline."""
+
+    def make(project: Project, username: str | None = None) -> User:
+        user = add_member(project, make_user(username), Role.ANNOTATOR)
+        services.guideline_acknowledge(user=user, project=project)
+        return user
+
+    return make
+
+
+# -- a live Celery worker on the test database ----------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def live_worker(django_db_setup: None, django_db_blocker: Any) -> Iterator[subprocess.Popen]:
+    """Start ``celery -A config worker`` against the test database and wait until it answers."""
+    broker = os.environ.get("CELERY_BROKER_URL")
+    if not broker:
+        pytest.skip("CELERY_BROKER_URL not set: no broker for a live worker")
+    if not is_postgres():
+        pytest.skip("a live worker needs a shared database (set DATABASE_URL to PostgreSQL)")
+    from django.db import connection
+
+    settings_dict = connection.settings_dict
+    env = dict(os.environ)
+    env["DATABASE_URL"] = (
+        f"postgres://{settings_dict['USER'] or ''}@{settings_dict['HOST'] or ''}:{settings_dict['PORT'] or 5432}"
+        f"/{settings_dict['NAME']}"
+    )
+    if settings_dict.get("PASSWORD"):
+        env["DATABASE_URL"] = env["DATABASE_URL"].replace("@", f":{settings_dict['PASSWORD']}@", 1)
+    celery = shutil.which("celery", path=str(Path(sys.executable).parent)) or "celery"
+    log = open(ROOT / "celery-test-worker.log", "w")  # noqa: SIM115 - closed at teardown
+    worker = subprocess.Popen(
+        [celery, "-A", "config", "worker", "--loglevel=INFO", "--concurrency=2", "--without-mingle",
+         "--without-gossip", "-n", f"test-worker-{os.getpid()}@%h"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if worker.poll() is not None:
+            raise RuntimeError(f"celery worker exited with {worker.returncode}; see celery-test-worker.log")
+        if celery_app.control.ping(timeout=1.0):
+            break
+    else:
+        worker.kill()
+        raise RuntimeError("celery worker did not answer a ping within 60 s")
+    print(f"\n[live worker] pid {worker.pid} on database {settings_dict['NAME']} via {broker}")
+    yield worker
+    worker.terminate()
+    try:
+        worker.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        worker.kill()
+    log.close()
