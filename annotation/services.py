@@ -85,6 +85,15 @@ def project_create(
     return project
 
 
+def project_delete(*, project: Project) -> None:
+    """Delete a project that holds no annotation work yet; annotated projects are kept."""
+    count = Annotation.objects.filter(item__project=project).count()
+    if count:
+        raise ServiceError(f"project {project.slug} holds {count} annotations and cannot be deleted",
+                           code="conflict")
+    project.delete()
+
+
 def membership_set(*, project: Project, user: User, role: str) -> Membership:
     if role not in Role.values:
         raise ServiceError(f"unknown role {role!r}; expected one of {', '.join(Role.values)}", field="role")

@@ -32,6 +32,13 @@ def is_postgres() -> bool:
     return os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://"))
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    from django.conf import settings
+
+    # Argon2 is deliberately slow; tests create hundreds of users.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture(autouse=True)
 def _eager_celery_unless_worker(request: pytest.FixtureRequest) -> Iterator[None]:
     """Most tests run jobs in-process; ``worker`` tests send them to the live worker."""

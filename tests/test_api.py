@@ -250,3 +250,9 @@ def test_openapi_schema_is_served(client):
     response = client.get("/api/schema/")
     assert response.status_code == 200 and b"/api/projects/{project_pk}/next/" in response.content
     assert client.get("/api/docs/").status_code == 200
+
+
+def test_project_without_annotations_can_be_deleted(api, make_project):
+    project = make_project("tc")
+    manager = project.memberships.get(role=Role.MANAGER).user
+    assert api(manager).delete(f"/api/projects/{project.id}/").status_code == 204

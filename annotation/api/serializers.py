@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ..models import (
@@ -93,7 +94,12 @@ class NextItemSerializer(serializers.Serializer):
     assignment = serializers.IntegerField(source="id")
     stage = serializers.CharField()
     lease_expires_at = serializers.DateTimeField()
-    item = ItemBriefSerializer()
+    item = serializers.SerializerMethodField()
+
+    @extend_schema_field(ItemBriefSerializer)
+    def get_item(self, assignment: Assignment) -> dict:
+        item = assignment.item
+        return {"id": item.id, "payload": item.project.task.annotator_view(item.payload, assignment.stage)}
 
 
 class SkipSerializer(serializers.Serializer):

@@ -87,6 +87,13 @@ class ProjectViewSet(viewsets.ModelViewSet):
             description=data.get("description", ""), options=data.get("options"),
         )
 
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        try:
+            services.project_delete(project=self.get_object())
+        except services.ServiceError as error:
+            return service_error_response(error)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
     @extend_schema(responses=OpenApiResponse(description="Items, screening and per-stage counts."))
     @action(detail=True, methods=["get"])
     def progress(self, request: Request, pk: str) -> Response:

@@ -9,10 +9,10 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .base import LABEL_STAGE, GuidelineTemplate, PayloadError, Stage, TaskType
+from .base import LABEL_STAGE, GuidelineTemplate, ParsedRecord, PayloadError, RecordAnnotation, Stage, TaskType
 
-__all__ = ["LABEL_STAGE", "GuidelineTemplate", "PayloadError", "Stage", "TaskType", "all_task_types",
-           "get_task_type", "slugs"]
+__all__ = ["LABEL_STAGE", "GuidelineTemplate", "ParsedRecord", "PayloadError", "RecordAnnotation", "Stage",
+           "TaskType", "all_task_types", "get_task_type", "slugs"]
 
 _REGISTRY: dict[str, TaskType] = {}
 
@@ -31,7 +31,8 @@ def get_task_type(slug: str) -> TaskType:
     try:
         return _REGISTRY[slug]
     except KeyError:
-        raise PayloadError("task_type", f"unknown task type {slug!r}; expected one of {', '.join(slugs())}") from None
+        expected = ", ".join(slugs())
+        raise PayloadError("task_type", f"unknown task type {slug!r}; expected one of {expected}") from None
 
 
 def all_task_types() -> list[TaskType]:

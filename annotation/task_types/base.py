@@ -7,7 +7,7 @@ nothing from the Django apps, so the registry can be used by importers, exporter
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 #: The stage name used by every single-stage task type.
@@ -53,6 +53,29 @@ class GuidelineTemplate:
     pii: str
 
 
+@dataclass(frozen=True)
+class RecordAnnotation:
+    """A label that came with a corpus record (e.g. one of YNAT's three annotators)."""
+
+    #: The corpus's own annotator id ("18"), or a role name ("author", "label2") where it has none.
+    annotator: str
+    stage: str
+    payload: dict[str, Any]
+
+
+@dataclass
+class ParsedRecord:
+    """One KLUE-style record split into what Goldset stores."""
+
+    external_id: str
+    payload: dict[str, Any]
+    #: Original fields not shown to annotators, kept so an export can rebuild the record exactly.
+    meta: dict[str, Any] = field(default_factory=dict)
+    split: str = ""
+    group_key: str = ""
+    annotations: list[RecordAnnotation] = field(default_factory=list)
+
+
 class TaskType:
     """Base class of a registry entry. Subclasses set the class attributes and override the hooks."""
 
@@ -86,6 +109,22 @@ class TaskType:
         """
         raise NotImplementedError
 
+    def parse_record(self, record: dict[str, Any]) -> ParsedRecord:
+        """Turn one KLUE-style record (from a KLUE file, a JSONL line or a CSV row) into an item and the
+        labels it carries; raise :class:`PayloadError` naming the field when the record is malformed."""
+        raise NotImplementedError
+
+    def build_record(
+        self, *, external_id: str, payload: dict[str, Any], meta: dict[str, Any],
+        annotations: list[RecordAnnotation], gold: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        """The inverse of :meth:`parse_record`: the KLUE record, field names and order as KLUE has them."""
+        raise NotImplementedError
+
+    def annotator_view(self, payload: dict[str, Any], stage: str) -> dict[str, Any]:
+        """The item as an annotator in this stage may see it (blind: nothing that reveals others' labels)."""
+        return payload
+
     def apply_stage_output(
         self, item: dict[str, Any], stage: str, annotation: dict[str, Any]
     ) -> dict[str, Any] | None:
@@ -113,7 +152,9 @@ class TaskType:
             "slug": self.slug,
             "klue_name": self.klue_name,
             "title": self.title,
-            "stages": [{"name": s.name, "title": s.title, "annotators": s.annotators, "produces": s.done_marker}
-                       for s in self.stages],
+            "stages": [
+                {"name": s.name, "title": s.title, "annotators": s.annotators, "produces": s.done_marker}
+                for s in self.stages
+            ],
             "default_schema": self.default_schema(),
         }

@@ -102,6 +102,12 @@ class NaturalLanguageInference(TaskType):
             "source": optional_str(payload, "source"),
         })
 
+    def annotator_view(self, payload: dict[str, Any], stage: str) -> dict[str, Any]:
+        # Validators must not learn which label the writer aimed for.
+        if stage == WRITING:
+            return payload
+        return {key: value for key, value in payload.items() if key != "target_label"}
+
     def validate_annotation(
         self, payload: Any, *, item: dict[str, Any], schema: dict[str, Any], stage: str
     ) -> dict[str, Any]:
