@@ -15,5 +15,6 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("", include("datasets_build.urls")),
     path("", include("exports.urls")),
+    path("", include("annotation.urls_review")),
     path("", include("annotation.urls")),
 ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -25,7 +26,7 @@ from annotation.models import Project, Role, User
 from config.celery import app as celery_app
 
 ROOT = Path(__file__).resolve().parent.parent
-ROLES = ("anonymous", "outsider", "annotator", "manager", "maintainer", "superuser")
+TEST_QUEUE = f"goldset-test-{os.getpid()}"
 
 
 def is_postgres() -> bool:
@@ -37,6 +38,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
     # Argon2 is deliberately slow; tests create hundreds of users.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # Several test runs may share one PostgreSQL server and one Redis: give each run its own test
+    # database and its own Celery queue so they never see each other's data or jobs.
+    if is_postgres():
+        settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = f"test_goldset_{os.getpid()}"
+    celery_app.conf.task_default_queue = TEST_QUEUE
 
 
 @pytest.fixture(autouse=True)
@@ -141,17 +147,18 @@ def live_worker(django_db_setup: None, django_db_blocker: Any) -> Iterator[subpr
     if settings_dict.get("PASSWORD"):
         env["DATABASE_URL"] = env["DATABASE_URL"].replace("@", f":{settings_dict['PASSWORD']}@", 1)
     celery = shutil.which("celery", path=str(Path(sys.executable).parent)) or "celery"
+    worker_name = f"test-worker-{os.getpid()}@{socket.gethostname()}"
     log = open(ROOT / "celery-test-worker.log", "w")  # noqa: SIM115 - closed at teardown
     worker = subprocess.Popen(
         [celery, "-A", "config", "worker", "--loglevel=INFO", "--concurrency=2", "--without-mingle",
-         "--without-gossip", "-n", f"test-worker-{os.getpid()}@%h"],
+         "--without-gossip", "-Q", TEST_QUEUE, "-n", worker_name],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if worker.poll() is not None:
             raise RuntimeError(f"celery worker exited with {worker.returncode}; see celery-test-worker.log")
-        if celery_app.control.ping(timeout=1.0):
+        if celery_app.control.ping(destination=[worker_name], timeout=1.0):
             break
     else:
         worker.kill()

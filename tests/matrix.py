@@ -52,7 +52,7 @@ def build_scenario() -> Scenario:
     services.membership_set(project=project, user=users["annotator"], role=Role.ANNOTATOR)
     services.membership_set(project=project, user=users["maintainer"], role=Role.MAINTAINER)
     services.guideline_acknowledge(user=users["annotator"], project=project)
-    item = services.item_create(project=project, payload={"title": "첫 번째 기사 제목"}, external_id="m-1")
+    services.item_create(project=project, payload={"title": "첫 번째 기사 제목"}, external_id="m-1")
     services.item_create(project=project, payload={"title": "두 번째 기사 제목"}, external_id="m-2")
     assignment = services.assignment_next(project=project, user=users["annotator"])
     annotation, _ = services.annotation_submit(project=project, user=users["annotator"], item_id=assignment.item_id,

@@ -26,7 +26,8 @@ def test_task_types_lists_the_eight_slugs(api, make_user):
     assert [t["slug"] for t in response.json()] == ["tc", "sts", "nli", "ner", "re", "dp", "mrc", "dst"]
     nli = next(t for t in response.json() if t["slug"] == "nli")
     assert [s["name"] for s in nli["stages"]] == ["writing", "validation"]
-    assert response.json()[0]["default_schema"]["labels"] == ["IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치"]
+    topics = ["IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치"]
+    assert response.json()[0]["default_schema"]["labels"] == topics
 
 
 def test_token_auth(api, make_user):
@@ -231,8 +232,8 @@ def test_nli_writer_never_validates_own_hypothesis(api, make_project, annotator_
     assert task["stage"] == "writing"
     # Nobody can validate before the hypothesis exists.
     assert api(v1).get(f"/api/projects/{project.id}/next/").status_code == 204
-    response = api(writer).post(f"/api/projects/{project.id}/annotations/",
-                                {"item": item.id, "payload": {"hypothesis": "숙소는 역과 멀다.", "label": "contradiction"}},
+    written = {"hypothesis": "숙소는 역과 멀다.", "label": "contradiction"}
+    response = api(writer).post(f"/api/projects/{project.id}/annotations/", {"item": item.id, "payload": written},
                                 format="json")
     assert response.status_code == 201, response.json()
     assert api(writer).get(f"/api/projects/{project.id}/next/").status_code == 204

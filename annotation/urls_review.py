@@ -1,0 +1,3 @@
+"""Routes of this app (filled in by its feature work)."""
+
+urlpatterns: list = []
