@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from django.db.models import Count, Q, QuerySet
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from .models import (
@@ -48,7 +52,7 @@ def has_acknowledged_current(user: User, project: Project) -> bool:
     return GuidelineAcknowledgement.objects.filter(user=user, guideline=guideline).exists()
 
 
-def live_assignments(*, now=None) -> QuerySet[Assignment]:
+def live_assignments(*, now: datetime | None = None) -> QuerySet[Assignment]:
     """Assignments that hold a place for their item: submitted, or leased and not expired."""
     now = now or timezone.now()
     return Assignment.objects.filter(
@@ -116,22 +120,54 @@ def project_progress(project: Project) -> dict[str, object]:
 
 
 def annotator_progress(project: Project, user: User) -> dict[str, int]:
-    """The annotator's own counts: done, skipped, and what is left for them to do."""
+    """The annotator's own counts: done, skipped, and how many items the queue could still give them."""
     mine = Assignment.objects.filter(item__project=project, annotator=user)
     done = mine.filter(status=AssignmentStatus.SUBMITTED).count()
     skipped = mine.filter(status__in=[AssignmentStatus.SKIPPED, AssignmentStatus.FLAGGED]).count()
-    remaining = 0
-    for stage in project.stage_names:
-        remaining += (
-            annotatable_items(project)
-            .exclude(assignments__annotator=user, assignments__stage=stage)
-            .count()
-        )
-    # An item counts once for a single-stage task; for staged tasks this is the work still open to them.
+    remaining = sum(eligible_items(project, user, stage).count() for stage in project.stage_names)
     return {"done": done, "skipped": skipped, "remaining": remaining}
 
 
-# -- manager pages --------------------------------------------------------------------------------
+def _live_count(item_ref: Any, stage: str, now: Any) -> Subquery:
+    return Coalesce(
+        Subquery(
+            live_assignments(now=now).filter(item=item_ref, stage=stage)
+            .values("item")
+            .annotate(n=Count("id"))
+            .values("n"),
+            output_field=IntegerField(),
+        ),
+        Value(0),
+    )
+
+
+def eligible_items(project: Project, user: User, stage: str) -> QuerySet[Item]:
+    """Items this annotator may receive in this stage, closest to completion first.
+
+    Never an item they already had in this stage (except their own expired lease), never one that
+    already has k live assignments, never an item whose previous stage is unfinished, and never a
+    hypothesis or question they wrote themselves.
+    """
+    now = timezone.now()
+    needed = project.annotations_needed(stage)
+    qs = (
+        annotatable_items(project)
+        .exclude(assignments__in=Assignment.objects.filter(annotator=user, stage=stage)
+                 .exclude(status=AssignmentStatus.EXPIRED))
+        .annotate(live=_live_count(OuterRef("pk"), stage, now))
+        .filter(live__lt=needed)
+    )
+    stages = project.task.stages
+    index = [s.name for s in stages].index(stage)
+    if stages[index].done_marker:
+        # A writing stage: items that already carry the written text (e.g. imported) skip it.
+        qs = qs.exclude(payload__has_key=stages[index].done_marker)
+    if index > 0 and stages[index - 1].done_marker:
+        previous = stages[index - 1]
+        qs = qs.filter(payload__has_key=previous.done_marker).exclude(
+            annotations__annotator=user, annotations__stage=previous.name
+        )
+    return qs.order_by(F("live").desc(), "id")
 
 
 def projects_with_roles(user: User) -> list[tuple[Project, str]]:

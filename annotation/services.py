@@ -12,8 +12,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
-from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from .models import (
@@ -33,7 +31,7 @@ from .models import (
     User,
     content_hash,
 )
-from .selectors import annotatable_items, current_guideline, has_acknowledged_current
+from .selectors import current_guideline, eligible_items, has_acknowledged_current, live_assignments
 from .task_types import PayloadError, get_task_type
 
 
@@ -99,7 +97,14 @@ def membership_set(*, project: Project, user: User, role: str) -> Membership:
         raise ServiceError(f"unknown role {role!r}; expected one of {', '.join(Role.values)}", field="role")
     if user.is_imported:
         raise ServiceError(f"{user.username} is an imported annotator and cannot join a project", field="username")
-    membership, _ = Membership.objects.update_or_create(project=project, user=user, defaults={"role": role})
+    with transaction.atomic():
+        Project.objects.select_for_update().get(pk=project.pk)  # serialise the last-manager check
+        if role != Role.MANAGER and not Membership.objects.filter(project=project, role=Role.MANAGER).exclude(
+            user=user
+        ).exists() and Membership.objects.filter(project=project, user=user, role=Role.MANAGER).exists():
+            raise ServiceError("a project needs at least one manager; make someone else manager first",
+                               code="conflict", field="role")
+        membership, _ = Membership.objects.update_or_create(project=project, user=user, defaults={"role": role})
     return membership
 
 
@@ -183,49 +188,6 @@ def _lease_expiry(project: Project) -> timezone.datetime:
     return timezone.now() + timedelta(minutes=minutes)
 
 
-def _live_count(item_ref: Any, stage: str, now: Any) -> Subquery:
-    return Coalesce(
-        Subquery(
-            Assignment.objects.filter(item=item_ref, stage=stage)
-            .filter(Q(status=AssignmentStatus.SUBMITTED) | Q(status=AssignmentStatus.LEASED, lease_expires_at__gt=now))
-            .values("item")
-            .annotate(n=Count("id"))
-            .values("n"),
-            output_field=IntegerField(),
-        ),
-        Value(0),
-    )
-
-
-def eligible_items(project: Project, user: User, stage: str) -> QuerySet[Item]:
-    """Items this annotator may receive in this stage, closest to completion first.
-
-    Never an item they already had in this stage (except their own expired lease), never one that
-    already has k live assignments, never an item whose previous stage is unfinished, and never a
-    hypothesis or question they wrote themselves.
-    """
-    now = timezone.now()
-    needed = project.annotations_needed(stage)
-    qs = (
-        annotatable_items(project)
-        .exclude(assignments__in=Assignment.objects.filter(annotator=user, stage=stage)
-                 .exclude(status=AssignmentStatus.EXPIRED))
-        .annotate(live=_live_count(OuterRef("pk"), stage, now))
-        .filter(live__lt=needed)
-    )
-    stages = project.task.stages
-    index = [s.name for s in stages].index(stage)
-    if stages[index].done_marker:
-        # A writing stage: items that already carry the written text (e.g. imported) skip it.
-        qs = qs.exclude(payload__has_key=stages[index].done_marker)
-    if index > 0 and stages[index - 1].done_marker:
-        previous = stages[index - 1]
-        qs = qs.filter(payload__has_key=previous.done_marker).exclude(
-            annotations__annotator=user, annotations__stage=previous.name
-        )
-    return qs.order_by(F("live").desc(), "id")
-
-
 def _resumable(project: Project, user: User) -> Assignment | None:
     return (
         Assignment.objects.filter(item__project=project, annotator=user, status=AssignmentStatus.LEASED,
@@ -258,13 +220,7 @@ def assignment_next(*, project: Project, user: User) -> Assignment | None:
                 )
                 if item is None:
                     break
-                live = (
-                    Assignment.objects.filter(item=item, stage=stage)
-                    .filter(Q(status=AssignmentStatus.SUBMITTED)
-                            | Q(status=AssignmentStatus.LEASED, lease_expires_at__gt=timezone.now()))
-                    .exclude(annotator=user)
-                    .count()
-                )
+                live = live_assignments().filter(item=item, stage=stage).exclude(annotator=user).count()
                 if live >= needed:
                     continue  # filled while we waited for the lock; try the next candidate
                 assignment, created = Assignment.objects.get_or_create(

@@ -9,4 +9,11 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", views.home, name="home"),
+    path("projects/new/", views.project_new, name="project-new"),
+    path("projects/<int:project_id>/", views.project_detail, name="project-detail"),
+    path("projects/<int:project_id>/guideline/", views.project_guideline, name="project-guideline"),
+    path("projects/<int:project_id>/guideline/preview/", views.project_guideline_preview,
+         name="project-guideline-preview"),
+    path("projects/<int:project_id>/members/", views.project_members, name="project-members"),
+    path("projects/<int:project_id>/items/", views.project_items, name="project-items"),
 ]

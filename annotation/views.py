@@ -1,14 +1,241 @@
-"""Browser pages: thin views over selectors and services."""
+"""Browser pages: thin views over selectors and services.
 
+Every project page resolves the project and the caller's role through :func:`project_for`, so the
+rule is the same everywhere (and the same as the API's): outsiders get 404, so project ids do not
+leak, and members whose role does not allow the page get 403.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.db import IntegrityError, transaction
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods, require_POST
 
-from . import selectors
+from . import selectors, services
+from .forms import (
+    GuidelineForm,
+    GuidelinePreviewForm,
+    ItemFilterForm,
+    MemberAddForm,
+    MemberRoleForm,
+    ProjectCreateForm,
+)
+from .models import Guideline, Membership, Project, ScreeningStatus
+from .permissions import CURATE, MANAGE, MEMBERS, can_create_projects
+from .rendering import render_markdown
+
+ITEMS_PER_PAGE = 50
+GUIDELINE_SECTIONS = ("instructions", "ethics", "pii")
+
+
+def project_for(request: HttpRequest, project_id: int, allowed: frozenset[str]) -> tuple[Project, str]:
+    """The project and the caller's role in it, or 404 for outsiders and 403 for the wrong role."""
+    project = get_object_or_404(Project, pk=project_id)
+    role = selectors.role_in_project(request.user, project)
+    if role is None:
+        raise Http404("No such project.")
+    if role not in allowed:
+        raise PermissionDenied
+    return project, role
+
+
+def _posted_id(request: HttpRequest, name: str) -> int:
+    """A row id from a form button; junk becomes 0, which matches nothing (404 rather than 500)."""
+    value = request.POST.get(name, "")
+    return int(value) if value.isdigit() else 0
+
+
+def _project_context(project: Project, role: str, tab: str) -> dict[str, object]:
+    """What the shared project header and tabs need."""
+    return {"project": project, "role": role, "tab": tab, "can_manage": role in MANAGE,
+            "can_curate": role in CURATE}
 
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    projects = selectors.projects_for_user(request.user)
-    rows = [{"project": p, "role": selectors.role_in_project(request.user, p)} for p in projects]
-    return render(request, "annotation/home.html", {"rows": rows})
+    rows = [{"project": p, "role": role} for p, role in selectors.projects_with_roles(request.user)]
+    return render(request, "annotation/home.html",
+                  {"rows": rows, "can_create": can_create_projects(request.user)})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_new(request: HttpRequest) -> HttpResponse:
+    if not can_create_projects(request.user):
+        raise PermissionDenied
+    form = ProjectCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            project = services.project_create(
+                name=data["name"], slug=data["slug"], task_type=data["task_type"], created_by=request.user,
+                annotators_per_item=data["annotators_per_item"],
+            )
+        except IntegrityError:  # the slug was taken between the form check and the insert
+            form.add_error("slug", _("A project with this slug already exists."))
+        else:
+            messages.success(request, _("Project created with the task's template guideline as version 1."))
+            return redirect("project-detail", project.pk)
+    return render(request, "annotation/project_new.html", {"form": form})
+
+
+@login_required
+def project_detail(request: HttpRequest, project_id: int) -> HttpResponse:
+    project, role = project_for(request, project_id, MEMBERS)
+    context = _project_context(project, role, "overview")
+    context["guideline"] = selectors.current_guideline(project)
+    if role in CURATE:
+        progress = selectors.project_progress(project)
+        titles = {s.name: s.title for s in project.task.stages}
+        for stage in progress["stages"]:
+            stage["title"] = titles.get(stage["stage"], stage["stage"])
+        labels = dict(ScreeningStatus.choices)
+        context["progress"] = progress
+        context["screening"] = [(labels.get(k, k), n) for k, n in sorted(progress["screening"].items())]
+        context["members_count"] = selectors.project_members(project).count()
+    else:
+        # Annotators see their own numbers only: never other annotators' counts or the project totals.
+        context["mine"] = selectors.annotator_progress(project, request.user)
+    return render(request, "annotation/project_detail.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_guideline(request: HttpRequest, project_id: int) -> HttpResponse:
+    project, role = project_for(request, project_id, CURATE)
+    editing = selectors.guideline_for_editing(project)
+    form = None
+    if role in MANAGE:
+        initial = {f: getattr(editing, f) for f in GUIDELINE_SECTIONS} if editing else {}
+        form = GuidelineForm(request.POST or None, initial=initial)
+    if request.method == "POST":
+        if form is None:
+            raise PermissionDenied
+        action = request.POST.get("action")
+        if action == "publish-draft":
+            return _publish_draft(request, project)
+        if action in {"draft", "publish"} and form.is_valid():
+            try:
+                with transaction.atomic():  # a version is published whole or not created at all
+                    guideline = services.guideline_create(project=project, created_by=request.user,
+                                                          **form.cleaned_data)
+                    if action == "publish":
+                        services.guideline_publish(guideline=guideline)
+            except services.ServiceError as error:
+                form.add_error(error.field if error.field in form.fields else None, error.message)
+            else:
+                if action == "publish":
+                    messages.success(request, _("Version %(v)s published; annotators will be asked to "
+                                                "acknowledge it.") % {"v": guideline.version})
+                else:
+                    messages.success(request, _("Draft version %(v)s saved.") % {"v": guideline.version})
+                return redirect("project-guideline", project.pk)
+        elif action not in {"draft", "publish"}:
+            messages.error(request, _("Unknown action."))
+    context = _project_context(project, role, "guideline")
+    current = selectors.current_guideline(project)
+    context.update({
+        "form": form,
+        "editing": editing,
+        "current": current,
+        "versions": selectors.guideline_versions(project),
+        # Read-only viewers (maintainers) see what annotators see: the current version.
+        "sections": [(name, getattr(current, name)) for name in GUIDELINE_SECTIONS] if current else [],
+    })
+    return render(request, "annotation/project_guideline.html", context)
+
+
+def _publish_draft(request: HttpRequest, project: Project) -> HttpResponse:
+    guideline = get_object_or_404(Guideline, pk=_posted_id(request, "guideline"), project=project)
+    try:
+        services.guideline_publish(guideline=guideline)
+    except services.ServiceError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, _("Version %(v)s published.") % {"v": guideline.version})
+    return redirect("project-guideline", project.pk)
+
+
+@login_required
+@require_POST
+def project_guideline_preview(request: HttpRequest, project_id: int) -> JsonResponse:
+    project_for(request, project_id, MANAGE)
+    form = GuidelinePreviewForm(request.POST)
+    if not form.is_valid():
+        return JsonResponse({"errors": form.errors}, status=400)
+    return JsonResponse({name: str(render_markdown(form.cleaned_data[name])) for name in GUIDELINE_SECTIONS})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_members(request: HttpRequest, project_id: int) -> HttpResponse:
+    project, role = project_for(request, project_id, CURATE)
+    action = request.POST.get("action")
+    add_form = MemberAddForm(request.POST if action == "add" else None)
+    if request.method == "POST":
+        if role not in MANAGE:
+            raise PermissionDenied
+        if action != "add" or add_form.is_valid():  # an invalid add form is shown again with its errors
+            try:
+                messages.success(request, _member_change(request, project, action, add_form))
+            except services.ServiceError as error:
+                messages.error(request, error.message)
+            return redirect("project-members", project.pk)
+    context = _project_context(project, role, "members")
+    context.update({"members": selectors.project_members(project), "add_form": add_form,
+                    "roles": MemberRoleForm.base_fields["role"].choices})
+    return render(request, "annotation/project_members.html", context)
+
+
+def _member_change(
+    request: HttpRequest, project: Project, action: str | None, add_form: MemberAddForm
+) -> str:
+    """Carry out one change from the members page and say what was done (raises ``ServiceError``)."""
+    if action == "add":
+        user = add_form.cleaned_data["username"]
+        membership = services.membership_set(project=project, user=user, role=add_form.cleaned_data["role"])
+        return _("%(user)s added as %(role)s.") % {"user": user.username,
+                                                   "role": membership.get_role_display()}
+    if action not in {"role", "remove"}:
+        raise services.ServiceError(_("Unknown action."))
+    membership = get_object_or_404(Membership.objects.select_related("user"),
+                                   pk=_posted_id(request, "membership"), project=project)
+    if action == "remove":
+        services.membership_remove(membership=membership)
+        return _("%(user)s removed from the project.") % {"user": membership.user.username}
+    role_form = MemberRoleForm(request.POST)
+    if not role_form.is_valid():
+        raise services.ServiceError(_("Choose a valid role."))
+    membership = services.membership_set(project=project, user=membership.user,
+                                         role=role_form.cleaned_data["role"])
+    return _("%(user)s is now %(role)s.") % {"user": membership.user.username,
+                                             "role": membership.get_role_display()}
+
+
+@login_required
+def project_items(request: HttpRequest, project_id: int) -> HttpResponse:
+    project, role = project_for(request, project_id, CURATE)
+    filters = ItemFilterForm(request.GET or None)
+    valid = filters.is_valid() if request.GET else False
+    items = selectors.project_items(
+        project,
+        split=filters.split_value() if valid else None,
+        screening_status=(filters.cleaned_data.get("screening_status") or None) if valid else None,
+    )
+    page = Paginator(items, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
+    task = project.task
+    stage_keys = [f"stage_{i}" for i in range(len(project.stage_names))]
+    rows = [{"item": item, "text": task.item_text(item.payload),
+             "counts": [getattr(item, key) for key in stage_keys]} for item in page.object_list]
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = _project_context(project, role, "items")
+    context.update({"filters": filters, "page": page, "rows": rows, "stages": project.task.stages,
+                    "query": query.urlencode()})
+    return render(request, "annotation/project_items.html", context)

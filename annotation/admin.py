@@ -1,0 +1,200 @@
+"""Django admin: every model, browsable without N+1 queries.
+
+The admin is an escape hatch for staff, not the workflow, but where a plain model save would break
+an invariant (guideline numbering and the single current version, an item's content hash and payload
+shape) it goes through the same services and task-type validation as the pages and the API.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.auth.admin import UserAdmin
+from django.db import models
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
+
+from . import services
+from .models import (
+    Annotation,
+    Assignment,
+    Flag,
+    Guideline,
+    GuidelineAcknowledgement,
+    Item,
+    Membership,
+    Project,
+    Source,
+    User,
+    content_hash,
+)
+from .task_types import PayloadError
+
+
+@admin.register(User)
+class GoldsetUserAdmin(UserAdmin):
+    list_display = ("username", "email", "first_name", "last_name", "is_staff", "is_active", "is_imported")
+    list_filter = ("is_imported", "is_staff", "is_superuser", "is_active", "groups")
+    fieldsets = (*UserAdmin.fieldsets, (_("Goldset"), {"fields": ("is_imported",)}))
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ("user",)
+    readonly_fields = ("created_at",)
+
+
+@admin.register(Project)
+class ProjectAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug", "task_type", "annotators_per_item", "created_by", "created_at")
+    list_filter = ("task_type",)
+    search_fields = ("name", "slug")
+    prepopulated_fields = {"slug": ("name",)}
+    readonly_fields = ("created_by", "created_at", "updated_at")
+    list_select_related = ("created_by",)
+    inlines = (MembershipInline,)
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ("user", "project", "role", "created_at")
+    list_filter = ("role", "project")
+    search_fields = ("user__username", "project__name", "project__slug")
+    autocomplete_fields = ("user", "project")
+    list_select_related = ("user", "project")
+
+
+@admin.register(Guideline)
+class GuidelineAdmin(admin.ModelAdmin):
+    list_display = ("project", "version", "is_current", "published_at", "change_note", "created_by")
+    list_filter = ("project", "is_current")
+    search_fields = ("project__name", "change_note")
+    # Numbering and the one-current-version rule belong to the services; see save_model and the action.
+    readonly_fields = ("version", "is_current", "published_at", "created_by", "created_at")
+    autocomplete_fields = ("project",)
+    list_select_related = ("project", "created_by")
+    actions = ("publish",)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Guideline | None = None) -> tuple[str, ...]:
+        if obj is not None and obj.is_published:
+            # A published version is what annotators acknowledged; changing it would rewrite history.
+            return (*self.readonly_fields, "project", "instructions", "ethics", "pii", "change_note")
+        return self.readonly_fields
+
+    def save_model(self, request: HttpRequest, obj: Guideline, form: forms.ModelForm, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        created = services.guideline_create(
+            project=obj.project, instructions=obj.instructions, ethics=obj.ethics, pii=obj.pii,
+            change_note=obj.change_note, created_by=request.user,
+        )
+        # The admin keeps using ``obj`` (log entry, redirect), so it must become the saved row.
+        obj.pk, obj.version, obj.created_by, obj.created_at = (created.pk, created.version, created.created_by,
+                                                               created.created_at)
+        obj._state.adding = False
+
+    @admin.action(description=_("Publish the selected drafts"))
+    def publish(self, request: HttpRequest, queryset: QuerySet[Guideline]) -> None:
+        for guideline in queryset.order_by("project_id", "version"):
+            try:
+                services.guideline_publish(guideline=guideline)
+            except services.ServiceError as error:
+                self.message_user(request, f"{guideline}: {error.message}", messages.WARNING)
+            else:
+                self.message_user(request, f"{guideline} published.", messages.SUCCESS)
+
+
+@admin.register(GuidelineAcknowledgement)
+class GuidelineAcknowledgementAdmin(admin.ModelAdmin):
+    list_display = ("user", "guideline", "acknowledged_at")
+    list_filter = ("guideline__project",)
+    search_fields = ("user__username",)
+    autocomplete_fields = ("user", "guideline")
+    readonly_fields = ("acknowledged_at",)
+    list_select_related = ("user", "guideline__project")
+
+
+@admin.register(Source)
+class SourceAdmin(admin.ModelAdmin):
+    list_display = ("name", "license", "url", "created_at")
+    list_filter = ("license",)
+    search_fields = ("name", "license", "provenance")
+    readonly_fields = ("created_at",)
+
+    def formfield_for_dbfield(self, db_field: models.Field, request: HttpRequest, **kwargs: Any) -> Any:
+        if isinstance(db_field, models.URLField):
+            kwargs["assume_scheme"] = "https"  # a licence page typed without a scheme is https today
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
+
+
+class ItemAdminForm(forms.ModelForm):
+    """Checks the payload against the project's task type, as every importer does."""
+
+    class Meta:
+        model = Item
+        fields = ("project", "source", "external_id", "payload", "meta", "group_key", "split",
+                  "screening_status", "is_gold_check")
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        project, payload = cleaned.get("project"), cleaned.get("payload")
+        if project is not None and payload is not None:
+            try:
+                cleaned["payload"] = project.task.validate_item(payload)
+            except PayloadError as error:
+                self.add_error("payload", error.message if not error.field else f"{error.field}: {error.message}")
+        return cleaned
+
+
+@admin.register(Item)
+class ItemAdmin(admin.ModelAdmin):
+    form = ItemAdminForm
+    list_display = ("__str__", "project", "split", "screening_status", "source", "is_gold_check", "created_at")
+    list_filter = ("project", "split", "screening_status", "source", "is_gold_check")
+    search_fields = ("external_id",)
+    readonly_fields = ("content_hash", "created_at", "pii_findings")
+    autocomplete_fields = ("project",)
+    list_select_related = ("project", "source")
+
+    def save_model(self, request: HttpRequest, obj: Item, form: forms.ModelForm, change: bool) -> None:
+        # Deduplication relies on the hash matching the text, so it follows every payload edit.
+        obj.content_hash = content_hash(obj.project.task.item_text(obj.payload))
+        super().save_model(request, obj, form, change)
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ("item", "annotator", "stage", "status", "lease_expires_at", "updated_at")
+    list_filter = ("status", "stage", "item__project")
+    search_fields = ("item__external_id", "annotator__username")
+    raw_id_fields = ("item",)  # projects hold many thousands of items: no giant <select>
+    autocomplete_fields = ("annotator",)
+    readonly_fields = ("created_at", "updated_at")
+    list_select_related = ("item", "annotator")
+
+
+@admin.register(Annotation)
+class AnnotationAdmin(admin.ModelAdmin):
+    list_display = ("item", "annotator", "stage", "imported", "guideline", "created_at")
+    list_filter = ("item__project", "stage", "imported")
+    search_fields = ("item__external_id", "annotator__username")
+    raw_id_fields = ("item", "guideline")
+    autocomplete_fields = ("annotator",)
+    readonly_fields = ("created_at", "updated_at")
+    list_select_related = ("item", "annotator", "guideline__project")
+
+
+@admin.register(Flag)
+class FlagAdmin(admin.ModelAdmin):
+    list_display = ("item", "kind", "resolution", "user", "created_at", "resolved_by", "resolved_at")
+    list_filter = ("kind", "resolution", "item__project")
+    search_fields = ("item__external_id", "note", "resolution_note")
+    raw_id_fields = ("item",)
+    autocomplete_fields = ("user", "resolved_by")
+    readonly_fields = ("created_at",)
+    list_select_related = ("item", "user", "resolved_by")
