@@ -15,7 +15,13 @@ from ._common import (
     schema_list,
     str_field,
 )
-from .base import GuidelineTemplate, PayloadError, TaskType
+from ._records import CORPUS, external_id, first_payload, ordered, rest, split_from_guid
+from .base import LABEL_STAGE, GuidelineTemplate, ParsedRecord, PayloadError, RecordAnnotation, TaskType
+
+#: The Hugging Face klue/dp columns (one list per column, one entry per eojeol), as the TSV reader yields.
+TOKEN_COLUMNS = ("index", "word_form", "lemma", "pos")
+LABEL_COLUMNS = ("head", "deprel")
+RECORD_ORDER = ("guid", "source", "sentence", *TOKEN_COLUMNS, *LABEL_COLUMNS)
 
 #: The official label list, in the order the KLUE baseline indexes it (its "others" pooling depends on it).
 DEPRELS = [
@@ -160,6 +166,52 @@ class DependencyParsing(TaskType):
         deprels = [require_choice(d, deprels_allowed, join("deprels", i), "DEPREL")
                    for i, d in enumerate(deprels_raw)]
         return {"heads": heads, "deprels": deprels}
+
+    def parse_record(self, record: dict[str, Any]) -> ParsedRecord:
+        """The HF column layout; a record with only ``sentence`` is a raw sentence whose eojeol, lemmas and
+        POS tags the importer adds (``tokens``) before the item is validated."""
+        record = require_dict(record)
+        guid = external_id(record)
+        payload: dict[str, Any] = {"sentence": str_field(record, "sentence")}
+        annotations: list[RecordAnnotation] = []
+        if "word_form" in record:
+            columns = {key: require_list(get(record, key), key) for key in TOKEN_COLUMNS}
+            n = len(columns["word_form"])
+            for key, values in columns.items():
+                if len(values) != n:
+                    raise PayloadError(key, f"has {len(values)} entries but word_form has {n}")
+            payload["tokens"] = [
+                {"index": index, "form": form, "lemma": lemma, "pos": pos}
+                for index, form, lemma, pos in zip(*(columns[k] for k in TOKEN_COLUMNS), strict=True)
+            ]
+            if record.get("head") is not None:
+                heads = require_list(record["head"], "head")
+                deprels = require_list(get(record, "deprel"), "deprel")
+                for key, values in (("head", heads), ("deprel", deprels)):
+                    if len(values) != n:
+                        raise PayloadError(key, f"has {len(values)} entries but the sentence has {n} eojeol")
+                annotations.append(RecordAnnotation(CORPUS, LABEL_STAGE, {"heads": heads, "deprels": deprels}))
+        return ParsedRecord(
+            external_id=guid,
+            payload=payload,
+            meta=rest(record, ("guid", "sentence", *TOKEN_COLUMNS, *LABEL_COLUMNS)),
+            split=split_from_guid(guid),
+            annotations=annotations,
+        )
+
+    def build_record(
+        self, *, external_id: str, payload: dict[str, Any], meta: dict[str, Any],
+        annotations: list[RecordAnnotation], gold: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        tokens = payload.get("tokens") or []
+        fields: dict[str, Any] = {"guid": external_id, "sentence": payload["sentence"]}
+        if tokens:
+            fields.update(index=[t["index"] for t in tokens], word_form=[t["form"] for t in tokens],
+                          lemma=[t["lemma"] for t in tokens], pos=[t["pos"] for t in tokens])
+        label = gold if gold is not None else first_payload(annotations)
+        if label is not None:
+            fields.update(head=list(label["heads"]), deprel=list(label["deprels"]))
+        return ordered(RECORD_ORDER, fields, meta)
 
 
 TASK_TYPE = DependencyParsing()

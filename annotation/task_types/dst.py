@@ -14,7 +14,8 @@ from ._common import (
     require_str,
     str_field,
 )
-from .base import GuidelineTemplate, PayloadError, TaskType
+from ._records import CORPUS, external_id, first_payload, ordered, rest, split_from_guid
+from .base import LABEL_STAGE, GuidelineTemplate, ParsedRecord, PayloadError, RecordAnnotation, TaskType
 
 ROLES = ["user", "sys"]
 SPECIAL_VALUES = ["none", "dontcare"]
@@ -180,6 +181,41 @@ class DialogueStateTracking(TaskType):
                 state.append(entry)
             states.append(state)
         return {"states": states}
+
+    def parse_record(self, record: dict[str, Any]) -> ParsedRecord:
+        record = require_dict(record)
+        guid = external_id(record)
+        turns = [require_dict(t, join("dialogue", i))
+                 for i, t in enumerate(require_list(get(record, "dialogue"), "dialogue"))]
+        states = [t.get("state") for t in turns if t.get("role") == "user"]
+        labelled = any(state is not None for state in states)
+        if labelled and None in states:
+            missing = next(i for i, t in enumerate(turns) if t.get("role") == "user" and t.get("state") is None)
+            raise PayloadError(join(join("dialogue", missing), "state"),
+                               "is missing while other user turns have one; every user turn needs its state")
+        return ParsedRecord(
+            external_id=guid,
+            # The state is the label: annotators see the turns without it.
+            payload={"domains": get(record, "domains"),
+                     "dialogue": [{k: v for k, v in t.items() if k != "state"} for t in turns]},
+            meta=rest(record, ("guid", "domains", "dialogue")),
+            split=split_from_guid(guid),
+            group_key=guid,
+            annotations=[RecordAnnotation(CORPUS, LABEL_STAGE, {"states": states})] if labelled else [],
+        )
+
+    def build_record(
+        self, *, external_id: str, payload: dict[str, Any], meta: dict[str, Any],
+        annotations: list[RecordAnnotation], gold: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        label = gold if gold is not None else first_payload(annotations)
+        states = iter(label["states"] if label is not None else [])
+        dialogue = []
+        for turn in payload["dialogue"]:
+            state = next(states, None) if turn.get("role") == "user" else None
+            dialogue.append(turn if state is None else {**turn, "state": list(state)})
+        return ordered(("guid", "domains", "dialogue"), {"guid": external_id, "domains": payload["domains"],
+                                                          "dialogue": dialogue}, meta)
 
 
 TASK_TYPE = DialogueStateTracking()

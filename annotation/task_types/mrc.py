@@ -12,16 +12,23 @@ from ._common import (
     optional_str,
     require_dict,
     require_int,
+    require_list,
     require_str,
     str_field,
 )
-from .base import GuidelineTemplate, PayloadError, Stage, TaskType
+from ._records import CORPUS, external_id, first_payload, individual, ordered, rest, split_from_guid, text_key
+from .base import GuidelineTemplate, ParsedRecord, PayloadError, RecordAnnotation, Stage, TaskType
 
 WRITING = "writing"
 VALIDATION = "validation"
 UNANSWERABLE = 3
 #: Keys are strings because schemas are stored as JSON, whose object keys are always strings.
 QUESTION_TYPES = {"1": "paraphrase", "2": "multi-sentence reasoning", "3": "unanswerable"}
+#: One question of the SQuAD nesting, flattened: document fields, the paragraph's context, the qa fields.
+#: Where KLUE puts ``plausible_answers`` among the qa fields is not in the shared files; this is a guess.
+DOCUMENT_FIELDS = ("title", "news_category", "source")
+QA_FIELDS = ("question", "answers", "question_type", "is_impossible", "plausible_answers", "guid")
+RECORD_ORDER = (*DOCUMENT_FIELDS, "context", *QA_FIELDS)
 
 INSTRUCTIONS = """\
 ## 작업 개요
@@ -155,5 +162,76 @@ class MachineReadingComprehension(TaskType):
                                    "only unanswerable questions (type 3) have a plausible answer")
         return {"question": question, "question_type": qtype, "answer": answer, "plausible": plausible}
 
+    def parse_record(self, record: dict[str, Any]) -> ParsedRecord:
+        """One question with its passage (the SQuAD nesting flattened by the reader)."""
+        record = require_dict(record)
+        guid = external_id(record)
+        title, context = str_field(record, "title"), str_field(record, "context")
+        payload: dict[str, Any] = {"title": title, "context": context}
+        annotations: list[RecordAnnotation] = []
+        question = record.get("question")
+        if question is not None:
+            # The question is the writing stage's output, so an imported item goes straight to validation.
+            payload["question"] = require_str(question, "question")
+            answers = [_from_squad(a, join("answers", i))
+                       for i, a in enumerate(require_list(record.get("answers") or [], "answers"))]
+            plausible = [_from_squad(a, join("plausible_answers", i))
+                         for i, a in enumerate(require_list(record.get("plausible_answers") or [],
+                                                            "plausible_answers"))]
+            qtype = record.get("question_type")
+            if qtype is not None:
+                annotations.append(RecordAnnotation(CORPUS, WRITING, {
+                    "question": question, "question_type": qtype,
+                    "answer": answers[0] if answers else None, "plausible": plausible[0] if plausible else None,
+                }))
+        return ParsedRecord(
+            external_id=guid,
+            payload=payload,
+            # All answers stay in meta (the writing annotation holds only the first) for an exact export.
+            meta=rest(record, ("guid", "title", "context", "question")),
+            split=split_from_guid(guid),
+            group_key=text_key(title, context),
+            annotations=annotations,
+        )
+
+    def build_record(
+        self, *, external_id: str, payload: dict[str, Any], meta: dict[str, Any],
+        annotations: list[RecordAnnotation], gold: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        fields: dict[str, Any] = {"title": payload["title"], "context": payload["context"], "guid": external_id}
+        writing = first_payload(annotations, WRITING)
+        question = payload.get("question") or (writing or {}).get("question")
+        if question is not None:
+            fields["question"] = question
+        if writing is not None:
+            fields["question_type"] = writing["question_type"]
+            fields["is_impossible"] = writing["question_type"] == UNANSWERABLE
+            # The gold answer leads; kept answers win while they still start with it (import, then export).
+            primary = gold["answer"] if gold is not None and "answer" in gold else writing.get("answer")
+            fields["answers"] = _keep_or(meta.get("answers"), primary, [
+                primary, writing.get("answer"), *(a.payload.get("answer") for a in individual(annotations, VALIDATION)),
+            ])
+            plausible = _keep_or(meta.get("plausible_answers"), writing.get("plausible"), [writing.get("plausible")])
+            if plausible or "plausible_answers" in meta:
+                fields["plausible_answers"] = plausible
+        return ordered(RECORD_ORDER, fields, meta)
+
+
+def _from_squad(raw: Any, field: str) -> dict[str, Any]:
+    span = require_dict(raw, field)
+    return {"text": str_field(span, "text", field), "start": require_int(get(span, "answer_start", field),
+                                                                         join(field, "answer_start"), lo=0)}
+
+
+def _keep_or(kept: Any, first: dict[str, Any] | None, spans: list[dict[str, Any] | None]) -> list[dict[str, Any]]:
+    """The kept SQuAD answer list when it still starts with ``first``; else the distinct ``spans``."""
+    if isinstance(kept, list) and (_from_squad(kept[0], "answers[0]") if kept else None) == first:
+        return kept
+    result: list[dict[str, Any]] = []
+    for span in spans:
+        entry = None if span is None else {"text": span["text"], "answer_start": span["start"]}
+        if entry is not None and entry not in result:
+            result.append(entry)
+    return result
 
 TASK_TYPE = MachineReadingComprehension()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from itertools import pairwise
 from typing import Any
 
@@ -13,10 +14,12 @@ from ._common import (
     require_choice,
     require_dict,
     require_list,
+    require_str,
     schema_list,
     str_field,
 )
-from .base import GuidelineTemplate, PayloadError, TaskType
+from ._records import CORPUS, external_id, first_payload, ordered, rest, split_from_guid
+from .base import LABEL_STAGE, GuidelineTemplate, ParsedRecord, PayloadError, RecordAnnotation, TaskType
 
 LABELS = ["PS", "LC", "OG", "DT", "TI", "QT"]
 DESCRIPTIONS = {"PS": "인물", "LC": "지명·장소", "OG": "기관·단체", "DT": "날짜", "TI": "시간", "QT": "수량"}
@@ -122,6 +125,118 @@ class NamedEntityRecognition(TaskType):
                 if furthest is None or end > furthest[0]:
                     furthest = (end, start, i)
         return {"entities": [{"start": s, "end": e, "type": t} for s, e, t, _ in spans]}
+
+    def parse_record(self, record: dict[str, Any]) -> ParsedRecord:
+        """Three shapes: the TSV reader's (``chars`` + ``tags``, with ``markup``), a ``sentence`` with
+        ``<text:TYPE>`` markup, or a plain ``sentence`` (no entities: an item still to be annotated)."""
+        record = require_dict(record)
+        guid = external_id(record)
+        entities: list[dict[str, Any]] | None
+        if "tags" in record:
+            chars = [_one_char(c, join("chars", i))
+                     for i, c in enumerate(require_list(get(record, "chars"), "chars"))]
+            sentence = "".join(chars)
+            entities = spans_from_tags(chars, require_list(record["tags"], "tags"))
+            for key, text in (("sentence", record.get("sentence")), ("markup", record.get("markup"))):
+                if text is not None and (parse_markup(text)[0] if key == "markup" else text) != sentence:
+                    raise PayloadError(key, f"{text!r} does not match the characters of the tag sequence "
+                                            f"{sentence!r}")
+        else:
+            source_text = record.get("markup") if record.get("markup") is not None else get(record, "sentence")
+            sentence, found = parse_markup(require_str(source_text, "sentence"))
+            entities = found or None
+        annotations = [] if entities is None else [RecordAnnotation(CORPUS, LABEL_STAGE, {"entities": entities})]
+        return ParsedRecord(
+            external_id=guid,
+            payload={"sentence": require_str(sentence, "sentence")},
+            meta=rest(record, ("guid", "sentence", "markup", "chars", "tags")),
+            split=split_from_guid(guid),
+            annotations=annotations,
+        )
+
+    def build_record(
+        self, *, external_id: str, payload: dict[str, Any], meta: dict[str, Any],
+        annotations: list[RecordAnnotation], gold: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        sentence = payload["sentence"]
+        label = gold if gold is not None else first_payload(annotations)
+        fields: dict[str, Any] = {"guid": external_id, "sentence": sentence}
+        if label is not None:
+            entities = label.get("entities") or []
+            fields.update(markup=to_markup(sentence, entities), chars=list(sentence),
+                          tags=tags_from_spans(len(sentence), entities))
+        return ordered(("guid", "source", "sentence", "markup", "chars", "tags"), fields, meta)
+
+
+#: ``<text:TYPE>``; the text holds no angle brackets, so ``<<레이:PS>>`` marks ``레이``.
+_MARKUP = re.compile(r"<([^<>]+?):(" + "|".join(LABELS) + r")>")
+
+
+def _one_char(value: Any, field: str) -> str:
+    if not isinstance(value, str) or len(value) != 1:
+        raise PayloadError(field, f"must be exactly one character, got {value!r}")
+    return value
+
+
+def parse_markup(markup: str) -> tuple[str, list[dict[str, Any]]]:
+    """``<경찰:OG>은`` -> (``경찰은``, [{"start": 0, "end": 2, "type": "OG"}])."""
+    parts: list[str] = []
+    entities = []
+    length = pos = 0
+    for match in _MARKUP.finditer(markup):
+        before = markup[pos:match.start()]
+        parts += [before, match.group(1)]
+        start = length + len(before)
+        length = start + len(match.group(1))
+        entities.append({"start": start, "end": length, "type": match.group(2)})
+        pos = match.end()
+    parts.append(markup[pos:])
+    return "".join(parts), entities
+
+
+def to_markup(sentence: str, entities: list[dict[str, Any]]) -> str:
+    parts = []
+    pos = 0
+    for entity in sorted(entities, key=lambda e: e["start"]):
+        start, end = entity["start"], entity["end"]
+        parts += [sentence[pos:start], f"<{sentence[start:end]}:{entity['type']}>"]
+        pos = end
+    parts.append(sentence[pos:])
+    return "".join(parts)
+
+
+def spans_from_tags(chars: list[str], tags: list[Any]) -> list[dict[str, Any]]:
+    """IOB2 character tags -> entity spans; a tag that breaks IOB2 is an error naming its position."""
+    if len(tags) != len(chars):
+        raise PayloadError("tags", f"has {len(tags)} tags for {len(chars)} characters")
+    entities: list[dict[str, Any]] = []
+    current: dict[str, Any] | None = None
+    for i, tag in enumerate(tags):
+        field = join("tags", i)
+        if tag == "O":
+            current = None
+            continue
+        if not isinstance(tag, str) or tag[:2] not in ("B-", "I-") or tag[2:] not in LABELS:
+            raise PayloadError(field, f"unknown tag {tag!r}; expected O, B-X or I-X with X one of "
+                                      f"{', '.join(LABELS)}")
+        if tag.startswith("B-"):
+            current = {"start": i, "end": i + 1, "type": tag[2:]}
+            entities.append(current)
+        elif current is None or current["type"] != tag[2:]:
+            raise PayloadError(field, f"{tag} at character {i} ({chars[i]!r}) does not continue a "
+                                      f"{tag[2:]} entity; IOB2 needs B-{tag[2:]} first")
+        else:
+            current["end"] = i + 1
+    return entities
+
+
+def tags_from_spans(length: int, entities: list[dict[str, Any]]) -> list[str]:
+    tags = ["O"] * length
+    for entity in entities:
+        tags[entity["start"]] = f"B-{entity['type']}"
+        for i in range(entity["start"] + 1, entity["end"]):
+            tags[i] = f"I-{entity['type']}"
+    return tags
 
 
 TASK_TYPE = NamedEntityRecognition()

@@ -14,11 +14,16 @@ from ._common import (
     schema_list,
     str_field,
 )
-from .base import GuidelineTemplate, PayloadError, Stage, TaskType
+from ._records import CORPUS, external_id, first_payload, individual, majority, ordered, rest, split_from_guid, text_key
+from .base import GuidelineTemplate, ParsedRecord, PayloadError, RecordAnnotation, Stage, TaskType
 
 LABELS = ["entailment", "neutral", "contradiction"]
 WRITING = "writing"
 VALIDATION = "validation"
+#: KLUE's per-annotator fields: the writer's intended label, then one per validator.
+AUTHOR = "author"
+VALIDATOR_FIELDS = ("label2", "label3", "label4", "label5")
+LABEL_FIELDS = (AUTHOR, *VALIDATOR_FIELDS)
 
 INSTRUCTIONS = """\
 ## 작업 개요
@@ -128,6 +133,60 @@ class NaturalLanguageInference(TaskType):
         if hypothesis == str(item.get("premise", "")).strip():
             raise PayloadError("hypothesis", "copies the premise; write a new sentence")
         return {"hypothesis": hypothesis, "label": label}
+
+    def parse_record(self, record: dict[str, Any]) -> ParsedRecord:
+        record = require_dict(record)
+        guid = external_id(record)
+        premise = str_field(record, "premise")
+        payload: dict[str, Any] = {"premise": premise}
+        annotations: list[RecordAnnotation] = []
+        hypothesis = record.get("hypothesis")
+        if hypothesis is not None:
+            payload["hypothesis"] = require_str(hypothesis, "hypothesis")
+            author = record.get(AUTHOR)
+            if author:
+                annotations.append(RecordAnnotation(AUTHOR, WRITING, {
+                    "hypothesis": hypothesis, "label": require_str(author, AUTHOR)}))
+            for key in VALIDATOR_FIELDS:
+                if record.get(key):
+                    annotations.append(RecordAnnotation(key, VALIDATION, {"label": require_str(record[key], key)}))
+            if not annotations and record.get("gold_label"):
+                annotations.append(RecordAnnotation(CORPUS, VALIDATION, {
+                    "label": require_str(record["gold_label"], "gold_label")}))
+        return ParsedRecord(
+            external_id=guid,
+            payload=payload,
+            meta=rest(record, ("guid", "premise", "hypothesis", *LABEL_FIELDS)),
+            split=split_from_guid(guid),
+            # Pairs written from one premise must stay in one split.
+            group_key=text_key(premise),
+            annotations=annotations,
+        )
+
+    def build_record(
+        self, *, external_id: str, payload: dict[str, Any], meta: dict[str, Any],
+        annotations: list[RecordAnnotation], gold: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        writing = first_payload(annotations, WRITING)
+        validators = individual(annotations, VALIDATION)
+        fields: dict[str, Any] = {"guid": external_id, "premise": payload["premise"]}
+        hypothesis = payload.get("hypothesis") or (writing or {}).get("hypothesis")
+        if hypothesis is not None:
+            fields["hypothesis"] = hypothesis
+        votes = [(writing or {}).get("label"), *(a.payload.get("label") for a in validators)]
+        gold_label = (gold or {}).get("label") or meta.get("gold_label") or majority(votes, min_votes=3)
+        if gold_label is None and not writing and not validators:
+            gold_label = (first_payload(annotations, VALIDATION) or {}).get("label")
+        if gold_label is not None:
+            fields["gold_label"] = gold_label
+        if writing is not None:
+            fields[AUTHOR] = writing.get("label")
+        # KLUE has four validators; a project with more continues the numbering (label6, …).
+        validator_fields = [f"label{i + 2}" for i in range(len(validators))]
+        fields.update(zip(validator_fields, (a.payload.get("label") for a in validators), strict=True))
+        order = ("guid", "genre", "source", "premise", "hypothesis", "gold_label", AUTHOR,
+                 *dict.fromkeys([*VALIDATOR_FIELDS, *validator_fields]))
+        return ordered(order, fields, meta)
 
 
 TASK_TYPE = NaturalLanguageInference()

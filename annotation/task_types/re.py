@@ -15,7 +15,8 @@ from ._common import (
     schema_list,
     str_field,
 )
-from .base import GuidelineTemplate, PayloadError, TaskType
+from ._records import CORPUS, external_id, first_payload, ordered, rest, split_from_guid
+from .base import LABEL_STAGE, GuidelineTemplate, ParsedRecord, PayloadError, RecordAnnotation, TaskType
 
 #: The official order of klue-re-v1.1_relation_list.json (label ids follow it).
 RELATIONS = [
@@ -123,6 +124,31 @@ class RelationExtraction(TaskType):
         payload = require_dict(payload)
         return {"label": require_choice(get(payload, "label"), schema_list(schema, "labels"), "label",
                                         "relation")}
+
+    def parse_record(self, record: dict[str, Any]) -> ParsedRecord:
+        record = require_dict(record)
+        guid = external_id(record)
+        label = record.get("label")
+        return ParsedRecord(
+            external_id=guid,
+            payload={"sentence": str_field(record, "sentence"),
+                     "subject_entity": require_dict(get(record, "subject_entity"), "subject_entity"),
+                     "object_entity": require_dict(get(record, "object_entity"), "object_entity")},
+            meta=rest(record, ("guid", "sentence", "subject_entity", "object_entity", "label")),
+            split=split_from_guid(guid),
+            annotations=[] if label is None else [
+                RecordAnnotation(CORPUS, LABEL_STAGE, {"label": str_field(record, "label")})],
+        )
+
+    def build_record(
+        self, *, external_id: str, payload: dict[str, Any], meta: dict[str, Any],
+        annotations: list[RecordAnnotation], gold: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        label = gold if gold is not None else first_payload(annotations)
+        fields = {"guid": external_id, **payload}
+        if label is not None:
+            fields["label"] = label["label"]
+        return ordered(("guid", "sentence", "subject_entity", "object_entity", "label", "source"), fields, meta)
 
 
 TASK_TYPE = RelationExtraction()

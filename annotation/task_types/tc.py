@@ -4,8 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import get, keep_extra, optional_str, require_choice, require_dict, schema_list, str_field
-from .base import GuidelineTemplate, PayloadError, TaskType
+from ._common import (
+    get,
+    join,
+    keep_extra,
+    optional_str,
+    require_choice,
+    require_dict,
+    require_list,
+    require_str,
+    schema_list,
+    str_field,
+)
+from ._records import CORPUS, external_id, individual, majority, ordered, rest, split_from_guid
+from .base import LABEL_STAGE, GuidelineTemplate, ParsedRecord, PayloadError, RecordAnnotation, TaskType
 
 LABELS = ["IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치"]
 #: YNAT writes "no 2nd/3rd topic" as this string; Goldset payloads use null instead.
@@ -112,6 +124,67 @@ class TopicClassification(TaskType):
             if ranked["third"] in (label, ranked["second"]):
                 raise PayloadError("third", f"repeats an earlier topic {ranked['third']!r}")
         return {"label": label, **ranked}
+
+    def parse_record(self, record: dict[str, Any]) -> ParsedRecord:
+        record = require_dict(record)
+        guid = external_id(record)
+        annotations: list[RecordAnnotation] = []
+        block = record.get("annotations")
+        if block is not None:
+            annotations = _scoped_annotations(require_dict(block, "annotations"))
+        elif record.get("label") is not None:
+            annotations = [RecordAnnotation(CORPUS, LABEL_STAGE, {
+                "label": require_str(record["label"], "label"), "second": None, "third": None})]
+        return ParsedRecord(
+            external_id=guid,
+            payload={"title": str_field(record, "title")},
+            # The publisher's category, URL and date stay out of the payload: annotators judge the title only.
+            meta=rest(record, ("guid", "title", "annotations")),
+            split=split_from_guid(guid),
+            annotations=annotations,
+        )
+
+    def build_record(
+        self, *, external_id: str, payload: dict[str, Any], meta: dict[str, Any],
+        annotations: list[RecordAnnotation], gold: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        voters = individual(annotations)
+        label = (gold or {}).get("label") or meta.get("label") or majority(a.payload.get("label") for a in voters)
+        if label is None and annotations:
+            label = annotations[0].payload.get("label")
+        fields: dict[str, Any] = {"guid": external_id, "title": payload["title"]}
+        if label is not None:
+            fields["label"] = label
+        if voters:
+            scopes = {name: [a.payload.get(key) or NONE_LABEL for a in voters] for key, name in SCOPES}
+            fields["annotations"] = {"annotators": [a.annotator for a in voters], "annotations": scopes}
+        return ordered(RECORD_ORDER, fields, meta)
+
+
+#: (annotation payload key, YNAT scope name).
+SCOPES = (("label", "first-scope"), ("second", "second-scope"), ("third", "third-scope"))
+RECORD_ORDER = ("guid", "title", "predefined_news_category", "label", "annotations", "url", "date")
+
+
+def _scoped_annotations(block: dict[str, Any]) -> list[RecordAnnotation]:
+    """YNAT's ``annotations`` block -> one annotation per annotator with ranked topics (해당없음 -> null)."""
+    annotators = require_list(get(block, "annotators", "annotations"), "annotations.annotators")
+    scopes = require_dict(get(block, "annotations", "annotations"), "annotations.annotations")
+    columns: dict[str, list[Any]] = {}
+    for key, name in SCOPES:
+        field = join("annotations.annotations", name)
+        values = require_list(get(scopes, name, "annotations.annotations"), field)
+        if len(values) != len(annotators):
+            raise PayloadError(field, f"has {len(values)} entries for {len(annotators)} annotators")
+        columns[key] = values
+    result = []
+    for i, annotator in enumerate(annotators):
+        ranked = {key: columns[key][i] for key, _ in SCOPES}
+        result.append(RecordAnnotation(
+            require_str(annotator, join("annotations.annotators", i)), LABEL_STAGE,
+            {key: None if value == NONE_LABEL else value for key, value in ranked.items()},
+        ))
+    return result
 
 
 TASK_TYPE = TopicClassification()
