@@ -1,0 +1,232 @@
+"""The dataset card (``dataset_card.md``), generated from the release record — never hand-written.
+
+Layout: a Hugging Face card (YAML header with licence, language, task categories, sizes and the data
+files per split), then the sections of *Datasheets for Datasets* (Gebru et al.): motivation,
+composition, collection and annotation, agreement, PII and screening, splits, baseline results,
+known limitations. Everything comes from the manifest dict the release service writes (plus the
+guideline sections in force), so a card says exactly what the release holds. No timestamps: the same
+release state gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .writers.flat import FlatSchema
+
+CARD_NAME = "dataset_card.md"
+
+#: SPDX identifiers whose Hugging Face licence id is not simply the lower-cased SPDX id.
+_HF_LICENSE = {"CC-BY-SA-4.0": "cc-by-sa-4.0", "CC-BY-4.0": "cc-by-4.0", "CC-BY-NC-SA-4.0": "cc-by-nc-sa-4.0",
+               "CC-BY-ND-4.0": "cc-by-nd-4.0", "CC0-1.0": "cc0-1.0", "Apache-2.0": "apache-2.0", "MIT": "mit"}
+
+
+def hf_license(sources: list[dict[str, Any]]) -> str:
+    licenses = sorted({s["license"] for s in sources if s.get("license")})
+    if not licenses:
+        return "unknown"
+    if len(licenses) > 1:
+        return "other"
+    return _HF_LICENSE.get(licenses[0], licenses[0].lower())
+
+
+def size_category(n: int) -> str:
+    for bound, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"),
+                        (1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M")):
+        if n < bound:
+            return name
+    return "10M<n<100M"
+
+
+def _yaml_list(key: str, values: list[str], indent: str = "") -> list[str]:
+    return [f"{indent}{key}:"] + [f"{indent}- {json.dumps(v, ensure_ascii=False)}" for v in values]
+
+
+def _header(m: dict[str, Any], schema: FlatSchema) -> list[str]:
+    total = sum(m["splits"].values())
+    lines = ["---", f"license: {hf_license(m['sources'])}", *_yaml_list("language", ["ko"]),
+             *_yaml_list("task_categories", list(schema.hf_categories)),
+             *_yaml_list("task_ids", list(schema.hf_task_ids)),
+             *_yaml_list("size_categories", [size_category(total)]),
+             f"pretty_name: {json.dumps(m['project_name'] + ' ' + m['version'], ensure_ascii=False)}"]
+    data_files = [f for f in m["files"] if f["kind"] in ("jsonl", "parquet")]
+    kind = "parquet" if any(f["kind"] == "parquet" for f in data_files) else "jsonl"
+    chosen = [f for f in data_files if f["kind"] == kind]
+    if chosen:
+        lines += ["configs:", "- config_name: default", "  data_files:"]
+        for f in chosen:
+            lines += [f"  - split: {f['split']}", f"    path: {f['path']}"]
+    return [*lines, "---", ""]
+
+
+def _table(head: list[str], rows: list[list[Any]]) -> list[str]:
+    def cell(value: Any) -> str:
+        return str(value).replace("|", "\\|").replace("\n", " ")
+
+    return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head),
+            *("| " + " | ".join(cell(v) for v in row) + " |" for row in rows), ""]
+
+
+def _number(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def _quote(markdown: str) -> list[str]:
+    return [("> " + line).rstrip() for line in markdown.strip().splitlines()] + [""]
+
+
+def render_card(m: dict[str, Any], schema: FlatSchema, guidelines: list[dict[str, Any]],
+                description: str = "") -> str:
+    """The card's Markdown for a manifest ``m`` (see ``services._manifest``)."""
+    total = sum(m["splits"].values())
+    out = _header(m, schema)
+    out += [f"# {m['project_name']} — release {m['version']}", ""]
+    if description.strip():
+        out += [description.strip(), ""]
+    out += [f"A Korean {m['task_title'].lower()} dataset in the format of {m['klue_name']} (KLUE), built with "
+            f"Goldset from the project `{m['project']}` by {m['built_by'] or 'a command-line build'}. "
+            f"{total} records in {len(m['splits'])} split(s).", ""]
+
+    out += ["## Motivation", "",
+            f"This release was created to train and evaluate models on {m['task_title'].lower()} "
+            f"({m['klue_name']}) in Korean, following the KLUE construction process: licensed sources, PII "
+            "screened before annotation, several annotators per item, measured agreement, and leakage-free "
+            "splits checked by a baseline model.", ""]
+
+    out += ["## Dataset structure", "", "### Data files", ""]
+    out += _table(["path", "format", "split", "records"],
+                  [[f"`{f['path']}`", f["kind"], f.get("split") or "—", _number(f.get("records"))]
+                   for f in m["files"]])
+    out += ["### Data fields (JSONL, CSV, Parquet)", ""]
+    out += _table(["column", "type", "from the KLUE record"],
+                  [[f"`{c.name}`", str(c.type), " or ".join(f"`{p}`" for p in c.paths)] for c in schema.columns]
+                  + [["`split`", "string", "the release split"]])
+    out += ["KLUE-native files keep KLUE v1.1's names, field order and layout exactly.", ""]
+
+    out += ["### Splits and label distribution", ""]
+    labels = sorted({label for counts in m["label_counts"].values() for label in counts})
+    out += _table(["split", "records", *labels],
+                  [[split, n, *(m["label_counts"].get(split, {}).get(label, 0) for label in labels)]
+                   for split, n in m["splits"].items()])
+    spec = m["split_spec"]
+    if spec.get("mode") == "keep":
+        out += ["Splits: **kept** as each item already had them (e.g. the imported KLUE train/dev).", ""]
+    else:
+        ratios = ", ".join(f"{k} {v}" for k, v in spec.get("ratios", {}).items())
+        out += [f"Splits: ratios {ratios}, seed **{m['seed']}**; stratified by "
+                f"{'`' + schema.stratify + '`' if schema.stratify else 'nothing (the task has no item label)'}; "
+                "grouped so that items sharing a group key (premise, passage, dialogue, source document), exact "
+                "duplicates and near duplicates stay in one split.", ""]
+    leak = m["leakage"]
+    out += ["### Leakage check", "",
+            f"**{'clean' if leak.get('clean') else 'LEAKS FOUND'}** — exact duplicates across splits: "
+            f"{leak.get('exact_duplicates_across_splits', 0)}, groups across splits: "
+            f"{leak.get('groups_across_splits', 0)}, near-duplicate pairs across splits: "
+            f"{leak.get('near_duplicates_across_splits', 0)} (of {leak.get('near_duplicate_pairs_checked', 0)} "
+            "near-duplicate pairs known from import).", ""]
+
+    out += ["## Sources and licences", ""]
+    if m["sources"]:
+        out += _table(["source", "licence", "URL", "provenance"],
+                      [[s["name"], s["license"], s.get("url") or "—", s.get("provenance") or "—"]
+                       for s in m["sources"]])
+    else:
+        out += ["No source is recorded for these items; check the licence before redistributing.", ""]
+
+    out += ["## Collection and annotation process", ""]
+    ann = m["annotators"]
+    out += [f"Annotators who contributed: {ann.get('total', 0)} ({ann.get('imported', 0)} came with the corpus).",
+            ""]
+    per_item = ann.get("per_item", {})
+    if per_item:
+        out += _table(["stage", "annotators per item: items"],
+                      [[stage, ", ".join(f"{k}: {v}" for k, v in hist.items())] for stage, hist in per_item.items()])
+    gold = m["gold"]
+    out += [f"Gold labels: source **{gold.get('source')}** — {gold.get('rule')}.", ""]
+    versions = m["guideline_versions"]
+    out += [f"Guideline versions used by the annotations: {', '.join(map(str, versions)) or 'none recorded'}.", ""]
+    for guideline in guidelines:
+        out += [f"### Guideline v{guideline['version']}: ethics", "", *_quote(guideline["ethics"]),
+                f"### Guideline v{guideline['version']}: personal information", "", *_quote(guideline["pii"])]
+
+    out += ["## Agreement", ""]
+    agreement = m["agreement"]
+    coefficients = agreement.get("coefficients") or []
+    if coefficients:
+        out += _table(["coefficient", "level", "value", "95% CI"],
+                      [[c.get("name"), c.get("level") or "—", _number(c.get("value")),
+                        "—" if not c.get("ci95") else f"[{_number(c['ci95'][0])}, {_number(c['ci95'][1])}]"]
+                       for c in coefficients])
+        out += [f"Items counted: {agreement.get('items_counted')}; excluded: "
+                f"{json.dumps(agreement.get('items_excluded') or {}, ensure_ascii=False)}.", ""]
+    else:
+        out += [f"Not computed ({agreement.get('reason', 'no agreement report')}).", ""]
+
+    out += ["## Personal information and screening", ""]
+    screening = m["screening"]
+    pii = screening.get("pii_by_type", {})
+    out += [f"PII findings in the released items by type (values were pseudonymised or only detected, as the "
+            f"import policy said; raw values are never stored): "
+            f"{', '.join(f'{k}: {v}' for k, v in pii.items()) or 'none'}; items with findings: "
+            f"{screening.get('items_with_pii', 0)}.", ""]
+    out += [f"Screening status of the released items: "
+            f"{', '.join(f'{k}: {v}' for k, v in screening.get('included_by_status', {}).items()) or '—'}. "
+            f"All items of the project: "
+            f"{', '.join(f'{k}: {v}' for k, v in screening.get('items_by_status', {}).items()) or '—'}.", ""]
+    flags = screening.get("flags", {})
+    if flags:
+        out += _table(["flag", "resolutions"], [[kind, ", ".join(f"{k}: {v}" for k, v in res.items())]
+                                                 for kind, res in flags.items()])
+    if m["excluded"]:
+        out += [f"Items left out of the release: "
+                f"{', '.join(f'{k}: {v}' for k, v in m['excluded'].items())}.", ""]
+
+    out += ["## Baseline check", ""]
+    check = m["check"]
+    if check.get("passed") is None:
+        out += [f"Not run: {check.get('reason', 'pending')}.", ""]
+    else:
+        out += [f"**{'Passed' if check['passed'] else 'Failed'}**"
+                + (f" in {check['seconds']:.1f} s" if isinstance(check.get("seconds"), int | float) else "") + ".", ""]
+        metrics, trivial = check.get("metrics") or {}, check.get("trivial") or {}
+        names = sorted(set(metrics) | set(trivial))
+        out += _table(["metric", "baseline", "trivial"],
+                      [[n, _number(metrics.get(n)), _number(trivial.get(n))] for n in names])
+
+    out += ["## Known limitations", ""]
+    out += [f"- {line}" for line in limitations(m)] + [""]
+    out += ["## Reproducing and verifying", "",
+            "`SHA256SUMS` lists every file (`sha256sum -c SHA256SUMS`, or `python manage.py verify_release "
+            "<folder>`). `manifest.json` holds this card's figures. Rebuilding from the same project state with "
+            "the same split specification and seed gives byte-identical data files.", ""]
+    return "\n".join(out)
+
+
+def limitations(m: dict[str, Any]) -> list[str]:
+    """What a user of the release should know, derived from its record."""
+    notes = []
+    if m["gold"].get("source") == "fallback":
+        notes.append("Gold labels were not computed by the agreement and adjudication workflow; each record keeps "
+                     "the corpus's own label or its single annotation.")
+    awaiting = {k: v for k, v in m["screening"].get("included_by_status", {}).items()
+                if k in ("needs_review", "pending")}
+    if awaiting:
+        notes.append(f"Some released items are still awaiting screening review ({awaiting}).")
+    if not m["leakage"].get("clean"):
+        notes.append("The leakage check found items that cross splits (see above).")
+    if "test" not in m["splits"]:
+        notes.append("There is no test split in this release.")
+    if not m["agreement"].get("coefficients"):
+        notes.append("Inter-annotator agreement was not computed for this release.")
+    if m["check"].get("passed") is None:
+        notes.append("The baseline check did not run.")
+    notes.append("Near duplicates are those the import's MinHash index found (character 5-gram Jaccard); "
+                 "paraphrases below that threshold can still cross splits.")
+    notes.append("Automatic PII and toxicity screening is rule-based; it misses what its patterns and lexicon do "
+                 "not cover.")
+    return notes

@@ -1,0 +1,82 @@
+"""Checksums, the atomic move into place, read-only files, and verification of a release folder.
+
+``SHA256SUMS`` uses the ``sha256sum`` layout (``<hex>  <path>``, sorted by path), so
+``sha256sum -c SHA256SUMS`` checks a downloaded release without Goldset.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from pathlib import Path
+
+SUMS_NAME = "SHA256SUMS"
+_BLOCK = 1 << 20
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        while block := stream.read(_BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def folder_files(folder: Path) -> list[str]:
+    """Every regular file under ``folder`` as a POSIX path relative to it, sorted."""
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+
+
+def write_sums(folder: Path) -> dict[str, str]:
+    """Hash every file (except the sums file itself) and write ``SHA256SUMS``; return {path: sha256}."""
+    sums = {name: sha256_file(folder / name) for name in folder_files(folder) if name != SUMS_NAME}
+    (folder / SUMS_NAME).write_text("".join(f"{digest}  {name}\n" for name, digest in sums.items()),
+                                    encoding="utf-8")
+    return sums
+
+
+def read_sums(folder: Path) -> dict[str, str]:
+    sums: dict[str, str] = {}
+    for number, line in enumerate((folder / SUMS_NAME).read_text(encoding="utf-8").splitlines(), 1):
+        digest, sep, name = line.partition("  ")
+        if not sep or len(digest) != 64:
+            raise ValueError(f"{SUMS_NAME} line {number} is not '<sha256>  <path>'")
+        sums[name] = digest
+    return sums
+
+
+def verify_folder(folder: Path) -> dict[str, object]:
+    """Re-hash a release folder against its ``SHA256SUMS``.
+
+    ``ok`` only when every listed file exists with its hash and no unlisted file was added.
+    """
+    if not folder.is_dir():
+        return {"ok": False, "folder": str(folder), "error": "no such folder"}
+    if not (folder / SUMS_NAME).is_file():
+        return {"ok": False, "folder": str(folder), "error": f"{SUMS_NAME} is missing"}
+    try:
+        listed = read_sums(folder)
+    except ValueError as error:
+        return {"ok": False, "folder": str(folder), "error": str(error)}
+    present = set(folder_files(folder)) - {SUMS_NAME}
+    missing = sorted(set(listed) - present)
+    unlisted = sorted(present - set(listed))
+    changed = sorted(name for name in set(listed) & present if sha256_file(folder / name) != listed[name])
+    return {"ok": not (missing or unlisted or changed), "folder": str(folder), "files": len(listed),
+            "missing": missing, "changed": changed, "unlisted": unlisted}
+
+
+def move_into_place(temporary: Path, final: Path) -> None:
+    """Rename the finished temporary folder to its final name in one step (same file system)."""
+    if final.exists():
+        raise FileExistsError(f"{final} already exists")
+    os.rename(temporary, final)
+
+
+def make_read_only(folder: Path) -> None:
+    """Files r--r--r--, folders r-xr-xr-x: a published release cannot be edited in place by accident."""
+    read_only = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
+    for path in sorted(folder.rglob("*"), reverse=True):
+        path.chmod(read_only | (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH if path.is_dir() else 0))
+    folder.chmod(read_only | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)

@@ -1,0 +1,175 @@
+"""Releases: immutable, versioned snapshots of a project's gold data with their files.
+
+A release is built once (``building → checking → passed | failed``), may then be published, and from
+then on never changes: the model refuses to save or delete a published row, its queryset refuses bulk
+updates and deletes that touch one, and a ``pre_delete`` signal stops cascades (deleting the project)
+from removing it. The services lock the row before every change, so a publish racing a rebuild cannot
+slip through either.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.db.models.signals import pre_delete
+from django.dispatch import receiver
+from django.utils.translation import gettext_lazy as _
+
+from annotation.models import Project
+
+#: Semantic version (https://semver.org): MAJOR.MINOR.PATCH with optional pre-release and build parts.
+SEMVER = re.compile(
+    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
+    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$"
+)
+
+
+class ReleaseStatus(models.TextChoices):
+    BUILDING = "building", _("Building")
+    CHECKING = "checking", _("Running the baseline check")
+    PASSED = "passed", _("Passed")
+    FAILED = "failed", _("Failed the checks")
+    PUBLISHED = "published", _("Published")
+    ERROR = "error", _("Build error")
+
+
+#: Statuses in which a build is over (the job has nothing left to do).
+FINISHED = (ReleaseStatus.PASSED, ReleaseStatus.FAILED, ReleaseStatus.PUBLISHED, ReleaseStatus.ERROR)
+
+
+class ImmutableReleaseError(Exception):
+    """A change to a published release (or one of its files) was attempted."""
+
+
+class ReleaseQuerySet(models.QuerySet):
+    """Bulk updates and deletes must not reach published releases either."""
+
+    def update(self, **kwargs: Any) -> int:
+        if self.filter(status=ReleaseStatus.PUBLISHED).exists():
+            raise ImmutableReleaseError("a published release cannot be changed")
+        return super().update(**kwargs)
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        if self.filter(status=ReleaseStatus.PUBLISHED).exists():
+            raise ImmutableReleaseError("a published release cannot be deleted")
+        return super().delete()
+
+
+class Release(models.Model):
+    """One versioned snapshot of a project: split specification, counts, provenance, checks, files."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="releases")
+    version = models.CharField(max_length=64, help_text=_("Semantic version, unique per project (1.0.0)."))
+    status = models.CharField(max_length=20, choices=ReleaseStatus.choices, default=ReleaseStatus.BUILDING)
+    #: {"mode": "ratios", "ratios": {"train": 0.8, …}, "seed": 13} or {"mode": "keep"}.
+    split_spec = models.JSONField(default=dict)
+    seed = models.IntegerField(null=True, blank=True)
+    formats = models.JSONField(default=list)
+    #: Build options ({"agreement": true, "check_margin": …}).
+    options = models.JSONField(default=dict, blank=True)
+    #: Where the release folder lives (``<out>/<project-slug>-<version>``).
+    out_dir = models.CharField(max_length=1000, blank=True)
+    #: The gold source and rule(s) used, and how many items each status excluded.
+    gold = models.JSONField(default=dict, blank=True)
+    guideline_versions = models.JSONField(default=list, blank=True)
+    #: {split: n} and {split: {label: n}}.
+    split_counts = models.JSONField(default=dict, blank=True)
+    label_counts = models.JSONField(default=dict, blank=True)
+    #: Items left out and why ({"screening_dropped": 3, "no_gold": 2, …}).
+    excluded = models.JSONField(default=dict, blank=True)
+    leakage = models.JSONField(default=dict, blank=True)
+    agreement = models.JSONField(default=dict, blank=True)
+    #: PII findings by type, screening statuses and flags: what the card reports.
+    screening = models.JSONField(default=dict, blank=True)
+    annotators = models.JSONField(default=dict, blank=True)
+    sources = models.JSONField(default=list, blank=True)
+    #: The baseline check: {"passed": bool | None, "metrics", "trivial", "reason", …}.
+    baseline_check = models.JSONField(default=dict, blank=True)
+    #: {"phase": "items", "done": n, "total": m} while building.
+    progress = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    published_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                     related_name="+")
+    published_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ReleaseQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["project", "-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "version"], name="release_unique_version"),
+            models.CheckConstraint(condition=~models.Q(status="published") | models.Q(published_at__isnull=False),
+                                   name="release_published_has_date"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project.slug} {self.version} ({self.status})"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.pk is not None and Release.objects.filter(pk=self.pk, status=ReleaseStatus.PUBLISHED).exists():
+            raise ImmutableReleaseError(f"release {self.version} is published and cannot be changed")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        if Release.objects.filter(pk=self.pk, status=ReleaseStatus.PUBLISHED).exists():
+            raise ImmutableReleaseError(f"release {self.version} is published and cannot be deleted")
+        return super().delete(*args, **kwargs)
+
+    @property
+    def is_published(self) -> bool:
+        return self.status == ReleaseStatus.PUBLISHED
+
+    @property
+    def folder_name(self) -> str:
+        return f"{self.project.slug}-{self.version}"
+
+
+class ReleaseFile(models.Model):
+    """One file of a release folder with its checksum (``path`` is relative to the folder)."""
+
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="files")
+    path = models.CharField(max_length=500)
+    #: klue, jsonl, csv, parquet, card, manifest, checksums.
+    kind = models.CharField(max_length=20)
+    split = models.CharField(max_length=10, blank=True)
+    records = models.PositiveIntegerField(null=True, blank=True)
+    size = models.PositiveBigIntegerField()
+    sha256 = models.CharField(max_length=64)
+
+    class Meta:
+        ordering = ["release", "path"]
+        constraints = [models.UniqueConstraint(fields=["release", "path"], name="release_file_unique_path")]
+
+    def __str__(self) -> str:
+        return f"{self.release} / {self.path}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if Release.objects.filter(pk=self.release_id, status=ReleaseStatus.PUBLISHED).exists():
+            raise ImmutableReleaseError("the files of a published release cannot be changed")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        if Release.objects.filter(pk=self.release_id, status=ReleaseStatus.PUBLISHED).exists():
+            raise ImmutableReleaseError("the files of a published release cannot be deleted")
+        return super().delete(*args, **kwargs)
+
+
+@receiver(pre_delete, sender=Release)
+def _refuse_published_release_delete(sender: type[Release], instance: Release, **kwargs: Any) -> None:
+    # Cascades (deleting the project) bypass Model.delete but still send pre_delete.
+    if instance.status == ReleaseStatus.PUBLISHED:
+        raise ImmutableReleaseError(f"release {instance.version} of {instance.project_id} is published")
+
+
+@receiver(pre_delete, sender=ReleaseFile)
+def _refuse_published_file_delete(sender: type[ReleaseFile], instance: ReleaseFile, **kwargs: Any) -> None:
+    if Release.objects.filter(pk=instance.release_id, status=ReleaseStatus.PUBLISHED).exists():
+        raise ImmutableReleaseError("the files of a published release cannot be deleted")

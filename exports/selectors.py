@@ -1,0 +1,158 @@
+"""Reads for releases: the items a release takes, their annotations and gold, in id-ordered chunks.
+
+Nothing here loads a project whole: items come ``CHUNK`` at a time by primary key, with their
+annotations and gold rows fetched for the same id range, so memory stays flat however big the
+project is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Count, QuerySet
+
+from annotation import models as annotation_models
+from annotation.models import Annotation, Flag, Item, Project, ScreeningStatus, Source
+from annotation.task_types import RecordAnnotation
+
+from .models import Release, ReleaseFile
+
+CHUNK = 2000
+
+#: Where the gold of a release came from (recorded in the release and its card).
+GOLD_TABLE = "gold_labels"
+GOLD_FALLBACK = "fallback"
+
+
+@dataclass
+class ItemRow:
+    """One item with what its KLUE record and the release bookkeeping need."""
+
+    id: int
+    external_id: str
+    payload: dict[str, Any]
+    meta: dict[str, Any]
+    group_key: str
+    content_hash: str
+    split: str
+    source_id: int | None
+    pii_findings: list[dict[str, Any]]
+    screening_status: str
+    annotations: list[RecordAnnotation] = field(default_factory=list)
+    guideline_versions: set[int] = field(default_factory=set)
+    #: Distinct annotators per stage (corpus labels without an annotator do not count).
+    annotators: dict[str, int] = field(default_factory=dict)
+    gold: dict[str, Any] | None = None
+    gold_status: str | None = None
+
+
+def releases_of(project: Project) -> QuerySet[Release]:
+    return Release.objects.filter(project=project).select_related("created_by", "published_by").order_by(
+        "-created_at", "-id")
+
+
+def release_files(release: Release) -> QuerySet[ReleaseFile]:
+    return ReleaseFile.objects.filter(release=release).order_by("path")
+
+
+def release_candidates(project: Project) -> QuerySet[Item]:
+    """Every item a release may take: all but those a manager dropped (screening or a flag)."""
+    return Item.objects.filter(project=project).exclude(screening_status=ScreeningStatus.DROPPED)
+
+
+def _gold_model() -> type | None:
+    # The gold table belongs to the agreement work; releases read it when the project has gold rows.
+    return getattr(annotation_models, "GoldLabel", None)
+
+
+def gold_source(project: Project) -> str:
+    """``gold_labels`` when the project's gold has been computed, else ``fallback``: each task type's own
+    rule over the annotations (a single annotation, the corpus's imported label)."""
+    model = _gold_model()
+    if model is not None and model.objects.filter(item__project=project).exists():
+        return GOLD_TABLE
+    return GOLD_FALLBACK
+
+
+def usable_gold_statuses() -> tuple[str, ...]:
+    return tuple(getattr(annotation_models, "USABLE_GOLD", ()))
+
+
+def annotator_name(username: str, is_imported: bool, project_slug: str) -> str:
+    """The name an annotator carries in a KLUE record: a Goldset user's username, or for a corpus's own
+    annotator the original id (imported users are named ``<project slug>-<original id>``)."""
+    prefix = f"{project_slug}-"
+    if is_imported and username.startswith(prefix):
+        return username[len(prefix):]
+    return username
+
+
+def iter_item_rows(project: Project, *, with_gold: bool, chunk: int = CHUNK) -> Iterator[ItemRow]:
+    """Every release candidate in id order, with its annotations (creation order) and gold."""
+    model = _gold_model() if with_gold else None
+    candidates = release_candidates(project).order_by("id")
+    last = 0
+    while True:
+        rows = list(candidates.filter(id__gt=last).values_list(
+            "id", "external_id", "payload", "meta", "group_key", "content_hash", "split", "source_id",
+            "pii_findings", "screening_status")[:chunk])
+        if not rows:
+            return
+        first, last = rows[0][0], rows[-1][0]
+        items = {row[0]: ItemRow(*row) for row in rows}
+        annotations = (Annotation.objects.filter(item__project=project, item_id__gte=first, item_id__lte=last)
+                       .order_by("item_id", "id")
+                       .values_list("item_id", "stage", "payload", "annotator__username", "annotator__is_imported",
+                                    "imported", "guideline__version"))
+        seen: dict[int, dict[str, set[str]]] = {}
+        for item_id, stage, payload, username, is_imported, imported, guideline in annotations:
+            item = items.get(item_id)
+            if item is None:
+                continue
+            name = annotator_name(username, is_imported, project.slug)
+            item.annotations.append(RecordAnnotation(name, stage, payload))
+            if guideline is not None and not imported:
+                item.guideline_versions.add(guideline)
+            seen.setdefault(item_id, {}).setdefault(stage, set()).add(name)
+        for item_id, stages in seen.items():
+            items[item_id].annotators = {stage: len(names) for stage, names in stages.items()}
+        if model is not None:
+            for item_id, payload, status in model.objects.filter(
+                item__project=project, item_id__gte=first, item_id__lte=last
+            ).values_list("item_id", "payload", "status"):
+                if item_id in items:
+                    items[item_id].gold, items[item_id].gold_status = payload, status
+        yield from items.values()
+
+
+def near_duplicate_pairs(project: Project, *, chunk: int = 50_000) -> Iterator[tuple[int, int]]:
+    """The import's near-duplicate links (MinHash LSH, ``datasets_build.models.NearDuplicate``)."""
+    from datasets_build.models import NearDuplicate
+
+    last = 0
+    qs = NearDuplicate.objects.filter(project=project).order_by("id")
+    while True:
+        rows = list(qs.filter(id__gt=last).values_list("id", "item_id", "duplicate_of_id")[:chunk])
+        if not rows:
+            return
+        for _, a, b in rows:
+            yield a, b
+        last = rows[-1][0]
+
+
+def screening_counts(project: Project) -> dict[str, Any]:
+    """Screening statuses of all the project's items, and flags by kind and resolution."""
+    statuses = dict(Item.objects.filter(project=project).values_list("screening_status")
+                    .annotate(n=Count("id")).order_by())
+    flags: dict[str, dict[str, int]] = {}
+    for kind, resolution, n in (Flag.objects.filter(item__project=project).values_list("kind", "resolution")
+                                .annotate(n=Count("id")).order_by("kind", "resolution")):
+        flags.setdefault(kind, {})[resolution] = n
+    return {"items_by_status": dict(sorted(statuses.items())), "flags": flags}
+
+
+def sources_by_id(ids: set[int]) -> list[dict[str, Any]]:
+    return [{"name": s.name, "license": s.license, "url": s.url, "provenance": s.provenance}
+            for s in Source.objects.filter(id__in=ids).order_by("name")]

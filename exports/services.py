@@ -1,0 +1,472 @@
+"""Writes for releases: create, build (the job), publish, verify.
+
+Building streams the project twice, never holding it whole:
+
+1. items in id-ordered chunks → each item's KLUE record (``TaskType.build_record`` with its
+   annotations and gold) goes to a work file, one line each, while the split columns (label, group,
+   content hash: 8 bytes apiece) and the card's counts accumulate;
+2. the splits are assigned (``datasets_build.splits``), then for each split the work file is read once
+   more and its records stream through every writer (KLUE, JSONL, CSV, Parquet).
+
+Everything is written into a hidden temporary folder next to the final one; the manifest, card and
+``SHA256SUMS`` come last, the baseline check runs there, and only then is the folder renamed into
+place in one step. A crash leaves at most a hidden ``.…partial`` folder, never a half release.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import shutil
+import time
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from annotation.models import Annotation, Guideline, Project, User
+from annotation.services import ServiceError
+from datasets_build import splits as split_lib
+
+from . import selectors
+from .card import CARD_NAME, render_card
+from .integrity import SUMS_NAME, make_read_only, move_into_place, sha256_file, verify_folder, write_sums
+from .models import SEMVER, Release, ReleaseFile, ReleaseStatus
+from .writers import FORMATS, KLUE_FORMAT_VERSION, WrittenFile, flat_schema, write_klue_extras, write_split
+
+logger = logging.getLogger(__name__)
+
+MANIFEST_NAME = "manifest.json"
+DEFAULT_FORMATS = FORMATS
+#: How far the baseline must beat the trivial baseline (points on the metrics' 0–100 scale).
+DEFAULT_CHECK_MARGIN = 1.0
+_PROGRESS_EVERY = 5000
+
+Progress = Callable[[dict[str, Any]], None]
+
+
+def release_root() -> Path:
+    """Where releases built from the browser or the API go (``GOLDSET_RELEASE_ROOT``, else media/releases)."""
+    return Path(getattr(settings, "GOLDSET_RELEASE_ROOT", None) or Path(settings.MEDIA_ROOT) / "releases")
+
+
+# -- creating -------------------------------------------------------------------------------------
+
+
+def _check_formats(formats: Any) -> list[str]:
+    if isinstance(formats, str):
+        formats = [f.strip() for f in formats.split(",") if f.strip()]
+    formats = list(dict.fromkeys(formats or []))
+    unknown = [f for f in formats if f not in FORMATS]
+    if not formats or unknown:
+        raise ServiceError(f"formats must be some of {', '.join(FORMATS)}; got {', '.join(formats) or 'none'}",
+                           field="formats")
+    return [f for f in FORMATS if f in formats]
+
+
+@transaction.atomic
+def release_create(
+    *,
+    project: Project,
+    version: str,
+    splits: str | list[float] | None = None,
+    seed: int | None = None,
+    keep_splits: bool = False,
+    formats: Any = DEFAULT_FORMATS,
+    out: str | Path | None = None,
+    user: User | None = None,
+    agreement: bool = True,
+    check_margin: float = DEFAULT_CHECK_MARGIN,
+) -> Release:
+    """Record a release to build (status ``building``); :func:`release_run` builds it."""
+    if not SEMVER.match(version or ""):
+        raise ServiceError(f"version {version!r} is not a semantic version like 1.0.0", field="version")
+    if keep_splits and splits:
+        raise ServiceError("give either split ratios or --keep-splits, not both", field="splits")
+    if keep_splits:
+        spec: dict[str, Any] = {"mode": "keep"}
+        seed = None
+    else:
+        try:
+            ratios = split_lib.parse_ratios(splits or "0.8,0.1,0.1")
+        except split_lib.SplitSpecError as error:
+            raise ServiceError(str(error), field="splits") from None
+        seed = 0 if seed is None else int(seed)
+        spec = {"mode": "ratios", "ratios": ratios, "seed": seed}
+    chosen = _check_formats(formats)
+    Project.objects.select_for_update().get(pk=project.pk)  # serialise the version check
+    if Release.objects.filter(project=project, version=version).exists():
+        raise ServiceError(f"{project.slug} already has a release {version}; versions are never reused",
+                           code="conflict", field="version")
+    folder = Path(out).resolve() if out else release_root().resolve()
+    final = folder / f"{project.slug}-{version}"
+    if final.exists():
+        raise ServiceError(f"{final} already exists", code="conflict", field="out")
+    return Release.objects.create(
+        project=project, version=version, split_spec=spec, seed=seed, formats=chosen, out_dir=str(final),
+        options={"agreement": agreement, "check_margin": check_margin}, created_by=user,
+        progress={"phase": "queued"},
+    )
+
+
+def release_request(**kwargs: Any) -> Release:
+    """Create a release and queue its build as a background job (browser and API)."""
+    from .tasks import release_build_task
+
+    with transaction.atomic():
+        release = release_create(**kwargs)
+        transaction.on_commit(lambda: release_build_task.delay(release.pk))
+    return release
+
+
+def release_build(project: Project, *, version: str, splits: str | list[float] | None = None,
+                  seed: int | None = None, keep_splits: bool = False, formats: Any = DEFAULT_FORMATS,
+                  out: str | Path | None = None, user: User | None = None, agreement: bool = True,
+                  check_margin: float = DEFAULT_CHECK_MARGIN, progress: Progress | None = None) -> Release:
+    """Create and build a release in this process (the command's and the demo's path)."""
+    release = release_create(project=project, version=version, splits=splits, seed=seed, keep_splits=keep_splits,
+                             formats=formats, out=out, user=user, agreement=agreement, check_margin=check_margin)
+    return release_run(release.pk, progress=progress)
+
+
+# -- building -------------------------------------------------------------------------------------
+
+
+def _set(release: Release, **fields: Any) -> None:
+    for name, value in fields.items():
+        setattr(release, name, value)
+    release.save(update_fields=list(fields))
+
+
+def release_run(release_id: int, *, progress: Progress | None = None) -> Release:
+    """Build a release that is ``building`` (the job). Idempotent: a finished release is returned as is,
+    and a retried job starts over from a clean temporary folder."""
+    release = Release.objects.select_related("project", "created_by").get(pk=release_id)
+    if release.status != ReleaseStatus.BUILDING:
+        return release
+    final = Path(release.out_dir)
+    partial = final.parent / f".{final.name}.partial"
+    work = final.parent / f".{final.name}.records"
+
+    def report(phase: str, done: int = 0, total: int | None = None) -> None:
+        state = {"phase": phase, "done": done, "total": total}
+        Release.objects.filter(pk=release.pk).update(progress=state)
+        if progress is not None:
+            progress(state)
+
+    try:
+        if final.exists():
+            raise ServiceError(f"{final} already exists", code="conflict")
+        final.parent.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir()
+        _build(release, partial, work, report)
+        move_into_place(partial, final)
+        for path in final.rglob("*"):
+            if path.is_file():
+                path.chmod(0o444)
+        status = ReleaseStatus.PASSED if _passed(release) else ReleaseStatus.FAILED
+        _set(release, status=status, finished_at=timezone.now(), progress={"phase": "done"})
+    except Exception as error:
+        logger.exception("release %s of %s failed", release.version, release.project.slug)
+        shutil.rmtree(partial, ignore_errors=True)
+        message = error.message if isinstance(error, ServiceError) else f"{type(error).__name__}: {error}"
+        _set(release, status=ReleaseStatus.ERROR, error=message[:4000], finished_at=timezone.now(),
+             progress={"phase": "error"})
+    finally:
+        work.unlink(missing_ok=True)
+    return release
+
+
+def _passed(release: Release) -> bool:
+    """A release passes when nothing leaks across splits and the baseline check did not fail."""
+    return bool(release.leakage.get("clean")) and release.baseline_check.get("passed") is not False
+
+
+def _build(release: Release, folder: Path, work: Path, report: Callable[..., None]) -> None:
+    project = release.project
+    task = project.task
+    schema = flat_schema(project.task_type)
+    keep = release.split_spec.get("mode") == "keep"
+    source = selectors.gold_source(project)
+    usable = selectors.usable_gold_statuses()
+
+    units = split_lib.SplitUnits()
+    kept = array("B")
+    excluded: Counter[str] = Counter()
+    pii: Counter[str] = Counter()
+    included_status: Counter[str] = Counter()
+    per_item: dict[str, Counter[int]] = {}
+    items_with_pii = 0
+    source_ids: set[int] = set()
+    guideline_versions: set[int] = set()
+    total = selectors.release_candidates(project).count()
+    report("items", 0, total)
+
+    with open(work, "wb") as records:
+        for n, row in enumerate(selectors.iter_item_rows(project, with_gold=source == selectors.GOLD_TABLE), 1):
+            if n % _PROGRESS_EVERY == 0:
+                report("items", n, total)
+            gold = None
+            if source == selectors.GOLD_TABLE:
+                if row.gold_status is None or row.gold_status not in usable:
+                    excluded[f"gold_{row.gold_status or 'missing'}"] += 1
+                    continue
+                gold = row.gold
+            elif not row.annotations:
+                excluded["unlabelled"] += 1
+                continue
+            if keep and row.split not in split_lib.SPLIT_NAMES:
+                excluded["no_split"] += 1
+                continue
+            record = task.build_record(
+                external_id=row.external_id or f"{project.slug}_{row.id:08d}", payload=row.payload, meta=row.meta,
+                annotations=row.annotations, gold=gold,
+            )
+            records.write(orjson.dumps(record) + b"\n")
+            units.add(row.id, label=schema.label(record), group_key=row.group_key, content_hash=row.content_hash)
+            if keep:
+                kept.append(split_lib.SPLIT_NAMES.index(row.split))
+            included_status[row.screening_status] += 1
+            if row.pii_findings:
+                items_with_pii += 1
+                pii.update(str(f.get("type", "unknown")) for f in row.pii_findings if isinstance(f, dict))
+            if row.source_id is not None:
+                source_ids.add(row.source_id)
+            guideline_versions |= row.guideline_versions
+            for stage, count in row.annotators.items():
+                per_item.setdefault(stage, Counter())[count] += 1
+
+    report("splits", 0, len(units))
+    for a, b in selectors.near_duplicate_pairs(project):
+        units.link(a, b)
+    units.freeze()
+    if keep:
+        # The splits the items have, in train/dev/test order, renumbered 0..k-1.
+        codes = np.asarray(kept, dtype=np.uint8)
+        present = [i for i in range(len(split_lib.SPLIT_NAMES)) if (codes == i).any()]
+        names = [split_lib.SPLIT_NAMES[i] for i in present]
+        lookup = np.zeros(len(split_lib.SPLIT_NAMES), dtype=np.uint8)
+        lookup[present] = np.arange(len(present), dtype=np.uint8)
+        codes = lookup[codes]
+    else:
+        names = list(release.split_spec["ratios"])
+        codes = split_lib.assign_splits(units, release.split_spec["ratios"], release.seed or 0)
+    counts = {name: int((codes == i).sum()) for i, name in enumerate(names)}
+    leakage = split_lib.leakage_report(units, codes, names)
+    label_counts = split_lib.split_label_counts(units, codes, names)
+    del units
+
+    written: list[WrittenFile] = []
+    done = 0
+    for index, name in enumerate(names):
+        report("files", done, len(codes))
+        written += write_split(folder, project.task_type, name, _records_of(work, codes, index), release.formats)
+        done += counts[name]
+    if "klue" in release.formats:
+        written += write_klue_extras(folder, project.task_type, schema, project.label_schema or {})
+
+    report("card")
+    stats = {
+        "gold": {"source": source, "rule": _gold_rule(source, project), "excluded": dict(sorted(excluded.items()))},
+        "guideline_versions": sorted(guideline_versions),
+        "split_counts": counts,
+        "label_counts": label_counts,
+        "excluded": dict(sorted(excluded.items())),
+        "leakage": leakage,
+        "agreement": _agreement(project) if release.options.get("agreement", True) else
+        {"reason": "not requested for this build"},
+        "screening": {**selectors.screening_counts(project), "pii_by_type": dict(sorted(pii.items())),
+                      "items_with_pii": items_with_pii, "included_by_status": dict(sorted(included_status.items()))},
+        "annotators": _annotators(project, per_item),
+        "sources": selectors.sources_by_id(source_ids),
+        "baseline_check": {"passed": None, "reason": "pending"},
+    }
+    _set(release, **stats)
+    _write_meta(release, folder, written)
+
+    report("check")
+    _set(release, status=ReleaseStatus.CHECKING)
+    _set(release, baseline_check=_baseline_check(release, folder))
+    _write_meta(release, folder, written)
+    sums = write_sums(folder)
+    _record_files(release, folder, written, sums)
+
+
+def _records_of(work: Path, codes: Any, index: int) -> Iterator[dict[str, Any]]:
+    """The records of one split, in id order, from the work file (line ``i`` is the ``i``-th item)."""
+    with open(work, "rb") as lines:
+        for code, line in zip(codes.tolist(), lines, strict=True):
+            if code == index:
+                yield orjson.loads(line)
+
+
+def _gold_rule(source: str, project: Project) -> str:
+    if source == selectors.GOLD_TABLE:
+        from annotation.models import GoldLabel
+
+        rules = (GoldLabel.objects.filter(item__project=project).values_list("rule").annotate(n=Count("id"))
+                 .order_by("rule"))
+        return "gold table: " + ", ".join(f"{rule or 'none'} ({n})" for rule, n in rules)
+    return (f"{project.task.klue_name} record rule over the annotations: the corpus's own gold label when the "
+            "item was imported with one, else the task's vote over its annotations, else its single annotation")
+
+
+def _agreement(project: Project) -> dict[str, Any]:
+    try:
+        report_now = importlib.import_module("annotation.agreement.services").report_now
+    except (ImportError, AttributeError):
+        return {"reason": "agreement module not available"}
+    try:
+        data = report_now(project)
+    except LookupError as error:  # no agreement measure for this task type (yet)
+        return {"reason": str(error)}
+    except Exception as error:  # an agreement failure must not sink the release; the card says why
+        logger.exception("agreement for %s failed", project.slug)
+        return {"reason": f"agreement failed: {error}"}
+    keys = ("annotators", "items_counted", "items_excluded", "coefficients", "primary", "bootstrap")
+    return {key: data.get(key) for key in keys}
+
+
+def _annotators(project: Project, per_item: dict[str, Counter[int]]) -> dict[str, Any]:
+    people = (Annotation.objects.filter(item__project=project).values("annotator_id", "annotator__is_imported")
+              .distinct())
+    total = people.count()
+    imported = people.filter(annotator__is_imported=True).count()
+    return {"total": total, "imported": imported,
+            "per_item": {stage: {str(k): v for k, v in sorted(hist.items())} for stage, hist in per_item.items()}}
+
+
+def _baseline_check(release: Release, folder: Path) -> dict[str, Any]:
+    try:
+        release_check = importlib.import_module("exports.release_check").release_check
+    except (ImportError, AttributeError):
+        return {"passed": None, "metrics": {}, "trivial": {}, "reason": "baseline check not available"}
+    started = time.perf_counter()
+    result = release_check(folder, release.project.task_type, margin=float(release.options.get("check_margin", 1.0)),
+                           leakage_clean=bool(release.leakage.get("clean")), seed=release.seed or 0)
+    result = dict(result)
+    result.setdefault("seconds", round(time.perf_counter() - started, 3))
+    return result
+
+
+def _manifest(release: Release, written: list[WrittenFile]) -> dict[str, Any]:
+    project = release.project
+    task = project.task
+    return {
+        "project": project.slug,
+        "project_name": project.name,
+        "task_type": project.task_type,
+        "klue_name": task.klue_name,
+        "task_title": task.title,
+        "version": release.version,
+        "klue_format_version": KLUE_FORMAT_VERSION,
+        "split_spec": release.split_spec,
+        "seed": release.seed,
+        "formats": release.formats,
+        "splits": release.split_counts,
+        "label_counts": release.label_counts,
+        "files": [{"path": f.path, "kind": f.kind, "split": f.split, "records": f.records}
+                  for f in [*written, WrittenFile(CARD_NAME, "card")]],
+        "gold": release.gold,
+        "excluded": release.excluded,
+        "leakage": release.leakage,
+        "guideline_versions": release.guideline_versions,
+        "annotators": release.annotators,
+        "agreement": release.agreement,
+        "screening": release.screening,
+        "sources": release.sources,
+        "check": release.baseline_check,
+        "built_by": release.created_by.username if release.created_by else None,
+    }
+
+
+def _guidelines(release: Release) -> list[dict[str, Any]]:
+    """The guideline versions the annotations were made under (or the current one), with ethics and PII."""
+    qs = Guideline.objects.filter(project=release.project)
+    chosen = qs.filter(version__in=release.guideline_versions) if release.guideline_versions else qs.filter(
+        is_current=True)
+    return [{"version": g.version, "ethics": g.ethics, "pii": g.pii} for g in chosen.order_by("version")]
+
+
+def _write_meta(release: Release, folder: Path, written: list[WrittenFile]) -> None:
+    manifest = _manifest(release, written)
+    (folder / MANIFEST_NAME).write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
+    card = render_card(manifest, flat_schema(release.project.task_type), _guidelines(release),
+                       release.project.description)
+    (folder / CARD_NAME).write_text(card, encoding="utf-8")
+
+
+def _record_files(release: Release, folder: Path, written: list[WrittenFile], sums: dict[str, str]) -> None:
+    by_path = {f.path: f for f in written}
+    kinds = {CARD_NAME: "card", MANIFEST_NAME: "manifest"}
+    rows = []
+    for path, digest in sums.items():
+        info = by_path.get(path)
+        rows.append(ReleaseFile(release=release, path=path, kind=info.kind if info else kinds.get(path, "other"),
+                                split=info.split if info else "", records=info.records if info else None,
+                                size=(folder / path).stat().st_size, sha256=digest))
+    rows.append(ReleaseFile(release=release, path=SUMS_NAME, kind="checksums",
+                            size=(folder / SUMS_NAME).stat().st_size, sha256=sha256_file(folder / SUMS_NAME)))
+    ReleaseFile.objects.filter(release=release).delete()
+    ReleaseFile.objects.bulk_create(rows)
+
+
+# -- after the build ------------------------------------------------------------------------------
+
+
+def release_verify(release: Release) -> dict[str, Any]:
+    """Re-hash the release folder against ``SHA256SUMS`` and the checksums recorded at build time."""
+    result = verify_folder(Path(release.out_dir))
+    recorded = dict(ReleaseFile.objects.filter(release=release).exclude(path=SUMS_NAME)
+                    .values_list("path", "sha256"))
+    if result.get("ok") or "files" in result:
+        from .integrity import read_sums
+
+        listed = read_sums(Path(release.out_dir))
+        differs = sorted(p for p in set(recorded) | set(listed) if recorded.get(p) != listed.get(p))
+        result["differs_from_record"] = differs
+        result["ok"] = bool(result["ok"]) and not differs
+    return result
+
+
+@transaction.atomic
+def release_publish(*, release: Release, user: User | None) -> Release:
+    """Publish a release that passed its checks: from now on nothing about it may change."""
+    release = Release.objects.select_for_update().get(pk=release.pk)
+    if release.status == ReleaseStatus.PUBLISHED:
+        raise ServiceError(f"release {release.version} is already published", code="conflict")
+    if release.status != ReleaseStatus.PASSED:
+        raise ServiceError(f"only a release that passed its checks can be published; {release.version} is "
+                           f"{release.get_status_display().lower()}", code="conflict")
+    verification = release_verify(release)
+    if not verification.get("ok"):
+        raise ServiceError(f"the files of {release.version} do not match their checksums; rebuild it",
+                           code="conflict")
+    _set(release, status=ReleaseStatus.PUBLISHED, published_at=timezone.now(), published_by=user)
+    make_read_only(Path(release.out_dir))
+    return release
+
+
+@transaction.atomic
+def release_delete(*, release: Release) -> None:
+    """Remove an unpublished release (a failed or broken build) and its folder, freeing its version."""
+    release = Release.objects.select_for_update().get(pk=release.pk)
+    if release.status == ReleaseStatus.PUBLISHED:
+        raise ServiceError(f"release {release.version} is published and cannot be deleted", code="conflict")
+    if release.status in (ReleaseStatus.BUILDING, ReleaseStatus.CHECKING):
+        raise ServiceError(f"release {release.version} is still building", code="conflict")
+    folder = Path(release.out_dir)
+    if folder.exists():
+        for path in [folder, *folder.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        shutil.rmtree(folder)
+    release.delete()

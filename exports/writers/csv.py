@@ -1,0 +1,41 @@
+"""CSV: the flat columns with a header row; lists and objects as compact JSON text, null as empty."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from .base import WrittenFile, target
+
+
+def cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, list | dict):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
+class CsvWriter:
+    kind = "csv"
+
+    def __init__(self, folder: Path, split: str, columns: list[str]) -> None:
+        path, self.relative = target(folder, self.kind, split, "csv")
+        self.split = split
+        self.count = 0
+        self.out = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed by close()
+        self.columns = columns
+        self.writer = csv.writer(self.out, lineterminator="\n")
+        self.writer.writerow(columns)
+
+    def write(self, row: dict[str, Any]) -> None:
+        self.writer.writerow([cell(row[c]) for c in self.columns])
+        self.count += 1
+
+    def close(self) -> WrittenFile:
+        self.out.close()
+        return WrittenFile(self.relative, self.kind, self.split, self.count)

@@ -1,0 +1,117 @@
+"""Small stand-ins for the tests of releases: projects filled through ``parse_record`` + ``item_build``.
+
+Items and their corpus labels are stored the way an import stores them (imported users named
+``<project slug>-<original id>``, imported annotations), so the release sees what it sees after
+``import_items``. Records are hand-written samples, one generator per task type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from annotation import services
+from annotation.models import Annotation, Item, Project, User
+from annotation.task_types import get_task_type
+
+TC_LABELS = ["IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치"]
+NLI_LABELS = ["entailment", "neutral", "contradiction"]
+
+
+def imported_user(project: Project, original: str) -> User:
+    user, _ = User.objects.get_or_create(username=f"{project.slug}-{original}" if original else f"{project.slug}-",
+                                         defaults={"is_imported": True})
+    return user
+
+
+def load_records(project: Project, records: Iterable[dict[str, Any]], *, split: str = "") -> list[Item]:
+    """Parse KLUE-style records into items and imported annotations (as the importer does)."""
+    task = get_task_type(project.task_type)
+    items = []
+    for record in records:
+        parsed = task.parse_record(record)
+        item = services.item_build(project=project, payload=parsed.payload, external_id=parsed.external_id,
+                                   split=parsed.split or split, meta=parsed.meta, group_key=parsed.group_key)
+        item.save()
+        for annotation in parsed.annotations:
+            payload = annotation.payload
+            if annotation.stage in [s.name for s in task.stages]:
+                Annotation.objects.create(item=item, annotator=imported_user(project, annotation.annotator),
+                                          stage=annotation.stage, payload=payload, imported=True)
+        items.append(item)
+    return items
+
+
+def sample_records(task_slug: str, n: int, *, prefix: str = "s") -> list[dict[str, Any]]:
+    """``n`` small hand-written KLUE-style records of a task type (guids ``<prefix>-v1_dev_00000``…)."""
+    records = []
+    for i in range(n):
+        guid = f"{prefix}-v1_dev_{i:05d}"
+        records.append(SAMPLES[task_slug](guid, i))
+    return records
+
+
+def _tc(guid: str, i: int) -> dict[str, Any]:
+    label = TC_LABELS[i % 7]
+    return {"guid": guid, "title": f"{i}번째 기사 제목 {label} 소식", "predefined_news_category": label, "label": label,
+            "annotations": {"annotators": ["01", "02", "03"],
+                            "annotations": {"first-scope": [label, label, TC_LABELS[(i + 1) % 7]],
+                                            "second-scope": ["해당없음"] * 3, "third-scope": ["해당없음"] * 3}},
+            "url": f"https://example.com/{i}", "date": "2020.01.01. 오전 9:00"}
+
+
+def _sts(guid: str, i: int) -> dict[str, Any]:
+    scores = [i % 6, (i + 1) % 6, i % 6]
+    real = sum(scores) / 3
+    return {"guid": guid, "source": "airbnb-rtt", "sentence1": f"숙소가 {i}번 정말 깨끗했어요.",
+            "sentence2": f"숙소는 {i}번 아주 깔끔했습니다.",
+            "labels": {"label": round(real, 1), "real-label": real, "binary-label": int(real >= 3)},
+            "annotations": {"agreement": "", "annotators": ["01", "02", "03"], "annotations": scores}}
+
+
+def _nli(guid: str, i: int) -> dict[str, Any]:
+    label = NLI_LABELS[i % 3]
+    return {"guid": guid, "source": "wikipedia", "premise": f"전제 문장 {i // 2}번은 서울에 관한 이야기다.",
+            "hypothesis": f"가설 {i}번은 서울 이야기다.", "gold_label": label, "author": label,
+            "label2": label, "label3": label, "label4": NLI_LABELS[(i + 1) % 3], "label5": label}
+
+
+def _ner(guid: str, i: int) -> dict[str, Any]:
+    return {"guid": guid, "source": "wikitree", "sentence": f"<김철수:PS>는 {i}일 <서울:LC>에 갔다."}
+
+
+def _re(guid: str, i: int) -> dict[str, Any]:
+    sentence = f"이순신은 조선의 장군이며 {i}번 기록되었다."
+    return {"guid": guid, "sentence": sentence,
+            "subject_entity": {"word": "이순신", "start_idx": 0, "end_idx": 2, "type": "PER"},
+            "object_entity": {"word": "조선", "start_idx": 5, "end_idx": 6, "type": "ORG"},
+            "label": "per:employee_of" if i % 2 else "no_relation", "source": "wikipedia"}
+
+
+def _dp(guid: str, i: int) -> dict[str, Any]:
+    return {"guid": guid, "source": "news", "sentence": f"철수가 {i}번 밥을 먹었다",
+            "index": [1, 2, 3, 4], "word_form": ["철수가", f"{i}번", "밥을", "먹었다"],
+            "lemma": ["철수 가", f"{i} 번", "밥 을", "먹 었 다"], "pos": ["NNP+JKS", "SN+NNB", "NNG+JKO", "VV+EP+EF"],
+            "head": [4, 4, 4, 0], "deprel": ["NP_SBJ", "NP_AJT", "NP_OBJ", "VP"]}
+
+
+def _mrc(guid: str, i: int) -> dict[str, Any]:
+    context = f"제주도 장마가 {i // 2}일 시작됐다. 장마는 한 달가량 이어진다."
+    impossible = i % 3 == 2
+    return {"title": f"장마 소식 {i // 2}", "context": context, "news_category": "종합", "source": "hankyung",
+            "guid": guid, "question": f"장마는 얼마나 이어지나 {i}?", "answers": [] if impossible else
+            [{"text": "한 달가량", "answer_start": context.index("한 달가량")}],
+            "question_type": 3 if impossible else 1, "is_impossible": impossible,
+            **({"plausible_answers": [{"text": "장마", "answer_start": 0}]} if impossible else {})}
+
+
+def _dst(guid: str, i: int) -> dict[str, Any]:
+    state = ["숙소-가격대-저렴", "숙소-지역-서울 동쪽"]
+    return {"guid": guid, "domains": ["숙소"], "dialogue": [
+        {"role": "user", "text": f"서울 동쪽에 {i}명 묵을 저렴한 숙소 있나요?", "state": state},
+        {"role": "sys", "text": "네, 있습니다."},
+        {"role": "user", "text": "인터넷도 되나요?", "state": [*state, "숙소-인터넷 가능-yes"]},
+    ]}
+
+
+SAMPLES = {"tc": _tc, "sts": _sts, "nli": _nli, "ner": _ner, "re": _re, "dp": _dp, "mrc": _mrc, "dst": _dst}
