@@ -404,3 +404,27 @@ def test_dst_gold_states_go_back_on_user_turns() -> None:
     assert _build("dst", parsed) == record
     gold = {"states": [["식당-종류-한식당"], ["식당-종류-한식당", "식당-가격대-적당"]]}
     assert _build("dst", parsed, gold=gold)["dialogue"][2]["state"][1] == "식당-가격대-적당"
+
+
+def test_writers_refuse_records_they_cannot_lay_out() -> None:
+    with pytest.raises(FormatError, match="record 'n1' cannot be written") as caught:
+        write_klue_file(io.StringIO(), "ner", [{"guid": "n1", "sentence": "가", "markup": "가", "chars": ["가"],
+                                               "tags": ["O", "O"]}])
+    assert caught.value.record_no == 1
+    with pytest.raises(FormatError, match="cannot be written"):
+        write_klue_file(io.StringIO(), "dp", [{"guid": "d1", "sentence": "방이 넓어요."}])
+
+
+def test_mrc_writer_groups_consecutive_questions_by_passage() -> None:
+    records = [r for _, r in iter_klue_records(SAMPLES / "klue-mrc-v1.1_dev.json", "mrc")]
+    out = io.StringIO()
+    assert write_klue_file(out, "mrc", [records[0], records[3], records[1]]) == 3
+    data = json.loads(out.getvalue())
+    assert data["version"] == "klue-mrc-v1"
+    assert [len(d["paragraphs"][0]["qas"]) for d in data["data"]] == [1, 1, 1]
+    out = io.StringIO()
+    write_klue_file(out, "mrc", [])
+    assert json.loads(out.getvalue()) == {"version": "klue-mrc-v1", "data": []}
+    out = io.StringIO()
+    assert write_klue_file(out, "nli", []) == 0
+    assert out.getvalue() == "[]"

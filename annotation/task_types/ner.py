@@ -133,8 +133,10 @@ class NamedEntityRecognition(TaskType):
         guid = external_id(record)
         entities: list[dict[str, Any]] | None
         if "tags" in record:
-            chars = [_one_char(c, join("chars", i))
-                     for i, c in enumerate(require_list(get(record, "chars"), "chars"))]
+            chars = require_list(get(record, "chars"), "chars")
+            for i, char in enumerate(chars):
+                if not isinstance(char, str) or len(char) != 1:
+                    raise PayloadError(join("chars", i), f"must be exactly one character, got {char!r}")
             sentence = "".join(chars)
             entities = spans_from_tags(chars, require_list(record["tags"], "tags"))
             for key, text in (("sentence", record.get("sentence")), ("markup", record.get("markup"))):
@@ -172,12 +174,6 @@ class NamedEntityRecognition(TaskType):
 _MARKUP = re.compile(r"<([^<>]+?):(" + "|".join(LABELS) + r")>")
 
 
-def _one_char(value: Any, field: str) -> str:
-    if not isinstance(value, str) or len(value) != 1:
-        raise PayloadError(field, f"must be exactly one character, got {value!r}")
-    return value
-
-
 def parse_markup(markup: str) -> tuple[str, list[dict[str, Any]]]:
     """``<경찰:OG>은`` -> (``경찰은``, [{"start": 0, "end": 2, "type": "OG"}])."""
     parts: list[str] = []
@@ -212,19 +208,18 @@ def spans_from_tags(chars: list[str], tags: list[Any]) -> list[dict[str, Any]]:
     entities: list[dict[str, Any]] = []
     current: dict[str, Any] | None = None
     for i, tag in enumerate(tags):
-        field = join("tags", i)
         if tag == "O":
             current = None
             continue
         if not isinstance(tag, str) or tag[:2] not in ("B-", "I-") or tag[2:] not in LABELS:
-            raise PayloadError(field, f"unknown tag {tag!r}; expected O, B-X or I-X with X one of "
-                                      f"{', '.join(LABELS)}")
-        if tag.startswith("B-"):
+            raise PayloadError(join("tags", i), f"unknown tag {tag!r}; expected O, B-X or I-X with X one of "
+                                                f"{', '.join(LABELS)}")
+        if tag[0] == "B":
             current = {"start": i, "end": i + 1, "type": tag[2:]}
             entities.append(current)
         elif current is None or current["type"] != tag[2:]:
-            raise PayloadError(field, f"{tag} at character {i} ({chars[i]!r}) does not continue a "
-                                      f"{tag[2:]} entity; IOB2 needs B-{tag[2:]} first")
+            raise PayloadError(join("tags", i), f"{tag} at character {i} ({chars[i]!r}) does not continue a "
+                                                f"{tag[2:]} entity; IOB2 needs B-{tag[2:]} first")
         else:
             current["end"] = i + 1
     return entities
