@@ -428,3 +428,13 @@ def test_mrc_writer_groups_consecutive_questions_by_passage() -> None:
     out = io.StringIO()
     assert write_klue_file(out, "nli", []) == 0
     assert out.getvalue() == "[]"
+
+
+def test_sts_gold_payload_from_the_mean_rule() -> None:
+    sts = get_task_type("sts")
+    parsed = sts.parse_record({"guid": "g", "sentence1": "가", "sentence2": "나"})
+    own = [RecordAnnotation(name, "label", {"score": score}) for name, score in [("a", 2), ("b", 3)]]
+    gold = {"score": 2.5, "real_label": 2.5, "label": 2.5, "binary_label": 0}
+    built = _build("sts", parsed, own, gold=gold)
+    assert built["labels"] == {"label": 2.5, "real-label": 2.5, "binary-label": 0}
+    assert built["annotations"]["agreement"] == "0:0:1:1:0:0"

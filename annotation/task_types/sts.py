@@ -163,7 +163,10 @@ class SemanticTextualSimilarity(TaskType):
                                                            rel_tol=1e-9, abs_tol=1e-12):
                 fields["labels"] = original
             else:
-                fields["labels"] = {"label": round(real, 1), "real-label": real, "binary-label": int(real >= 3.0)}
+                # A gold payload may carry its own rounding and threshold (the gold rule's); else KLUE's.
+                gold = gold or {}
+                fields["labels"] = {"label": gold.get("label", round(real, 1)), "real-label": real,
+                                    "binary-label": gold.get("binary_label", int(real >= 3.0))}
         if raters:
             fields["annotations"] = {"agreement": agreement(scores), "annotators": [a.annotator for a in raters],
                                      "annotations": scores}
