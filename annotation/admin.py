@@ -21,6 +21,7 @@ from . import services
 from .models import (
     Annotation,
     Assignment,
+    Draft,
     Flag,
     Guideline,
     GuidelineAcknowledgement,
@@ -198,3 +199,13 @@ class FlagAdmin(admin.ModelAdmin):
     autocomplete_fields = ("user", "resolved_by")
     readonly_fields = ("created_at",)
     list_select_related = ("item", "user", "resolved_by")
+
+
+@admin.register(Draft)
+class DraftAdmin(admin.ModelAdmin):
+    list_display = ("assignment", "seconds_spent", "updated_at")
+    list_filter = ("assignment__item__project",)
+    search_fields = ("assignment__item__external_id", "assignment__annotator__username")
+    raw_id_fields = ("assignment",)
+    readonly_fields = ("updated_at",)
+    list_select_related = ("assignment__item", "assignment__annotator")

@@ -316,3 +316,22 @@ class Flag(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} flag on {self.item}"
+
+
+# -- workspace drafts ---------------------------------------------------------------------------
+
+
+class Draft(models.Model):
+    """The annotator's unfinished work on one assignment, saved as they go so a reload loses nothing.
+
+    The browser also keeps a copy in local storage; whichever is newer wins when the item is reopened.
+    """
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="draft")
+    payload = models.JSONField(default=dict, blank=True, help_text=_("The widget's state, not yet validated."))
+    #: Active seconds spent so far, carried over a reload and sent with the submission.
+    seconds_spent = models.FloatField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"draft of {self.assignment}"

@@ -14,6 +14,7 @@ from .models import (
     Annotation,
     Assignment,
     AssignmentStatus,
+    Draft,
     Flag,
     FlagResolution,
     Guideline,
@@ -216,3 +217,22 @@ def project_items(project: Project, *, split: str | None = None,
         for index, stage in enumerate(project.stage_names)
     }
     return qs.annotate(**counts).order_by("id")
+
+
+# -- workspace ------------------------------------------------------------------------------------
+
+
+def assignment_of(user: User, project: Project, assignment_id: int) -> Assignment | None:
+    """One of the caller's own assignments in the project (never someone else's)."""
+    return Assignment.objects.filter(pk=assignment_id, annotator=user, item__project=project).first()
+
+
+def draft_for(assignment: Assignment) -> Draft | None:
+    return Draft.objects.filter(assignment=assignment).first()
+
+
+def acknowledgement_of_current(user: User, project: Project) -> GuidelineAcknowledgement | None:
+    guideline = current_guideline(project)
+    if guideline is None:
+        return None
+    return GuidelineAcknowledgement.objects.filter(user=user, guideline=guideline).select_related("guideline").first()

@@ -16,4 +16,6 @@ urlpatterns = [
          name="project-guideline-preview"),
     path("projects/<int:project_id>/members/", views.project_members, name="project-members"),
     path("projects/<int:project_id>/items/", views.project_items, name="project-items"),
+    path("projects/<int:project_id>/guideline/read/", views.guideline_read, name="guideline-read"),
+    path("projects/<int:project_id>/annotate/", views.annotate, name="annotate"),
 ]

@@ -14,6 +14,9 @@ from django.core.paginator import Paginator
 from django.db import IntegrityError, transaction
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.templatetags.static import static
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -26,9 +29,10 @@ from .forms import (
     MemberRoleForm,
     ProjectCreateForm,
 )
-from .models import Guideline, Membership, Project, ScreeningStatus
-from .permissions import CURATE, MANAGE, MEMBERS, can_create_projects
+from .models import FlagKind, Guideline, Membership, Project, Role, ScreeningStatus
+from .permissions import ANNOTATE, CURATE, MANAGE, MEMBERS, can_create_projects
 from .rendering import render_markdown
+from .workspace_strings import stage_title, workspace_strings
 
 ITEMS_PER_PAGE = 50
 GUIDELINE_SECTIONS = ("instructions", "ethics", "pii")
@@ -59,7 +63,12 @@ def _project_context(project: Project, role: str, tab: str) -> dict[str, object]
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    rows = [{"project": p, "role": role} for p, role in selectors.projects_with_roles(request.user)]
+    rows = [
+        # Annotators see their own numbers only, never the project's totals.
+        {"project": p, "role": role,
+         "mine": selectors.annotator_progress(p, request.user) if role == Role.ANNOTATOR else None}
+        for p, role in selectors.projects_with_roles(request.user)
+    ]
     return render(request, "annotation/home.html",
                   {"rows": rows, "can_create": can_create_projects(request.user)})
 
@@ -102,6 +111,7 @@ def project_detail(request: HttpRequest, project_id: int) -> HttpResponse:
     else:
         # Annotators see their own numbers only: never other annotators' counts or the project totals.
         context["mine"] = selectors.annotator_progress(project, request.user)
+        context["can_annotate"] = role in ANNOTATE
     return render(request, "annotation/project_detail.html", context)
 
 
@@ -239,3 +249,88 @@ def project_items(request: HttpRequest, project_id: int) -> HttpResponse:
     context.update({"filters": filters, "page": page, "rows": rows, "stages": project.task.stages,
                     "query": query.urlencode()})
     return render(request, "annotation/project_items.html", context)
+
+
+# -- the annotator's workspace --------------------------------------------------------------------
+
+
+def _safe_next(request: HttpRequest, fallback: str) -> str:
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
+                                       require_https=request.is_secure()):
+        return target
+    return fallback
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def guideline_read(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The guideline gate: read the current version (instructions, ethics, PII) and acknowledge it."""
+    project, role = project_for(request, project_id, MEMBERS)
+    guideline = selectors.current_guideline(project)
+    if request.method == "POST":
+        if guideline is None:
+            raise Http404("No guideline published yet.")
+        if request.POST.get("confirm") != "yes":
+            messages.error(request, _("Tick the box to confirm that you have read the guideline."))
+            return redirect(f"{reverse('guideline-read', args=[project.pk])}?next={_safe_next(request, '')}")
+        services.guideline_acknowledge(user=request.user, project=project)
+        messages.success(request, _("Guideline version %(v)s acknowledged.") % {"v": guideline.version})
+        fallback = reverse("annotate", args=[project.pk]) if role in ANNOTATE else reverse("project-detail",
+                                                                                           args=[project.pk])
+        return redirect(_safe_next(request, fallback))
+    context = _project_context(project, role, "read")
+    context.update({
+        "guideline": guideline,
+        "acknowledgement": selectors.acknowledgement_of_current(request.user, project),
+        "sections": _guideline_sections(guideline),
+        "next": _safe_next(request, ""),
+        "can_annotate": role in ANNOTATE,
+    })
+    return render(request, "annotation/guideline_read.html", context)
+
+
+def _guideline_sections(guideline: Guideline | None) -> list[tuple[str, str, str]]:
+    if guideline is None:
+        return []
+    titles = {"instructions": _("Task instructions"), "ethics": _("Ethics"), "pii": _("Personal information (PII)")}
+    return [(name, titles[name], getattr(guideline, name)) for name in GUIDELINE_SECTIONS]
+
+
+@login_required
+def annotate(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The workspace: the widget of the project's task type, fed by the queue API."""
+    project, role = project_for(request, project_id, ANNOTATE)
+    if not selectors.has_acknowledged_current(request.user, project):
+        gate = reverse("guideline-read", args=[project.pk])
+        return redirect(f"{gate}?next={reverse('annotate', args=[project.pk])}")
+    guideline = selectors.current_guideline(project)
+    api = f"/api/projects/{project.pk}/"
+    config = {
+        "project": project.pk,
+        "task": project.task_type,
+        "widget": static(f"annotation/widgets/{project.task_type}.js"),
+        # The project's own labels, ontology and score range: what the widget offers, nothing about others' work.
+        "schema": project.label_schema,
+        "stages": {stage.name: stage_title(stage.title) for stage in project.task.stages},
+        "api": {
+            "next": f"{api}next/",
+            "annotations": f"{api}annotations/",
+            "flags": f"{api}flags/",
+            "progress": f"/api/projects/{project.pk}/progress/",
+            "assignment": f"{api}assignments/",
+        },
+        "gate": f"{reverse('guideline-read', args=[project.pk])}?next={reverse('annotate', args=[project.pk])}",
+        "guideline_version": guideline.version if guideline else None,
+        "user": request.user.pk,
+        "strings": workspace_strings(),
+    }
+    context = _project_context(project, role, "annotate")
+    context.update({
+        "config": config,
+        "guideline": guideline,
+        "sections": _guideline_sections(guideline),
+        "mine": selectors.annotator_progress(project, request.user),
+        "flag_kinds": FlagKind.choices,
+    })
+    return render(request, "annotation/workspace.html", context)

@@ -3,7 +3,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import SimpleRouter
 
-from . import views
+from . import views, views_workspace
 
 router = SimpleRouter()
 router.register("projects", views.ProjectViewSet, basename="project")
@@ -20,6 +20,8 @@ project_urlpatterns = [
     path("guideline/", views.CurrentGuidelineView.as_view(), name="guideline-current"),
     path("guideline/acknowledge/", views.AcknowledgeGuidelineView.as_view(), name="guideline-acknowledge"),
     path("next/", views.NextItemView.as_view(), name="next-item"),
+    path("assignments/<int:assignment_pk>/draft/", views_workspace.AssignmentDraftView.as_view(),
+         name="assignment-draft"),
     path("", include(project_router.urls)),
 ]
 

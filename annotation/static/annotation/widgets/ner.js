@@ -1,0 +1,137 @@
+// Named entity recognition: select characters (mouse drag, or Shift+arrows) and press the number of a
+// type. Offsets are code points, end exclusive: an emoji counts as one character, as on the server.
+import { SpanText } from "./_spans.js";
+import { Incomplete, digitOf, h, isTyping, kbd, plain } from "./_util.js";
+
+const KNOWN_TYPES = new Set(["PS", "LC", "OG", "DT", "TI", "QT"]);
+
+export function mount(root, { item, schema, strings: T, draft, onChange, say }) {
+  const types = schema.labels || [];
+  const descriptions = schema.descriptions || {};
+  const allowOverlap = Boolean(schema.allow_overlap);
+  const text = new SpanText(item.sentence, { label: T.selection, onChange: () => render() });
+  const n = text.chars.length;
+  let entities = (Array.isArray(draft?.entities) ? draft.entities : []).filter((e) =>
+    Number.isInteger(e.start) && Number.isInteger(e.end) && e.start >= 0 && e.end <= n && e.start < e.end
+    && types.includes(e.type));
+
+  const typeButtons = types.map((type, i) =>
+    h("button", { type: "button", class: "choice", dataset: { type },
+                  onclick: () => label(type) },
+      i < 9 ? kbd(String(i + 1)) : null, " ", h("span", { class: `type-tag ${typeClass(type)}` }, type), " ",
+      descriptions[type] ? h("span", { lang: "ko" }, descriptions[type]) : null));
+  const list = h("ul", { class: "entity-list", "aria-live": "polite" });
+  root.append(
+    h("p", { class: "ws-instruction" }, T.ner_instruction),
+    text.el,
+    h("div", { class: "choices", role: "group" }, typeButtons),
+    h("h3", { class: "ws-small-head" }, T.ner_entities),
+    list,
+  );
+
+  function typeClass(type) {
+    return KNOWN_TYPES.has(type) ? `ent-${type}` : "ent-other";
+  }
+
+  function overlaps(start, end, except = null) {
+    return entities.some((e) => e !== except && e.start < end && start < e.end);
+  }
+
+  function label(type) {
+    const sel = text.selection();
+    if (!sel) {
+      say(T.ner_select_first, "error");
+      return;
+    }
+    let { start, end } = sel;
+    // Spaces at the edges of a drag are never part of an entity.
+    while (start < end && /\s/u.test(text.chars[start])) start++;
+    while (end > start && /\s/u.test(text.chars[end - 1])) end--;
+    if (start >= end) return;
+    const same = entities.find((e) => e.start === start && e.end === end);
+    if (same) {
+      same.type = type;
+    } else if (!allowOverlap && overlaps(start, end)) {
+      say(T.ner_overlap, "error");
+      return;
+    } else {
+      entities.push({ start, end, type });
+    }
+    say("");
+    text.clearSelection();
+    changed();
+  }
+
+  function atCaret() {
+    return entities.find((e) => e.start <= text.caret && text.caret < e.end) || null;
+  }
+
+  function remove(entity) {
+    entities = entities.filter((e) => e !== entity);
+    changed();
+  }
+
+  function adjust(entity, edge, delta) {
+    const start = edge === "start" ? entity.start + delta : entity.start;
+    const end = edge === "end" ? entity.end + delta : entity.end;
+    if (start < 0 || end > n || start >= end || (!allowOverlap && overlaps(start, end, entity))) return;
+    entity.start = start;
+    entity.end = end;
+    changed();
+  }
+
+  function changed() {
+    entities.sort((a, b) => a.start - b.start || a.end - b.end);
+    render();
+    onChange();
+  }
+
+  function render() {
+    text.setMarks(entities.map((e) => ({ start: e.start, end: e.end, classes: [typeClass(e.type)], tag: e.type })));
+    list.replaceChildren(...(entities.length ? entities.map((e) =>
+      h("li", { dataset: { start: String(e.start), end: String(e.end), type: e.type } },
+        h("span", { lang: "ko" }, text.text(e.start, e.end)), " ",
+        h("span", { class: `type-tag ${typeClass(e.type)}` }, e.type), " ",
+        h("small", { class: "muted" }, `[${e.start}, ${e.end})`),
+        h("button", { type: "button", class: "x", title: T.remove, "aria-label": T.remove,
+                      onclick: () => remove(e) }, "×")))
+      : [h("li", { class: "muted empty-entities" }, T.ner_no_entities)]));
+  }
+  render();
+
+  return {
+    shortcuts: [
+      ["← / → / Shift+← / Shift+→", T.ner_key_move],
+      [`1–${Math.min(types.length, 9)}`, T.ner_key_types],
+      ["Delete", T.ner_key_delete],
+      ["Alt+← / Alt+→ / Alt+Shift+← / Alt+Shift+→", T.ner_key_adjust],
+    ],
+    handleKey(event) {
+      if (isTyping(event.target)) return false;
+      if (event.altKey && !event.ctrlKey && (event.key === "ArrowLeft" || event.key === "ArrowRight")) {
+        const entity = atCaret();
+        if (entity) adjust(entity, event.shiftKey ? "start" : "end", event.key === "ArrowLeft" ? -1 : 1);
+        return true;
+      }
+      const digit = digitOf(event);
+      if (digit !== null && plain(event) && digit >= 1 && digit <= types.length) {
+        label(types[digit - 1]);
+        return true;
+      }
+      if ((event.key === "Delete" || event.key === "Backspace") && plain(event)) {
+        const entity = atCaret();
+        if (entity) remove(entity);
+        return true;
+      }
+      return text.handleKey(event);
+    },
+    getPayload() {
+      for (const e of entities) {
+        if (!allowOverlap && overlaps(e.start, e.end, e)) throw new Incomplete(T.ner_overlap);
+      }
+      return { entities: entities.map(({ start, end, type }) => ({ start, end, type })) };
+    },
+    getDraft: () => ({ entities }),
+    focus: () => text.el.focus(),
+  };
+}

@@ -1,0 +1,160 @@
+"""Browser fixtures: one headless Debian Chromium per session, a fresh context per test.
+
+The tests skip cleanly when /usr/bin/chromium is absent. Playwright's sync API runs an event loop in
+the test thread, so Django's async-safety check has to be told that ORM calls there are fine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from annotation import services
+from annotation.models import Item, Project, Role, User
+from annotation.task_types import get_task_type
+
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "demo" / "corpus"
+SCREENSHOTS = ROOT / "docs" / "screenshots"
+PASSWORD = "pw-goldset-123"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Browser tests on SQLite use a test database file rather than shared memory.
+
+    The live server answers in several threads while the test thread reads the database too; with a file
+    each thread has its own connection and SQLite's busy timeout serialises writers, where a shared
+    in-memory database fails at once with "database table is locked".
+    """
+    from django.conf import settings
+
+    database = settings.DATABASES["default"]
+    selected = any(item.get_closest_marker("browser") for item in items)
+    if selected and Path(CHROMIUM).exists() and database["ENGINE"].endswith("sqlite3"):
+        database.setdefault("TEST", {})["NAME"] = str(ROOT / f".test-browser-{os.getpid()}.sqlite3")
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser: Any, live_server: Any) -> Iterator[Any]:
+    context = browser.new_context(base_url=live_server.url, locale="en-US",
+                                  viewport={"width": 1280, "height": 860})
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    yield page
+    # Nothing may reach the server after the test: the pagehide autosave would hit a flushed database.
+    context.route("**/*", lambda route: route.abort())
+    page.goto("about:blank")
+    context.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+def demo_records(task: str) -> list[dict[str, Any]]:
+    with open(CORPUS / f"{task}.jsonl", encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def demo_schema(task: str) -> dict[str, Any]:
+    schema = get_task_type(task).default_schema()
+    ontology = CORPUS / f"{task}_ontology.json"
+    if ontology.exists():  # as the demo command does: the demo dialogues use their own ontology
+        schema["ontology"] = json.loads(ontology.read_text(encoding="utf-8"))
+    return schema
+
+
+@dataclass
+class Seeded:
+    project: Project
+    annotator: User
+    items: list[Item]
+
+
+@pytest.fixture
+def seed(django_user_model: type[User]) -> Callable[..., Seeded]:
+    """A project of the task type with items from the demo corpus and one annotator (not yet acknowledged).
+
+    ``records`` picks corpus records (default: the first two); ``payloads`` gives item payloads directly.
+    """
+
+    def make(task: str, *, records: list[dict[str, Any]] | None = None,
+             payloads: list[dict[str, Any]] | None = None, k: int = 1, schema: dict[str, Any] | None = None,
+             username: str = "annotator") -> Seeded:
+        manager = django_user_model.objects.create_user(f"manager-{task}", password=PASSWORD)
+        project = services.project_create(name=f"Demo {task}", slug=f"demo-{task}", task_type=task,
+                                          created_by=manager, annotators_per_item=k,
+                                          label_schema=schema or demo_schema(task))
+        annotator = django_user_model.objects.create_user(username, password=PASSWORD)
+        services.membership_set(project=project, user=annotator, role=Role.ANNOTATOR)
+        task_type = get_task_type(task)
+        if payloads is None:
+            payloads = [task_type.parse_record(r).payload for r in (records or demo_records(task)[:2])]
+        items = [services.item_create(project=project, payload=p, external_id=f"{task}-{i}")
+                 for i, p in enumerate(payloads)]
+        return Seeded(project, annotator, items)
+
+    return make
+
+
+def sign_in_and_acknowledge(page: Any, seeded: Seeded) -> None:
+    """Log in by keyboard, pass the guideline gate, land in the workspace with the first item shown."""
+    page.goto(f"/projects/{seeded.project.pk}/annotate/")
+    assert "/accounts/login/" in page.url
+    page.get_by_label("Username").focus()
+    page.keyboard.type(seeded.annotator.username)
+    page.keyboard.press("Tab")
+    page.keyboard.type(PASSWORD)
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/guideline/read/**")
+    for section in ("instructions", "ethics", "pii"):
+        assert page.locator(f".section-{section} .markdown").inner_text().strip()
+    page.locator("#ack-confirm").focus()
+    page.keyboard.press("Space")
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"**/projects/{seeded.project.pk}/annotate/")
+    page.wait_for_selector(".widget[data-item]")
+
+
+def shown_item(page: Any) -> int:
+    return int(page.locator(".widget[data-item]").get_attribute("data-item"))
+
+
+def screenshot(page: Any, slug: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator("#workspace").screenshot(path=str(SCREENSHOTS / f"{slug}.png"))
+
+
+def submit_and_reload(page: Any, key: str = "Enter") -> int:
+    """Submit with the keyboard, wait for the next item, reload, and return the item shown after it."""
+    before = shown_item(page)
+    page.keyboard.press(key)
+    page.wait_for_function(
+        "before => { const w = document.querySelector('.widget[data-item]');"
+        " return (w && Number(w.dataset.item) !== before) || document.getElementById('ws-empty'); }",
+        arg=before)
+    page.reload()
+    page.wait_for_selector(".widget[data-item], #ws-empty")
+    return shown_item(page) if page.locator(".widget[data-item]").count() else 0
