@@ -1,0 +1,25 @@
+"""Admin views of import jobs and near duplicates (read-mostly: imports are made through the pipeline)."""
+
+from django.contrib import admin
+
+from .models import ImportJob, MinHashBand, NearDuplicate
+
+
+@admin.register(ImportJob)
+class ImportJobAdmin(admin.ModelAdmin):
+    list_display = ("id", "project", "file_name", "format", "status", "items_written", "created_by", "created_at")
+    list_filter = ("status", "format")
+    search_fields = ("file_name", "project__slug")
+    readonly_fields = ("stored_path", "errors", "summary", "celery_task_id", "started_at", "finished_at")
+
+
+@admin.register(NearDuplicate)
+class NearDuplicateAdmin(admin.ModelAdmin):
+    list_display = ("id", "project", "item", "duplicate_of", "similarity")
+    list_filter = ("project",)
+
+
+@admin.register(MinHashBand)
+class MinHashBandAdmin(admin.ModelAdmin):
+    list_display = ("id", "project", "item", "key")
+    list_filter = ("project",)

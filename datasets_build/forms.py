@@ -1,0 +1,32 @@
+"""Forms of the import and review pages."""
+
+from __future__ import annotations
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from .models import ImportFormat
+
+
+class ImportForm(forms.Form):
+    file = forms.FileField(label=_("File"))
+    format = forms.ChoiceField(label=_("Format"), choices=ImportFormat.choices, initial=ImportFormat.JSONL)
+    source = forms.CharField(label=_("Source name"), required=False, max_length=200,
+                             help_text=_("The corpus the file comes from; new names are registered with the licence."))
+    license = forms.CharField(label=_("Licence (SPDX)"), required=False, max_length=100,
+                              help_text=_("E.g. CC-BY-SA-4.0, CC-BY-NC-4.0, KOGL-Type1."))
+    pii = forms.ChoiceField(label=_("PII"), required=False, choices=[
+        ("", _("Project policy (identifiers pseudonymized, names flagged)")),
+        ("pseudonymize", _("Pseudonymize every type")),
+        ("detect", _("Detect and flag only (already screened corpora)")),
+        ("off", _("Off")),
+    ])
+    encoding = forms.ChoiceField(label=_("Encoding"), choices=[("auto", _("Detect (UTF-8, CP949/EUC-KR)")),
+                                                               ("utf-8", "UTF-8"), ("cp949", "CP949 / EUC-KR")])
+    duplicates = forms.ChoiceField(label=_("Exact duplicates"), choices=[("skip", _("Skip and report")),
+                                                                         ("refuse", _("Refuse the file"))])
+
+
+class ReviewForm(forms.Form):
+    decision = forms.ChoiceField(choices=[("keep", _("Keep")), ("drop", _("Drop"))])
+    reason = forms.CharField(max_length=2000)

@@ -1,0 +1,56 @@
+"""``import_items <project> <file> --format klue|jsonl|csv``: the browser upload's pipeline, from the shell."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotation.models import Project
+from annotation.services import project_create
+from annotation.task_types import slugs
+from datasets_build.services import items_import
+
+
+class Command(BaseCommand):
+    help = "Import a corpus file into a project (all or nothing), with PII pseudonymization and screening."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("project", help="project slug")
+        parser.add_argument("file")
+        parser.add_argument("--format", required=True, choices=["klue", "jsonl", "csv"])
+        parser.add_argument("--task-type", choices=slugs(), help="create the project with this task type if new")
+        parser.add_argument("--source", default="", help="source corpus name (default: KLUE for klue files)")
+        parser.add_argument("--license", default="", help="SPDX licence id of the source, e.g. CC-BY-SA-4.0")
+        parser.add_argument("--pii", choices=["pseudonymize", "detect", "off"], default=None,
+                            help="one PII action for every type in this import (overrides the project's policy)")
+        parser.add_argument("--encoding", choices=["auto", "utf-8", "cp949"], default="auto")
+        parser.add_argument("--duplicates", choices=["skip", "refuse"], default="skip")
+        parser.add_argument("--json", action="store_true", help="print the result as JSON")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        path = Path(options["file"])
+        if not path.is_file():
+            raise CommandError(f"no such file: {path}")
+        project = Project.objects.filter(slug=options["project"]).first()
+        if project is None:
+            if not options["task_type"]:
+                raise CommandError(f"no project {options['project']!r}; pass --task-type to create it")
+            project = project_create(name=options["project"], slug=options["project"],
+                                     task_type=options["task_type"], created_by=None)
+        elif options["task_type"] and options["task_type"] != project.task_type:
+            raise CommandError(f"project {project.slug} is a {project.task_type} project, not {options['task_type']}")
+        result = items_import(project, path, options["format"], source=options["source"], license=options["license"],
+                              pii=options["pii"], encoding=options["encoding"], duplicates=options["duplicates"])
+        if options["json"]:
+            self.stdout.write(json.dumps(result.as_json(), ensure_ascii=False))
+        else:
+            self.stdout.write(f"{project.slug}: {result.items} items, {result.annotations} annotations")
+            for error in result.errors:
+                self.stdout.write(f"record {error['record']}\t{error['field']}\t{error['message']}")
+        if result.errors:
+            first = result.errors[0]
+            raise CommandError(f"nothing imported: {len(result.errors)} problem(s); first at record {first['record']}"
+                               f"{' ' + first['field'] if first['field'] else ''}: {first['message']}")

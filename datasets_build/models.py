@@ -1,0 +1,97 @@
+"""Import jobs and the near-duplicate index of imported items."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from annotation.models import Item, Project
+
+
+class ImportFormat(models.TextChoices):
+    KLUE = "klue", _("KLUE native file")
+    JSONL = "jsonl", _("JSON Lines")
+    CSV = "csv", _("CSV")
+
+
+class ImportStatus(models.TextChoices):
+    QUEUED = "queued", _("Queued")
+    RUNNING = "running", _("Running")
+    SUCCEEDED = "succeeded", _("Imported")
+    FAILED = "failed", _("Failed; nothing was imported")
+
+
+class ImportJob(models.Model):
+    """One file going through the import pipeline; all of it is imported, or none of it."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="import_jobs")
+    #: The name the uploader gave the file (shown); the stored path is random and never served.
+    file_name = models.CharField(max_length=255)
+    stored_path = models.CharField(max_length=500)
+    format = models.CharField(max_length=10, choices=ImportFormat.choices)
+    #: source, license, pii override, encoding, duplicates…, as given.
+    options = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=20, choices=ImportStatus.choices, default=ImportStatus.QUEUED)
+    records_read = models.PositiveIntegerField(default=0)
+    records_screened = models.PositiveIntegerField(default=0)
+    items_written = models.PositiveIntegerField(default=0)
+    annotations_written = models.PositiveIntegerField(default=0)
+    #: Every problem found (up to the cap) as {record, field, message}.
+    errors = models.JSONField(default=list, blank=True)
+    #: The screening summary: PII by type, toxic/bias hits, duplicates, near duplicates.
+    summary = models.JSONField(default=dict, blank=True)
+    message = models.CharField(max_length=500, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    celery_task_id = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"import {self.pk} of {self.file_name} into {self.project} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (ImportStatus.SUCCEEDED, ImportStatus.FAILED)
+
+
+class MinHashBand(models.Model):
+    """One LSH band key of an item's MinHash signature.
+
+    Keeping the bands in the database (not an in-memory LSH index) is what lets imports find near
+    duplicates against the whole project with memory that does not grow with the corpus.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    key = models.BigIntegerField()
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "key"], name="minhash_band_project_key")]
+
+    def __str__(self) -> str:
+        return f"band {self.key} of item {self.item_id}"
+
+
+class NearDuplicate(models.Model):
+    """A pair of items whose texts are nearly the same (estimated Jaccard of character shingles)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="near_duplicates")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    duplicate_of = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    similarity = models.FloatField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-similarity", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "duplicate_of"], name="near_duplicate_unique_pair"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item_id} ≈ {self.duplicate_of_id} ({self.similarity:.2f})"

@@ -1,0 +1,166 @@
+"""Pseudonymize a whole record — item texts, and every offset and quote that points into them.
+
+Which payload fields carry character offsets is declared per task type in :data:`OFFSET_SPANS` (a table,
+so a new task type with offsets adds a row). Offsets of spans are remapped with the scrub's offset map; a
+span that overlapped a replaced value grows to cover the whole replacement, so it keeps pointing at the
+same words. Any other copy of a replaced value (a label quoting the text, a meta field) is replaced too,
+and a final check refuses the record if a pseudonymized raw value is still anywhere in it.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+from .pseudonymize import Scrubber, ScrubResult
+
+
+@dataclass(frozen=True)
+class SpanSpec:
+    #: ``payload`` (the item), ``meta`` or ``annotation`` (each imported annotation's payload).
+    where: str
+    #: Key of the span object; a trailing ``[]`` means a list of span objects.
+    path: str
+    #: The item text field the offsets point into.
+    text_field: str
+    start: str
+    #: Key of the end offset, or ``None`` when the end is ``start + len(quote)``.
+    end: str | None = None
+    #: ``end`` is inclusive (KLUE-RE's ``end_idx``).
+    inclusive: bool = False
+    #: Key holding the quoted text, refreshed from the new text.
+    quote: str | None = None
+
+
+OFFSET_SPANS: dict[str, tuple[SpanSpec, ...]] = {
+    "ner": (SpanSpec("annotation", "entities[]", "sentence", "start", "end"),),
+    "re": (
+        SpanSpec("payload", "subject_entity", "sentence", "start_idx", "end_idx", inclusive=True, quote="word"),
+        SpanSpec("payload", "object_entity", "sentence", "start_idx", "end_idx", inclusive=True, quote="word"),
+    ),
+    "mrc": (
+        SpanSpec("annotation", "answer", "context", "start", quote="text"),
+        SpanSpec("annotation", "plausible", "context", "start", quote="text"),
+        SpanSpec("meta", "answers[]", "context", "answer_start", quote="text"),
+        SpanSpec("meta", "plausible_answers[]", "context", "answer_start", quote="text"),
+    ),
+}
+
+
+@dataclass
+class ScrubbedRecord:
+    payload: dict[str, Any]
+    meta: dict[str, Any]
+    annotations: list[dict[str, Any]]
+    #: Stored per item: field, type, offsets (in the new text), salted hash, action — no raw values.
+    findings: list[dict[str, Any]]
+    #: Raw values still in the record after scrubbing that should not be (a bug); empty when clean.
+    leaks: list[str]
+
+
+def _text_slots(payload: dict[str, Any], text_fields: tuple[str, ...]) -> list[tuple[str, dict[str, Any], str]]:
+    """(field path, container, key) of every annotator-visible string: plain fields, and the ``text`` of each
+    turn when a field is a list of turns (a WoS dialogue)."""
+    slots = []
+    for name in text_fields:
+        value = payload.get(name)
+        if isinstance(value, str):
+            slots.append((name, payload, name))
+        elif isinstance(value, list):
+            for i, part in enumerate(value):
+                if isinstance(part, dict) and isinstance(part.get("text"), str):
+                    slots.append((f"{name}[{i}].text", part, "text"))
+    return slots
+
+
+def _span_objects(container: dict[str, Any], path: str) -> list[dict[str, Any]]:
+    key = path.removesuffix("[]")
+    value = container.get(key)
+    if path.endswith("[]"):
+        return [v for v in value or [] if isinstance(v, dict)]
+    return [value] if isinstance(value, dict) else []
+
+
+def _remap(span: dict[str, Any], spec: SpanSpec, result: ScrubResult, new_text: str) -> None:
+    start = span.get(spec.start)
+    if not isinstance(start, int) or isinstance(start, bool):
+        return  # the task type reports malformed spans; nothing to remap
+    if spec.end is not None:
+        end = span.get(spec.end)
+        if not isinstance(end, int) or isinstance(end, bool):
+            return
+        old_end = end + 1 if spec.inclusive else end
+    else:
+        quote = span.get(spec.quote or "")
+        if not isinstance(quote, str):
+            return
+        old_end = start + len(quote)
+    new_start = result.map_offset(start, side="start")
+    new_end = result.map_offset(old_end, side="end")
+    span[spec.start] = new_start
+    if spec.end is not None:
+        span[spec.end] = new_end - 1 if spec.inclusive else new_end
+    if spec.quote:
+        span[spec.quote] = new_text[new_start:new_end]
+
+
+def _replace_copies(value: Any, replaced: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        for raw, pseudonym in replaced.items():
+            if raw in value:
+                value = value.replace(raw, pseudonym)
+        return value
+    if isinstance(value, list):
+        return [_replace_copies(v, replaced) for v in value]
+    if isinstance(value, dict):
+        return {k: _replace_copies(v, replaced) for k, v in value.items()}
+    return value
+
+
+def _contains(value: Any, raw: str) -> bool:
+    if isinstance(value, str):
+        return raw in value
+    if isinstance(value, list):
+        return any(_contains(v, raw) for v in value)
+    if isinstance(value, dict):
+        return any(_contains(v, raw) for v in value.values())
+    return False
+
+
+def scrub_record(
+    *, scrubber: Scrubber, task_slug: str, text_fields: tuple[str, ...], payload: dict[str, Any],
+    meta: dict[str, Any], annotations: list[dict[str, Any]],
+) -> ScrubbedRecord:
+    """Pseudonymize one record's texts and carry every offset along. The inputs are not modified."""
+    results: dict[str, ScrubResult] = {}
+    findings: list[dict[str, Any]] = []
+    for field, container, key in _text_slots(payload, text_fields):
+        result = scrubber.scrub(container[key])
+        results[field] = result
+        findings.extend({"field": field, **f} for f in result.findings)
+    if not scrubber.replaced:  # nothing replaced (no findings, or detect only): the record stands as it is
+        return ScrubbedRecord(payload, meta, annotations, findings, [])
+    payload, meta, annotations = copy.deepcopy(payload), copy.deepcopy(meta), copy.deepcopy(annotations)
+    for field, container, key in _text_slots(payload, text_fields):
+        container[key] = results[field].text
+    for spec in OFFSET_SPANS.get(task_slug, ()):
+        if spec.text_field not in results:
+            continue
+        result = results[spec.text_field]
+        if not result.regions:
+            continue
+        containers = {"payload": [payload], "meta": [meta], "annotation": annotations}[spec.where]
+        for container in containers:
+            for span in _span_objects(container, spec.path):
+                _remap(span, spec, result, result.text)
+    # Copies of replaced values outside the text fields: quotes, meta copies, written hypotheses.
+    scrubbed_texts = {field: container[key] for field, container, key in _text_slots(payload, text_fields)}
+    payload = _replace_copies(payload, scrubber.replaced)
+    for field, container, key in _text_slots(payload, text_fields):
+        container[key] = scrubbed_texts[field]
+    meta = _replace_copies(meta, scrubber.replaced)
+    annotations = _replace_copies(annotations, scrubber.replaced)
+    leaks = sorted({raw for raw in scrubber.replaced
+                    if _contains(payload, raw) or _contains(meta, raw) or _contains(annotations, raw)})
+    return ScrubbedRecord(payload, meta, annotations, findings, leaks)

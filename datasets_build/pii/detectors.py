@@ -1,0 +1,350 @@
+"""Korean PII detectors: regular expressions plus the checks that make them precise.
+
+Each detector yields :class:`Finding` objects (type, [start, end) in code points, the raw value). The raw
+value lives only in memory: callers store the type, the offsets and a salted hash, never the value.
+Overlaps are settled by :func:`detect` (higher-priority types win, then longer spans).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+#: Every PII type, in priority order (earlier types win an overlap).
+PII_TYPES: tuple[str, ...] = (
+    "rrn", "frn", "card", "email", "url", "phone", "account", "passport", "driver_license", "ip", "address",
+    "person",
+)
+#: Identifiers are pseudonymized by default; person names are only detected and flagged.
+DEFAULT_POLICY: dict[str, str] = {t: "pseudonymize" for t in PII_TYPES} | {"person": "detect"}
+#: Korean labels used in typed placeholders (``[전화번호1]``), matching the guideline templates.
+LABELS_KO: dict[str, str] = {
+    "rrn": "주민등록번호", "frn": "외국인등록번호", "phone": "전화번호", "email": "이메일", "url": "URL",
+    "card": "카드번호", "account": "계좌번호", "passport": "여권번호", "driver_license": "운전면허번호",
+    "ip": "IP주소", "address": "주소", "person": "이름",
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    type: str
+    start: int
+    end: int
+    value: str
+
+
+_NO_DIGIT_BEFORE = r"(?<![\d])"
+_NO_DIGIT_AFTER = r"(?![\d])"
+_SEP = r"[-.\s]?"
+
+
+# -- registration numbers -------------------------------------------------------------------------
+
+_RRN = re.compile(
+    _NO_DIGIT_BEFORE + r"(\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01]))\s?[-–]?\s?([1-8]\d{6})" + _NO_DIGIT_AFTER
+)
+_RRN_CONTEXT = re.compile(r"주민(?:등록)?\s?번호|주민번호|외국인\s?등록\s?번호|등록번호|RRN", re.IGNORECASE)
+_RRN_WEIGHTS = (2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5)
+
+
+def _registration_check(digits: str, offset: int) -> bool:
+    total = sum(int(d) * w for d, w in zip(digits[:12], _RRN_WEIGHTS, strict=True))
+    return (offset - total % 11) % 10 == int(digits[12])
+
+
+def _registration_numbers(text: str) -> Iterator[Finding]:
+    """Resident (7th digit 1-4) and foreigner (5-8) registration numbers.
+
+    A valid checksum is enough; numbers issued since October 2020 carry no checksum, so a well-formed
+    number without one counts when a cue such as 주민등록번호 stands within 20 characters before it.
+    """
+    for m in _RRN.finditer(text):
+        digits = m.group(1) + m.group(2)
+        foreign = digits[6] in "5678"
+        valid = _registration_check(digits, 13 if foreign else 11)
+        if not valid and not _RRN_CONTEXT.search(text, max(0, m.start() - 20), m.start()):
+            continue
+        yield Finding("frn" if foreign else "rrn", m.start(), m.end(), m.group(0))
+
+
+# -- phones ---------------------------------------------------------------------------------------
+
+_PHONE = re.compile(
+    _NO_DIGIT_BEFORE
+    + r"(?:"
+    # +82 forms: the trunk 0 is dropped (+82 10-1234-5678, +82-2-123-4567, +82 (0)10 ...)
+    + r"\+82[-.\s]?(?:\(0\))?[-.\s]?(?:1[016789]|2|[3-6][1-5]|50\d|70)" + _SEP + r"\d{3,4}" + _SEP + r"\d{4}"
+    # mobile, Seoul, other area codes, 050x personal numbers, 070 internet phones
+    + r"|\(?(?:01[016789]|02|0[3-6][1-5]|050\d|070)\)?" + _SEP + r"\d{3,4}" + _SEP + r"\d{4}"
+    + r")" + _NO_DIGIT_AFTER
+)
+
+
+def _phones(text: str) -> Iterator[Finding]:
+    for m in _PHONE.finditer(text):
+        digits = re.sub(r"\D", "", m.group(0))
+        if len(digits) < 9:
+            continue
+        yield Finding("phone", m.start(), m.end(), m.group(0))
+
+
+# -- e-mail and URLs ------------------------------------------------------------------------------
+
+_EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w-])")
+_URL = re.compile(r"(?:https?://|www\.)[^\s<>\"'()\[\]가-힣]+", re.IGNORECASE)
+#: Path shapes that name a person: ~user, /@handle, /users/x, /profile, blogs and social profiles.
+_PERSONAL_PATH = re.compile(
+    r"/~[\w.-]+|/@[\w.-]+|/(?:users?|members?|profile|people|u|in)/[\w.%-]+",
+    re.IGNORECASE,
+)
+_PERSONAL_HOSTS = re.compile(
+    r"^(?:https?://)?(?:www\.|m\.)?(?:"
+    r"(?:blog|cafe)\.naver\.com|instagram\.com|facebook\.com|fb\.com|twitter\.com|x\.com|github\.com|"
+    r"youtube\.com/(?:c|channel|user)|tiktok\.com|blog\.daum\.net|velog\.io|brunch\.co\.kr|linkedin\.com/in"
+    r")/[\w.%@-]+",
+    re.IGNORECASE,
+)
+_PERSONAL_SUBDOMAIN = re.compile(r"^(?:https?://)?[\w-]+\.(?:tistory\.com|github\.io|blogspot\.com)", re.IGNORECASE)
+
+
+def _emails(text: str) -> Iterator[Finding]:
+    for m in _EMAIL.finditer(text):
+        yield Finding("email", m.start(), m.end(), m.group(0))
+
+
+def _urls(text: str) -> Iterator[Finding]:
+    """Only URLs whose path or host names a person; a news article's URL is not personal data."""
+    for m in _URL.finditer(text):
+        url = m.group(0).rstrip(".,;:!?")
+        if _PERSONAL_PATH.search(url) or _PERSONAL_HOSTS.match(url) or _PERSONAL_SUBDOMAIN.match(url):
+            yield Finding("url", m.start(), m.start() + len(url), url)
+
+
+# -- cards, accounts, passports, licences ---------------------------------------------------------
+
+_CARD = re.compile(_NO_DIGIT_BEFORE + r"[3-6]\d{3}(?:[-\s]?\d{4}){2}[-\s]?\d{1,7}|" + _NO_DIGIT_BEFORE
+                   + r"3[47]\d{2}[-\s]?\d{6}[-\s]?\d{5}" + _NO_DIGIT_AFTER)
+
+
+def luhn_valid(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch)
+        if i % 2 == 1:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def _cards(text: str) -> Iterator[Finding]:
+    for m in _CARD.finditer(text):
+        if m.end() < len(text) and text[m.end()].isdigit():
+            continue
+        digits = re.sub(r"\D", "", m.group(0))
+        if 13 <= len(digits) <= 19 and luhn_valid(digits):
+            yield Finding("card", m.start(), m.end(), m.group(0))
+
+
+_BANKS = (
+    "국민은행|KB국민|신한은행|신한|우리은행|하나은행|KEB하나|농협은행|농협|NH농협|기업은행|IBK기업|IBK|"
+    "카카오뱅크|토스뱅크|케이뱅크|SC제일은행|제일은행|씨티은행|한국씨티|새마을금고|우체국|수협|신협|"
+    "산업은행|대구은행|부산은행|경남은행|광주은행|전북은행|제주은행|은행"
+)
+_ACCOUNT = re.compile(
+    r"(?:" + _BANKS + r"|계좌(?:번호)?|입금\s?계좌|송금|입금|예금주|통장)[^\d\n]{0,12}?"
+    + _NO_DIGIT_BEFORE + r"(\d{2,6}(?:[-\s]\d{2,8}){1,4}|\d{10,14})" + _NO_DIGIT_AFTER
+)
+
+
+def _accounts(text: str) -> Iterator[Finding]:
+    """Bank account numbers, only next to a bank name or an account cue (bare digits are too ambiguous)."""
+    for m in _ACCOUNT.finditer(text):
+        digits = re.sub(r"\D", "", m.group(1))
+        if 10 <= len(digits) <= 16:
+            yield Finding("account", m.start(1), m.end(1), m.group(1))
+
+
+_PASSPORT = re.compile(r"(?<![A-Za-z0-9])[MSRODG](?:\d{8}|\d{3}[A-Z]\d{4})(?![A-Za-z0-9])")
+
+
+def _passports(text: str) -> Iterator[Finding]:
+    """Korean passport numbers: the old ``M12345678`` and the 2021 ``M123A4567`` formats."""
+    for m in _PASSPORT.finditer(text):
+        yield Finding("passport", m.start(), m.end(), m.group(0))
+
+
+_REGIONS = "서울|부산|경기|강원|충북|충남|전북|전남|경북|경남|제주|대구|인천|광주|대전|울산|세종"
+_LICENSE = re.compile(
+    r"(?<![\d가-힣])(?:1[1-9]|2[0-8]|" + _REGIONS + r")[-\s]?\d{2}-\d{6}-\d{2}" + _NO_DIGIT_AFTER
+    + r"|(?:운전\s?면허(?:증)?(?:\s?번호)?)[^\d\n]{0,6}(?:1[1-9]|2[0-8]|" + _REGIONS + r")[-\s]?\d{2}[-\s]?\d{6}"
+    + r"[-\s]?\d{2}" + _NO_DIGIT_AFTER
+)
+_LICENSE_NUMBER = re.compile(r"(?:1[1-9]|2[0-8]|" + _REGIONS + r")[-\s]?\d{2}[-\s]?\d{6}[-\s]?\d{2}$")
+
+
+def _driver_licenses(text: str) -> Iterator[Finding]:
+    for m in _LICENSE.finditer(text):
+        number = _LICENSE_NUMBER.search(m.group(0))
+        if number is not None:
+            start = m.start() + number.start()
+            yield Finding("driver_license", start, m.end(), text[start:m.end()])
+
+
+# -- IP addresses ---------------------------------------------------------------------------------
+
+_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+_IPV4 = re.compile(r"(?<![\d.])" + _OCTET + r"(?:\." + _OCTET + r"){3}(?![\d.]*\d)")
+_IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){2,7}(?::|[0-9A-Fa-f]{1,4})(?:[0-9A-Fa-f:]*)(?![\w:])")
+
+
+def _ips(text: str) -> Iterator[Finding]:
+    for m in _IPV4.finditer(text):
+        yield Finding("ip", m.start(), m.end(), m.group(0))
+    for m in _IPV6.finditer(text):
+        if m.group(0).count(":") >= 3:
+            yield Finding("ip", m.start(), m.end(), m.group(0))
+
+
+# -- postal addresses -----------------------------------------------------------------------------
+
+_PROVINCE = (
+    r"(?:서울(?:특별)?시?|부산(?:광역)?시?|대구(?:광역)?시?|인천(?:광역)?시?|광주(?:광역)?시?|대전(?:광역)?시?|"
+    r"울산(?:광역)?시?|세종(?:특별자치)?시?|경기도?|강원(?:특별자치)?도?|충청[남북]도|충[남북]|전라[남북]도|"
+    r"전북(?:특별자치도)?|전남|경상[남북]도|경[남북]|제주(?:특별자치)?도?)"
+)
+_DISTRICT = r"[가-힣]{1,5}(?:시|군|구)"
+_TOWN = r"[가-힣]{1,5}(?:읍|면)"
+_ADMIN = r"(?:(?:" + _PROVINCE + r"|" + _DISTRICT + r"|" + _TOWN + r")\s)"
+#: What may follow a building or lot number: the end, punctuation, a particle, or building detail.
+_ADDRESS_END = r"(?=$|[\s,.)\]」』]|에서|에|의|으?로|까지|부터|이|은|는|을|를|와|과|번지)"
+_ROAD = re.compile(
+    _ADMIN + r"{1,3}(?:[가-힣0-9]{1,10}(?:대로|로|길)\s?(?:\d{1,4}(?:번)?[가-하]?길\s?)?)"
+    + r"\d{1,5}(?:-\d{1,4})?" + _ADDRESS_END
+    + r"(?:\s?\(?[가-힣0-9]{0,12}(?:아파트|빌라|오피스텔|빌딩|타워|센터|맨션|주택)\)?)?"
+    + r"(?:\s?\d{1,4}동)?(?:\s?\d{1,5}호)?"
+)
+_LOT = re.compile(
+    _ADMIN + r"{1,3}[가-힣0-9]{1,8}(?:동|리|가)\s?(?:산\s?)?\d{1,5}(?:-\d{1,5})?(?:번지)?" + _ADDRESS_END
+    + r"(?:\s?\d{1,4}동)?(?:\s?\d{1,5}호)?"
+)
+_ADDRESS_CUE = re.compile(r"(?:주소|거주지|사는\s?곳|배송지)\s?[:은는]?\s?")
+_ROAD_AFTER_CUE = re.compile(
+    r"[가-힣0-9]{1,10}(?:대로|로|길)\s?(?:\d{1,4}(?:번)?[가-하]?길\s?)?\d{1,5}(?:-\d{1,4})?" + _ADDRESS_END
+)
+
+
+def _addresses(text: str) -> Iterator[Finding]:
+    """Road-name and lot-number addresses down to the building or lot number (and unit, when present).
+
+    An administrative area (시·도, 시·군·구, 읍·면) must precede the road or neighbourhood, except right
+    after a cue such as 주소: — a bare "대학로 10" is as often a phrase as an address.
+    """
+    for pattern in (_ROAD, _LOT):
+        for m in pattern.finditer(text):
+            value = m.group(0).rstrip()
+            yield Finding("address", m.start(), m.start() + len(value), value)
+    for cue in _ADDRESS_CUE.finditer(text):
+        m = _ROAD_AFTER_CUE.match(text, cue.end())
+        if m:
+            yield Finding("address", m.start(), m.end(), m.group(0))
+
+
+# -- person names ---------------------------------------------------------------------------------
+
+#: Common Korean surnames (covering the large majority of the population), two-syllable ones first.
+SURNAMES: tuple[str, ...] = (
+    "남궁", "황보", "제갈", "선우", "독고", "사공", "서문", "동방",
+    "김", "이", "박", "최", "정", "강", "조", "윤", "장", "임", "한", "오", "서", "신", "권", "황", "안", "송",
+    "류", "유", "전", "홍", "고", "문", "양", "손", "배", "백", "허", "남", "심", "노", "하", "곽", "성", "차",
+    "주", "우", "구", "민", "진", "나", "지", "엄", "채", "원", "천", "방", "공", "현", "함", "변", "염", "여",
+    "추", "도", "소", "석", "선", "설", "마", "길", "연", "위", "표", "명", "기", "반", "왕", "금", "옥", "육",
+    "인", "맹", "제", "모", "탁", "국", "어", "은", "편", "용", "예", "경", "봉", "사", "부", "황", "가", "복",
+    "태", "목", "형", "피", "두", "감", "음", "빈", "동", "온", "호", "범", "좌", "팽", "승", "간", "상", "갈",
+    "시", "견", "당", "화", "창", "옹", "순", "단", "방", "라", "뇌",
+)
+#: Cues after a name (honorifics, titles, roles); the name precedes them, with or without a space.
+_TITLES = (
+    "씨", "님", "군", "양", "기자", "특파원", "앵커", "대표", "대표이사", "회장", "부회장", "사장", "부사장", "전무",
+    "상무", "이사", "본부장", "실장", "팀장", "부장", "차장", "과장", "대리", "주임", "사원", "교수", "부교수",
+    "박사", "선생님", "선생", "원장", "총장", "학장", "의원", "장관", "차관", "대통령", "총리", "시장", "도지사",
+    "군수", "구청장", "위원장", "위원", "감독", "코치", "선수", "변호사", "검사", "판사", "의사", "간호사", "작가",
+    "시인", "씨의", "할머니", "할아버지", "어머니", "아버지", "학생", "환자", "고객님", "회원님", "목사", "신부",
+    "스님", "경위", "경사", "순경", "경감", "경정", "총경", "소장", "중령", "대령", "병장", "상병", "일병",
+)
+_TITLE_ALT = "|".join(sorted(_TITLES, key=len, reverse=True))
+_SURNAME_ALT = "|".join(sorted(set(SURNAMES), key=len, reverse=True))
+_HONORIFICS = "씨|님|군|양"
+_PERSON_BEFORE_TITLE = re.compile(
+    r"(?<![가-힣])((?:" + _SURNAME_ALT + r")[가-힣]{1,2})(?:\s?(?:" + _HONORIFICS + r")(?![가-힣]{2})|\s(?:"
+    + _TITLE_ALT + r"))"
+)
+#: A last syllable that makes "surname + syllables" an organisation (정의당, 교육청, 국방부) rather than a name.
+_ORG_ENDINGS = frozenset("당청처회팀실단협련사부과국")
+_PERSON_AFTER_CUE = re.compile(
+    r"(?:성명|이름|작성자|예약자|수령인|보호자|신청인|담당자|고객명)\s?[:은는]?\s?((?:" + _SURNAME_ALT
+    + r")[가-힣]{1,2})(?![가-힣])"
+)
+#: Words that look like surname + syllables but are common nouns (or titles) before a title cue.
+_NOT_NAMES_TEXT = """
+한국 정부 이번 이날 전국 조사 강원 지난 신규 안전 우리 주민 시민 고객 국민 정치 경제 사회 문화
+현대 대한 전문 공동 최고 최근 유명 임시 부대 전체 이상 이후 이전 하지 오늘 전직 현직 신임 전임
+후임 공동대 여성 남성 노인 주부 소속 공식 부부 부모 조카 손자 손녀 고모 이모 삼촌 사촌 형님
+동생 선배 후배 친구 지인 상대 당사 당시 단장 단독 사장 부장 차장 과장 대리 원장 총장 학장 의원
+장관 차관 시장 구청 도지 군수 위원 감독 코치 선수 교수 박사 선생 작가 시인 기자 대표 회장 이사
+실장 팀장 본부 변호 검사 판사 의사 간호 환자 학생 주임 사원 모씨 김모 이모씨 박모 최모 정모
+강모 조모 윤모 장모 임모 한모 오모 서모 신모 권모 황모 안모 송모 유모 전모 홍모 고모씨 문모
+양모 손모 배모 백모 허모 남모 심모 노모 하모 곽모 성모 차모 주모 우모 구모 민모 진모 나모 지모
+엄모 채모 원모 천모 방모 공모 현모 함모 변모 염모 여모 추모 도모 소모 석모 선모 설모 마모 길모
+연모 위모 표모 명모 기모 반모 왕모 금모 옥모 육모 인모 정당 정권 정책 국회 국가 국정 공사 공단
+공장 공원 공항 경찰 경기 경선 경영 경주 경남 경북 전남 전북 충남 충북 제주 서울 부산 인천 광주
+대전 울산 세종 대구 강남 강북 강서 강동 서초 성남 수원 용인 고양 안산 안양 남양 화성 주식 주요
+주최 주관 주한 주미 주중 주일 조합 조직 조선 신한 신세계 하나 우리은 기아 현대차 한화 한진 금호
+동원 동부 서부 남부 북부 중부 전체 전원 전부 시청 도청 구청장 시의 도의 구의 군의 가족 가수
+가정 기업 기관 기존 기획 명예 상임 상무 사무 사업 사외 설립 성공 소비 손님 송년 신입 심사 안내
+양측 여당 야당 연합 예비 오랜 원로 유가 이들 이와 임원 장기 장남 장녀 정식 제작 조기 주민센
+지역 진보 차기 채용 초대 최초 최종 최대 추가 출신 탁월 통합 평사 표준 하부 한편 해당 현지 현장
+호남 홍보 황금 노조 노동 노사 방송 배우 백화 부총 부회 구단 국립 국제 국내
+"""
+_NOT_NAMES: frozenset[str] = frozenset(_NOT_NAMES_TEXT.split())
+
+
+def _persons(text: str) -> Iterator[Finding]:
+    for pattern in (_PERSON_BEFORE_TITLE, _PERSON_AFTER_CUE):
+        for m in pattern.finditer(text):
+            name = m.group(1)
+            if name in _NOT_NAMES or name[:2] in _NOT_NAMES or name[-1] == "모" or (
+                    len(name) == 3 and name[-1] in _ORG_ENDINGS):
+                continue
+            yield Finding("person", m.start(1), m.end(1), name)
+
+
+DETECTORS: dict[str, Callable[[str], Iterator[Finding]]] = {
+    "registration": _registration_numbers,
+    "phone": _phones,
+    "email": _emails,
+    "url": _urls,
+    "card": _cards,
+    "account": _accounts,
+    "passport": _passports,
+    "driver_license": _driver_licenses,
+    "ip": _ips,
+    "address": _addresses,
+    "person": _persons,
+}
+_PRIORITY = {t: i for i, t in enumerate(PII_TYPES)}
+
+
+def detect(text: str, types: set[str] | frozenset[str] | None = None) -> list[Finding]:
+    """All PII findings in ``text`` (only ``types`` when given), non-overlapping, in text order."""
+    candidates = [f for detector in DETECTORS.values() for f in detector(text)
+                  if types is None or f.type in types]
+    # Priority first, then the longer span, so "계좌 110-123-456789" is an account, not a phone.
+    candidates.sort(key=lambda f: (_PRIORITY[f.type], -(f.end - f.start), f.start))
+    taken: list[Finding] = []
+    for finding in candidates:
+        if finding.start >= finding.end:
+            continue
+        if all(finding.end <= t.start or finding.start >= t.end for t in taken):
+            taken.append(finding)
+    return sorted(taken, key=lambda f: f.start)

@@ -1,0 +1,48 @@
+"""Toxicity and social-bias screening behind one pluggable interface.
+
+A screener takes a text and returns :class:`ScreenHit` objects. The import pipeline runs every screener
+named in ``settings.GOLDSET_SCREENERS`` (dotted paths; default: the rule-based Korean lexicon screener),
+so a model-based classifier can be added by writing a class with the same two members and listing it.
+Hits never drop an item: they mark it ``needs_review`` and raise a flag for the review queue.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Protocol
+
+from django.conf import settings
+from django.utils.module_loading import import_string
+
+DEFAULT_SCREENERS = ("datasets_build.screening.lexicon.LexiconScreener",)
+
+
+@dataclass(frozen=True)
+class ScreenHit:
+    #: ``toxic`` or ``bias`` (the flag kind raised for the item).
+    kind: str
+    #: What kind of harm: profanity, slur, gender, region, religion, age, disability, nationality, sexuality…
+    category: str
+    start: int
+    end: int
+    #: The rule that fired, e.g. ``ko-lexicon@2026.12-1:p03``, so a reviewer can see why.
+    rule: str
+
+
+class Screener(Protocol):
+    #: Name and version, stored with every hit so results stay explainable when the lexicon changes.
+    name: str
+    version: str
+
+    def screen(self, text: str) -> list[ScreenHit]: ...
+
+
+@cache
+def configured_screeners() -> tuple[Screener, ...]:
+    paths = getattr(settings, "GOLDSET_SCREENERS", DEFAULT_SCREENERS)
+    return tuple(import_string(path)() for path in paths)
+
+
+def screen_text(text: str) -> list[ScreenHit]:
+    return [hit for screener in configured_screeners() for hit in screener.screen(text)]

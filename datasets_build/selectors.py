@@ -1,0 +1,120 @@
+"""Reads of the dataset-building app: jobs and their progress, sources, PII report, review queue, near duplicates."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
+
+from annotation.models import Flag, FlagResolution, Item, Project, ScreeningStatus, Source
+
+from .licenses import license_terms, release_notes, release_warnings
+from .models import ImportJob, ImportStatus, NearDuplicate
+
+
+def import_jobs(project: Project) -> QuerySet[ImportJob]:
+    return ImportJob.objects.filter(project=project).select_related("created_by")
+
+
+def import_job_progress(job: ImportJob) -> dict[str, int]:
+    """Records read / screened / written: the final counts once finished, the worker's state while running."""
+    if job.status == ImportStatus.RUNNING and job.celery_task_id:
+        from celery.result import AsyncResult
+
+        try:
+            info = AsyncResult(job.celery_task_id).info
+        except Exception:  # no result backend (eager mode): progress is simply unknown
+            info = None
+        if isinstance(info, dict) and "read" in info:
+            return {"read": int(info["read"]), "screened": int(info.get("screened", 0)),
+                    "written": int(info.get("written", 0))}
+    return {"read": job.records_read, "screened": job.records_screened, "written": job.items_written}
+
+
+def sources_report(project: Project) -> list[dict[str, Any]]:
+    """The project's sources with item counts, licence terms and release warnings."""
+    rows = (Source.objects.filter(items__project=project).annotate(items_count=Count("items"))
+            .order_by("name"))
+    report = []
+    for source in rows:
+        terms = license_terms(source.license)
+        report.append({
+            "id": source.pk,
+            "name": source.name,
+            "license": source.license,
+            "url": source.url,
+            "items": source.items_count,
+            "known_license": terms is not None,
+            "redistribution": bool(terms and terms.redistribution),
+            "derivatives": bool(terms and terms.derivatives),
+            "commercial": bool(terms and terms.commercial),
+            "warnings": release_warnings(source.license),
+            "notes": release_notes(source.license),
+        })
+    return report
+
+
+def pii_report(project: Project) -> dict[str, Any]:
+    """Findings by type (and by action) over the project's items; never a value, only counts."""
+    by_type: Counter[str] = Counter()
+    by_action: Counter[tuple[str, str]] = Counter()
+    items_with = 0
+    for findings in Item.objects.filter(project=project).values_list("pii_findings", flat=True).iterator(
+            chunk_size=2000):
+        if not findings:
+            continue
+        items_with += 1
+        for finding in findings:
+            by_type[finding["type"]] += 1
+            by_action[(finding["type"], finding.get("action", ""))] += 1
+    types: dict[str, dict[str, int]] = {}
+    for (pii_type, action), n in sorted(by_action.items()):
+        types.setdefault(pii_type, {"total": by_type[pii_type]})[action] = n
+    return {"project": project.slug, "items": Item.objects.filter(project=project).count(),
+            "items_with_pii": items_with, "findings": sum(by_type.values()), "types": types,
+            "policy": project.options.get("pii") or {}}
+
+
+def review_queue(project: Project) -> QuerySet[Item]:
+    """Items waiting for a manager: screened as needing review, or carrying an open flag."""
+    open_flags = Flag.objects.filter(item=OuterRef("pk"), resolution=FlagResolution.OPEN)
+    return (Item.objects.filter(project=project)
+            .annotate(has_open_flag=Exists(open_flags))
+            .filter(Q(screening_status=ScreeningStatus.NEEDS_REVIEW) | Q(has_open_flag=True))
+            .exclude(screening_status=ScreeningStatus.DROPPED)
+            .prefetch_related(Prefetch("flags", queryset=Flag.objects.filter(resolution=FlagResolution.OPEN)
+                                       .select_related("user"), to_attr="open_flags"))
+            .select_related("source")
+            .order_by("id"))
+
+
+def screening_summary(project: Project) -> dict[str, Any]:
+    statuses = dict(Item.objects.filter(project=project).values_list("screening_status").annotate(n=Count("id"))
+                    .values_list("screening_status", "n"))
+    flags = dict(Flag.objects.filter(item__project=project, resolution=FlagResolution.OPEN).values_list("kind")
+                 .annotate(n=Count("id")).values_list("kind", "n"))
+    return {"statuses": statuses, "open_flags": flags}
+
+
+def near_duplicates(project: Project) -> QuerySet[NearDuplicate]:
+    return NearDuplicate.objects.filter(project=project).select_related("item", "duplicate_of")
+
+
+def near_duplicate_groups(project: Project) -> list[set[int]]:
+    """Connected groups of near-duplicate item ids (for leak-free splits: a group goes to one split)."""
+    parent: dict[int, int] = {}
+
+    def find(x: int) -> int:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in NearDuplicate.objects.filter(project=project).values_list("item_id", "duplicate_of_id"):
+        parent[find(a)] = find(b)
+    groups: dict[int, set[int]] = {}
+    for x in list(parent):
+        groups.setdefault(find(x), set()).add(x)
+    return sorted(groups.values(), key=min)

@@ -1,0 +1,262 @@
+"""Writes of the dataset-building app: imports (synchronous and as jobs) and screening review."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Flag, FlagResolution, Item, Project, ScreeningStatus, Source, User
+from annotation.services import ServiceError, flag_resolve
+
+from .models import ImportJob, ImportStatus
+from .pii import resolve_policy
+from .pipeline import DUPLICATE_POLICIES, FORMATS, ImportPipeline, Progress, source_for
+from .readers import ENCODINGS, RecordError
+
+#: File name endings accepted per format (the reader decides whether the content really is that format).
+EXTENSIONS: dict[str, tuple[str, ...]] = {
+    "klue": (".json", ".tsv"),
+    "jsonl": (".jsonl", ".ndjson", ".json", ".txt"),
+    "csv": (".csv", ".txt"),
+}
+
+
+@dataclass
+class ImportResult:
+    """What an import did; ``errors`` non-empty means nothing was written."""
+
+    project: Project
+    items: int = 0
+    annotations: int = 0
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+    source: Source | None = None
+    progress: Progress = field(default_factory=Progress)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "project": self.project.slug,
+            "task_type": self.project.task_type,
+            "created": {"items": self.items, "annotations": self.annotations},
+            "errors": self.errors,
+            "source": {"name": self.source.name, "license": self.source.license} if self.source else None,
+            "read": self.progress.read,
+            "summary": self.summary,
+        }
+
+
+class _Rollback(Exception):
+    """Raised inside the import transaction to undo everything when a record was bad."""
+
+
+def max_upload_bytes() -> int:
+    return int(getattr(settings, "GOLDSET_MAX_UPLOAD_MB", 200)) * 1024 * 1024
+
+
+def items_import(
+    project: Project,
+    path: str | Path,
+    fmt: str = "jsonl",
+    *,
+    source: str = "",
+    license: str = "",
+    pii: str | None = None,
+    user: User | None = None,
+    encoding: str = "auto",
+    duplicates: str = "skip",
+    on_progress: Callable[[Progress], None] | None = None,
+) -> ImportResult:
+    """Import one file into a project through the whole pipeline, synchronously; all of it or nothing.
+
+    ``source``/``license`` name the corpus (SPDX id); ``pii`` overrides the project's PII policy for every
+    type (``pseudonymize``, ``detect`` or ``off``); ``duplicates`` is ``skip`` (report exact duplicates and
+    import the rest) or ``refuse`` (an exact duplicate is an error). ``user`` is recorded by the job that
+    calls this; the import itself needs no user.
+    """
+    path = Path(path)
+    result = ImportResult(project=project)
+    try:
+        _check_options(fmt, encoding, duplicates)
+        policy = resolve_policy(project.options, pii)
+    except ValueError as error:
+        result.errors = [{"record": 0, "field": "options", "message": str(error)}]
+        return result
+    if not path.is_file():
+        result.errors = [{"record": 0, "field": "file", "message": f"no such file: {path.name}"}]
+        return result
+    try:
+        with transaction.atomic():
+            result.source = source_for(name=source, license=license, project=project, fmt=fmt,
+                                       file_name=path.name)
+            pipeline = ImportPipeline(project=project, path=path, fmt=fmt, source=result.source, policy=policy,
+                                      encoding=encoding, duplicates=duplicates, on_progress=on_progress)
+            outcome = pipeline.run()
+            result.summary = outcome.summary
+            result.progress = outcome.progress
+            if not outcome.ok:
+                result.errors = outcome.errors
+                raise _Rollback
+            result.items, result.annotations = outcome.items, outcome.annotations
+    except _Rollback:
+        result.source = None
+    except RecordError as error:
+        result.errors = [error.as_dict()]
+        result.source = None
+    return result
+
+
+def _check_options(fmt: str, encoding: str, duplicates: str) -> None:
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    if encoding not in ENCODINGS:
+        raise ValueError(f"unknown encoding {encoding!r}; expected one of {', '.join(ENCODINGS)}")
+    if duplicates not in DUPLICATE_POLICIES:
+        raise ValueError(f"unknown duplicates policy {duplicates!r}; expected one of {', '.join(DUPLICATE_POLICIES)}")
+
+
+# -- import jobs ----------------------------------------------------------------------------------
+
+
+def _store_upload(upload: IO[bytes], file_name: str) -> Path:
+    """Copy the upload to MEDIA_ROOT/imports/ under a random name, enforcing the size limit."""
+    folder = Path(settings.MEDIA_ROOT) / "imports"
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / (secrets.token_hex(16) + Path(file_name).suffix.lower())
+    limit = max_upload_bytes()
+    written = 0
+    try:
+        with target.open("xb") as out:
+            chunks = upload.chunks() if hasattr(upload, "chunks") else iter(lambda: upload.read(1 << 20), b"")
+            for chunk in chunks:
+                written += len(chunk)
+                if written > limit:
+                    raise ServiceError(f"the file is larger than the upload limit of {limit // (1024 * 1024)} MB",
+                                       field="file")
+                out.write(chunk)
+    except ServiceError:
+        target.unlink(missing_ok=True)
+        raise
+    if written == 0:
+        target.unlink(missing_ok=True)
+        raise ServiceError("the file is empty", field="file")
+    return target
+
+
+def import_job_create(
+    *,
+    project: Project,
+    upload: IO[bytes],
+    file_name: str,
+    fmt: str,
+    user: User | None,
+    source: str = "",
+    license: str = "",
+    pii: str | None = None,
+    encoding: str = "auto",
+    duplicates: str = "skip",
+) -> ImportJob:
+    """Store the upload and queue its import (after commit); the job's id is what clients poll."""
+    try:
+        _check_options(fmt, encoding, duplicates)
+        resolve_policy(project.options, pii or None)
+    except ValueError as error:
+        raise ServiceError(str(error), field="options") from None
+    suffix = Path(file_name).suffix.lower()
+    if suffix not in EXTENSIONS[fmt]:
+        raise ServiceError(f"a {fmt} import takes {', '.join(EXTENSIONS[fmt])} files, not {suffix or 'no extension'}",
+                           field="file")
+    stored = _store_upload(upload, file_name)
+    options = {"source": source, "license": license, "pii": pii or None, "encoding": encoding,
+               "duplicates": duplicates}
+    job = ImportJob.objects.create(project=project, file_name=Path(file_name).name[:255], stored_path=str(stored),
+                                   format=fmt, options=options, created_by=user)
+    from .tasks import run_import
+
+    def enqueue() -> None:
+        result = run_import.apply_async(args=[job.pk], task_id=f"import-{job.pk}-{secrets.token_hex(4)}")
+        ImportJob.objects.filter(pk=job.pk, celery_task_id="").update(celery_task_id=result.id)
+
+    transaction.on_commit(enqueue)
+    return job
+
+
+def import_job_run(job_id: int, *, on_progress: Callable[[Progress], None] | None = None) -> ImportJob:
+    """Run a queued import job; safe to run twice (late acks redeliver a job whose worker died).
+
+    The job row is locked for the whole import and the items are written in the same transaction as the
+    job's final status, so a second run either waits and then sees a finished job, or — after a crash,
+    which rolled everything back — starts afresh.
+    """
+    with transaction.atomic():
+        job = ImportJob.objects.select_for_update().get(pk=job_id)
+        if job.is_finished:
+            return job
+        job.status = ImportStatus.RUNNING
+        job.started_at = timezone.now()
+        job.save(update_fields=["status", "started_at"])
+
+    with transaction.atomic():
+        job = ImportJob.objects.select_for_update().select_related("project").get(pk=job_id)
+        if job.is_finished:
+            return job
+        options = job.options
+        result = items_import(job.project, job.stored_path, job.format, source=options.get("source") or "",
+                              license=options.get("license") or "", pii=options.get("pii") or None,
+                              user=job.created_by, encoding=options.get("encoding") or "auto",
+                              duplicates=options.get("duplicates") or "skip", on_progress=on_progress)
+        job.status = ImportStatus.SUCCEEDED if result.ok else ImportStatus.FAILED
+        job.records_read = result.progress.read
+        job.records_screened = result.progress.screened
+        job.items_written = result.items
+        job.annotations_written = result.annotations
+        job.errors = result.errors
+        job.summary = result.summary
+        job.message = (f"imported {result.items} items and {result.annotations} annotations" if result.ok
+                       else f"nothing imported: {len(result.errors)} problem(s), first: "
+                            f"{_describe(result.errors[0])}")[:500]
+        job.finished_at = timezone.now()
+        job.save()
+    # The upload may hold raw personal data: keep it no longer than the import needs it.
+    Path(job.stored_path).unlink(missing_ok=True)
+    return job
+
+
+def _describe(error: dict[str, Any]) -> str:
+    where = f"record {error['record']}" if error.get("record") else "file"
+    field_name = f", {error['field']}" if error.get("field") else ""
+    return f"{where}{field_name}: {error['message']}"
+
+
+# -- screening review -----------------------------------------------------------------------------
+
+REVIEW_DECISIONS = ("keep", "drop")
+
+
+@transaction.atomic
+def screening_review(*, item: Item, decision: str, reason: str, by: User) -> Item:
+    """A manager's verdict on a screened or flagged item: keep it for annotation or drop it, with a reason.
+
+    Every open flag on the item is resolved with the same decision and reason.
+    """
+    if decision not in REVIEW_DECISIONS:
+        raise ServiceError(f"unknown decision {decision!r}; expected keep or drop", field="decision")
+    if not reason.strip():
+        raise ServiceError("give a reason for the decision", field="reason")
+    item = Item.objects.select_for_update().get(pk=item.pk)
+    resolution = FlagResolution.KEPT if decision == "keep" else FlagResolution.DROPPED
+    for flag in Flag.objects.filter(item=item, resolution=FlagResolution.OPEN):
+        flag_resolve(flag=flag, resolution=resolution, by=by, note=reason.strip())
+    item.screening_status = ScreeningStatus.KEPT if decision == "keep" else ScreeningStatus.DROPPED
+    item.save(update_fields=["screening_status"])
+    return item

@@ -1,0 +1,88 @@
+"""Browser pages: the import page (upload, progress, errors, screening summary), the review queue of
+screened and flagged items, and the project's sources with their licences. Managers only (maintainers
+read the sources page)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods
+
+from annotation.models import Item
+from annotation.permissions import CURATE, MANAGE
+from annotation.services import ServiceError
+from annotation.views import _project_context, project_for
+
+from . import selectors, services
+from .forms import ImportForm, ReviewForm
+from .models import ImportJob
+
+REVIEW_PER_PAGE = 25
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_import(request: HttpRequest, project_id: int) -> HttpResponse:
+    project, role = project_for(request, project_id, MANAGE)
+    form = ImportForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            job = services.import_job_create(
+                project=project, upload=data["file"], file_name=data["file"].name, fmt=data["format"],
+                user=request.user, source=data["source"], license=data["license"], pii=data["pii"] or None,
+                encoding=data["encoding"], duplicates=data["duplicates"],
+            )
+        except ServiceError as error:
+            form.add_error("file" if error.field == "file" else None, error.message)
+        else:
+            return redirect(f"{reverse('project-import', args=[project.pk])}?job={job.pk}")
+    job = None
+    job_id = request.GET.get("job", "")
+    if job_id.isdigit():
+        job = get_object_or_404(ImportJob, pk=int(job_id), project=project)
+    context = _project_context(project, role, "import")
+    context.update(form=form, job=job, jobs=selectors.import_jobs(project)[:20],
+                   screening=selectors.screening_summary(project))
+    return render(request, "datasets_build/import.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_review(request: HttpRequest, project_id: int) -> HttpResponse:
+    project, role = project_for(request, project_id, MANAGE)
+    if request.method == "POST":
+        form = ReviewForm(request.POST)
+        item_id = request.POST.get("item", "")
+        item = get_object_or_404(Item, pk=int(item_id) if item_id.isdigit() else 0, project=project)
+        if form.is_valid():
+            try:
+                services.screening_review(item=item, decision=form.cleaned_data["decision"],
+                                          reason=form.cleaned_data["reason"], by=request.user)
+            except ServiceError as error:
+                messages.error(request, error.message)
+            else:
+                messages.success(request, _("Item %(id)s kept.") % {"id": item.external_id or item.pk}
+                                 if form.cleaned_data["decision"] == "keep"
+                                 else _("Item %(id)s dropped.") % {"id": item.external_id or item.pk})
+        else:
+            messages.error(request, _("Choose keep or drop and give a reason."))
+        return redirect(f"{reverse('project-review', args=[project.pk])}?page={request.GET.get('page', '1')}")
+    page = Paginator(selectors.review_queue(project), REVIEW_PER_PAGE).get_page(request.GET.get("page"))
+    context = _project_context(project, role, "review")
+    context.update(page=page, rows=[{"item": item, "text": project.task.item_text(item.payload)} for item in page])
+    return render(request, "datasets_build/review.html", context)
+
+
+@login_required
+def project_sources(request: HttpRequest, project_id: int) -> HttpResponse:
+    project, role = project_for(request, project_id, CURATE)
+    context = _project_context(project, role, "sources")
+    context.update(sources=selectors.sources_report(project), pii=selectors.pii_report(project),
+                   near_duplicates=selectors.near_duplicates(project).count())
+    return render(request, "datasets_build/sources.html", context)
