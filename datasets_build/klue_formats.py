@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from annotation.task_types import PayloadError
-from annotation.task_types.ner import LABELS as NER_LABELS
 from annotation.task_types.ner import parse_markup, spans_from_tags, to_markup
 
 Source = str | os.PathLike[str] | IO[str] | IO[bytes]
@@ -483,9 +482,6 @@ def _ner_block(record: dict[str, Any]) -> str:
     chars, tags = record["chars"], record["tags"]
     if len(chars) != len(tags):
         raise ValueError(f"{len(chars)} characters but {len(tags)} tags")
-    bad = [t for t in tags if t != "O" and t[2:] not in NER_LABELS]
-    if bad:
-        raise ValueError(f"unknown tags {bad[:3]}")
     rows = "".join(f"{c}\t{t}\n" for c, t in zip(chars, tags, strict=True))
     return f"## {_tsv_name(record, '-')}\t{record['markup']}\n{rows}\n"
 

@@ -438,3 +438,29 @@ def test_sts_gold_payload_from_the_mean_rule() -> None:
     built = _build("sts", parsed, own, gold=gold)
     assert built["labels"] == {"label": 2.5, "real-label": 2.5, "binary-label": 0}
     assert built["annotations"]["agreement"] == "0:0:1:1:0:0"
+
+
+def test_non_utf8_files_are_refused_with_a_line(tmp_path: Path) -> None:
+    path = tmp_path / "cp949.json"
+    path.write_bytes('[\n    {"guid": "x", "title": "한국어 제목"}\n]'.encode("cp949"))
+    with pytest.raises(FormatError, match="not UTF-8"):
+        list(iter_klue_records(path, "tc"))
+    tsv = tmp_path / "cp949.tsv"
+    tsv.write_bytes(NER_TEXT.encode("cp949"))
+    with pytest.raises(FormatError, match="not UTF-8") as caught:
+        list(iter_klue_records(tsv, "ner"))
+    assert caught.value.record_no == 1
+
+
+def test_ner_entity_types_beyond_klue_are_read_and_left_to_the_schema(tmp_path: Path) -> None:
+    ner = get_task_type("ner")
+    parsed = ner.parse_record({"sentence": "<월드컵:EV> 개막"})
+    assert parsed.annotations[0].payload == {"entities": [{"start": 0, "end": 3, "type": "EV"}]}
+    item = ner.validate_item(parsed.payload)
+    with pytest.raises(Exception, match="unknown entity type 'EV'"):
+        ner.validate_annotation(parsed.annotations[0].payload, item=item, schema=ner.default_schema(), stage="label")
+    custom = NER_TEXT.replace("<한강:LC>", "<한강:RIVER>").replace("B-LC", "B-RIVER").replace("I-LC", "I-RIVER")
+    [(_, record)] = _read_text(tmp_path, "custom.tsv", custom, "ner")
+    assert record["tags"][:2] == ["B-RIVER", "I-RIVER"]
+    with pytest.raises(FormatError, match="unknown tag 'B-lc'"):
+        _read_text(tmp_path, "lower.tsv", NER_TEXT.replace("B-LC", "B-lc"), "ner")

@@ -170,8 +170,12 @@ class NamedEntityRecognition(TaskType):
         return ordered(("guid", "source", "sentence", "markup", "chars", "tags"), fields, meta)
 
 
+#: An entity type in markup and tags: KLUE's six, or a project's own (upper case, checked against the
+#: project's schema when the annotation is validated).
+_TYPE = r"[A-Z][A-Z0-9_]*"
 #: ``<text:TYPE>``; the text holds no angle brackets, so ``<<레이:PS>>`` marks ``레이``.
-_MARKUP = re.compile(r"<([^<>]+?):(" + "|".join(LABELS) + r")>")
+_MARKUP = re.compile(r"<([^<>]+?):(" + _TYPE + r")>")
+_TAG = re.compile(r"[BI]-" + _TYPE)
 
 
 def parse_markup(markup: str) -> tuple[str, list[dict[str, Any]]]:
@@ -211,9 +215,9 @@ def spans_from_tags(chars: list[str], tags: list[Any]) -> list[dict[str, Any]]:
         if tag == "O":
             current = None
             continue
-        if not isinstance(tag, str) or tag[:2] not in ("B-", "I-") or tag[2:] not in LABELS:
-            raise PayloadError(join("tags", i), f"unknown tag {tag!r}; expected O, B-X or I-X with X one of "
-                                                f"{', '.join(LABELS)}")
+        if not isinstance(tag, str) or not _TAG.fullmatch(tag):
+            raise PayloadError(join("tags", i), f"unknown tag {tag!r}; expected O, B-X or I-X with X an entity "
+                                                f"type such as {', '.join(LABELS)}")
         if tag[0] == "B":
             current = {"start": i, "end": i + 1, "type": tag[2:]}
             entities.append(current)
