@@ -209,3 +209,7 @@ class DraftAdmin(admin.ModelAdmin):
     raw_id_fields = ("assignment",)
     readonly_fields = ("updated_at",)
     list_select_related = ("assignment__item", "assignment__annotator")
+
+
+# Agreement, gold and adjudication models are registered in their own module.
+from . import admin_review  # noqa: E402, F401

@@ -335,3 +335,106 @@ class Draft(models.Model):
 
     def __str__(self) -> str:
         return f"draft of {self.assignment}"
+
+
+# -- agreement, gold and adjudication --------------------------------------------------------------
+
+
+class JobStatus(models.TextChoices):
+    PENDING = "pending", _("Queued")
+    RUNNING = "running", _("Running")
+    DONE = "done", _("Done")
+    FAILED = "failed", _("Failed")
+
+
+class AgreementReport(models.Model):
+    """A computed agreement report, valid while the project's annotations are unchanged.
+
+    ``annotation_count`` and ``annotations_changed_at`` are the fingerprint it was computed on: a new or
+    resubmitted annotation changes one of them, and the next request computes a fresh report.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="agreement_reports")
+    annotation_count = models.PositiveIntegerField()
+    annotations_changed_at = models.CharField(max_length=40, blank=True,
+                                              help_text=_("Latest annotation change seen (ISO time)."))
+    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.PENDING)
+    #: 0–100, written by the background job as it goes.
+    progress = models.PositiveSmallIntegerField(default=0)
+    progress_note = models.CharField(max_length=200, blank=True)
+    task_id = models.CharField(max_length=64, blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    seconds = models.FloatField(null=True, blank=True)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                     related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["project", "-created_at"], name="agreement_report_latest")]
+
+    def __str__(self) -> str:
+        return f"agreement of {self.project} on {self.annotation_count} annotations ({self.status})"
+
+
+class GoldStatus(models.TextChoices):
+    RESOLVED = "resolved", _("Resolved by the gold rule")
+    ADJUDICATED = "adjudicated", _("Adjudicated by a manager")
+    KNOWN = "known", _("Known answer (gold / attention item)")
+    NEEDS_ADJUDICATION = "needs_adjudication", _("Needs adjudication")
+    DISCARDED = "discarded", _("Discarded by the gold rule")
+    INCOMPLETE = "incomplete", _("Waiting for annotations")
+    EXCLUDED = "excluded", _("Excluded (flagged or dropped)")
+
+
+#: Statuses whose payload is a gold label a release may use.
+USABLE_GOLD = (GoldStatus.RESOLVED, GoldStatus.ADJUDICATED, GoldStatus.KNOWN)
+#: Statuses set by a person; recomputing the rule never overwrites them.
+MANUAL_GOLD = (GoldStatus.ADJUDICATED, GoldStatus.KNOWN)
+
+
+class GoldLabel(models.Model):
+    """The current gold answer of one item, with the rule (or person) that produced it."""
+
+    item = models.OneToOneField(Item, on_delete=models.CASCADE, related_name="gold")
+    payload = models.JSONField(null=True, blank=True)
+    status = models.CharField(max_length=20, choices=GoldStatus.choices)
+    rule = models.CharField(max_length=30, help_text=_("majority, mean, span_majority, unanimous, dawid_skene, "
+                                                       "adjudication, known_answer…"))
+    #: Votes, posteriors or the reason a rule gave no answer.
+    detail = models.JSONField(default=dict, blank=True)
+    annotation_count = models.PositiveIntegerField(default=0)
+    #: Bumped on every change; an adjudication names the version it saw, so a stale decision conflicts.
+    version = models.PositiveIntegerField(default=1)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["item_id"]
+        indexes = [models.Index(fields=["status"], name="gold_status")]
+
+    def __str__(self) -> str:
+        return f"gold of {self.item} ({self.status})"
+
+
+class Adjudication(models.Model):
+    """A manager's decision on an item: the payload chosen, who decided, why, and what the rule said."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="adjudications")
+    payload = models.JSONField()
+    #: The annotation accepted as gold, when the manager took one annotator's answer as it was.
+    source_annotation = models.ForeignKey(Annotation, null=True, blank=True, on_delete=models.SET_NULL,
+                                          related_name="+")
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    reason = models.TextField()
+    previous_status = models.CharField(max_length=20, blank=True)
+    previous_payload = models.JSONField(null=True, blank=True)
+    annotation_count = models.PositiveIntegerField(default=0)
+    decided_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-decided_at"]
+
+    def __str__(self) -> str:
+        return f"adjudication of {self.item} by {self.decided_by}"

@@ -10,3 +10,16 @@ def expire_leases() -> int:
     """Return abandoned items to the pool (the queue ignores expired leases anyway; this keeps the
     status column honest for progress pages and reports)."""
     return services.assignments_expire()
+
+
+@shared_task(bind=True, name="annotation.agreement_report")
+def agreement_report_compute(self, report_id: int) -> int:
+    """Compute a queued agreement report; progress goes to the report row and to the task state."""
+    from .agreement import services as agreement_services
+
+    def progress(percent: int, note: str) -> None:
+        if self.request.id and not self.request.is_eager:
+            self.update_state(state="PROGRESS", meta={"percent": percent, "note": note, "report": report_id})
+
+    agreement_services.report_run(report_id, progress=progress)
+    return report_id

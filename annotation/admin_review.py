@@ -1,0 +1,39 @@
+"""Admin for the agreement, gold and adjudication models (imported by ``annotation/admin.py``).
+
+Gold decisions are made on the adjudication page, which locks and versions them; here they can be
+inspected, and corrected by a superuser in an emergency.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from .models import Adjudication, AgreementReport, GoldLabel
+
+
+@admin.register(AgreementReport)
+class AgreementReportAdmin(admin.ModelAdmin):
+    list_display = ("project", "status", "progress", "annotation_count", "seconds", "created_at", "finished_at")
+    list_filter = ("status", "project")
+    readonly_fields = ("created_at", "finished_at", "task_id", "seconds")
+    list_select_related = ("project",)
+
+
+@admin.register(GoldLabel)
+class GoldLabelAdmin(admin.ModelAdmin):
+    list_display = ("item", "status", "rule", "annotation_count", "version", "updated_at")
+    list_filter = ("status", "rule", "item__project")
+    search_fields = ("item__external_id",)
+    raw_id_fields = ("item",)
+    readonly_fields = ("version", "updated_at")
+    list_select_related = ("item",)
+
+
+@admin.register(Adjudication)
+class AdjudicationAdmin(admin.ModelAdmin):
+    list_display = ("item", "decided_by", "previous_status", "decided_at")
+    list_filter = ("item__project",)
+    search_fields = ("item__external_id", "reason")
+    raw_id_fields = ("item", "source_annotation", "decided_by")
+    readonly_fields = ("decided_at",)
+    list_select_related = ("item", "decided_by")

@@ -1,0 +1,348 @@
+"""The agreement coefficients, as pure numpy over arrays (no Django, no database).
+
+Krippendorff's alpha itself always comes from the ``krippendorff`` package with the level of
+measurement passed explicitly; the bootstrap re-evaluates the same formula on resampled coincidence
+matrices (:func:`alpha_from_coincidences`, checked against the package in the tests), because calling
+the package a thousand times on 100,000 items would not fit the time budget.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import krippendorff
+import numpy as np
+from scipy import sparse
+
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
+#: Resamples of the bootstrap confidence interval; the seed makes every report reproducible.
+N_BOOT = 1000
+SEED = 20210520  # KLUE's arXiv date; any fixed number would do
+
+
+@dataclass
+class Coefficient:
+    """One number of the report, with what it was computed on."""
+
+    name: str
+    level: str
+    value: float | None
+    ci95: tuple[float | None, float | None] = (None, None)
+    #: Units the coefficient saw (items, characters, eojeol, turns…) and what a unit is.
+    units: int = 0
+    unit: str = "item"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "level": self.level, "value": _clean(self.value),
+                "ci95": [_clean(self.ci95[0]), _clean(self.ci95[1])], "units": self.units, "unit": self.unit,
+                **self.extra}
+
+
+def _clean(value: float | None) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return None if not np.isfinite(value) else value
+
+
+# -- value counts and coincidences ----------------------------------------------------------------
+
+
+def value_counts(unit_codes: np.ndarray, value_codes: np.ndarray, n_units: int, n_values: int) -> np.ndarray:
+    """The (units × values) matrix of how many coders gave each value to each unit."""
+    flat = unit_codes.astype(np.int64) * n_values + value_codes.astype(np.int64)
+    return np.bincount(flat, minlength=n_units * n_values).reshape(n_units, n_values)
+
+
+def collapse_unanimous(counts: np.ndarray) -> np.ndarray:
+    """An equivalent, shorter value-count matrix for the coincidence sums.
+
+    A unit where all m coders chose value c adds exactly m to o[c, c]; so does one unit with Σm coders
+    all choosing c. Merging the unanimous units per value therefore leaves the coincidence matrix, and
+    alpha, unchanged, while shrinking e.g. NER's per-character matrix (mostly unanimous ``O``) a hundredfold.
+    """
+    m = counts.sum(axis=1)
+    pairable = m >= 2
+    counts = counts[pairable]
+    m = m[pairable]
+    unanimous = counts.max(axis=1) == m
+    merged = counts[unanimous].sum(axis=0)
+    rows = [counts[~unanimous]]
+    for value in np.flatnonzero(merged):
+        row = np.zeros((1, counts.shape[1]), dtype=counts.dtype)
+        row[0, value] = merged[value]
+        rows.append(row)
+    return np.concatenate(rows, axis=0)
+
+
+def krippendorff_alpha(counts: np.ndarray, value_domain: np.ndarray, level: str) -> float | None:
+    """Alpha from a (units × values) count matrix via the ``krippendorff`` package; ``None`` when undefined
+    (no unit with two values, or a single value in use)."""
+    if level not in LEVELS:
+        raise ValueError(f"unknown level of measurement {level!r}")
+    compact = collapse_unanimous(np.asarray(counts))
+    used = compact.sum(axis=0) > 0
+    if compact.shape[0] == 0 or used.sum() < 2:
+        return None
+    if level == "nominal":  # unused values change nothing for nominal data; dropping them saves memory
+        compact, value_domain = compact[:, used], np.asarray(value_domain)[used]
+    return float(krippendorff.alpha(value_counts=compact, value_domain=value_domain, level_of_measurement=level))
+
+
+def unit_coincidences(counts: np.ndarray) -> np.ndarray:
+    """Each unit's coincidence contribution, flattened: (units × V²)."""
+    counts = counts.astype(np.float64)
+    m = counts.sum(axis=1)
+    denom = np.where(m >= 2, m - 1, np.inf)
+    outer = counts[:, :, None] * counts[:, None, :]
+    v = counts.shape[1]
+    outer[:, np.arange(v), np.arange(v)] -= counts
+    return (outer / denom[:, None, None]).reshape(len(counts), v * v)
+
+
+def item_coincidences(counts: np.ndarray, unit_item: np.ndarray, n_items: int) -> np.ndarray:
+    """Coincidence contributions summed per item (items × V²), for a bootstrap that resamples items.
+
+    Computed once per distinct value-count row, so per-character or per-eojeol units stay cheap.
+    """
+    pairable = counts.sum(axis=1) >= 2
+    counts, unit_item = counts[pairable], unit_item[pairable]
+    v = counts.shape[1]
+    if len(counts) == 0:
+        return np.zeros((n_items, v * v))
+    distinct, inverse = np.unique(counts, axis=0, return_inverse=True)
+    contributions = unit_coincidences(distinct)
+    membership = sparse.csr_matrix((np.ones(len(inverse)), (unit_item, inverse.ravel())),
+                                   shape=(n_items, len(distinct)))
+    return np.asarray(membership @ contributions)
+
+
+def distance_matrix(value_domain: np.ndarray, level: str, n_v: np.ndarray) -> np.ndarray:
+    """Krippendorff's squared distances δ²(c, k) for one or many marginals ``n_v`` (…, V) → (…, V, V)."""
+    v = len(value_domain)
+    if level == "nominal":
+        return np.broadcast_to(1.0 - np.eye(v), (*n_v.shape[:-1], v, v))
+    values = np.asarray(value_domain, dtype=np.float64)
+    if level == "interval":
+        return np.broadcast_to((values[:, None] - values[None, :]) ** 2, (*n_v.shape[:-1], v, v))
+    if level == "ratio":
+        total = values[:, None] + values[None, :]
+        diff = values[:, None] - values[None, :]
+        d = np.divide(diff, total, out=np.zeros_like(diff), where=total != 0) ** 2
+        return np.broadcast_to(d, (*n_v.shape[:-1], v, v))
+    # ordinal: (Σ_{g=c..k} n_g − (n_c + n_k)/2)²
+    cum = np.cumsum(n_v, axis=-1)
+    lo = np.minimum.outer(np.arange(v), np.arange(v))
+    hi = np.maximum.outer(np.arange(v), np.arange(v))
+    before = np.concatenate([np.zeros((*n_v.shape[:-1], 1)), cum], axis=-1)
+    between = before[..., hi + 1] - before[..., lo]
+    return (between - (n_v[..., :, None] + n_v[..., None, :]) / 2) ** 2
+
+
+def alpha_from_coincidences(o: np.ndarray, value_domain: np.ndarray, level: str) -> np.ndarray:
+    """Alpha from coincidence matrices (…, V, V): the formula of the ``krippendorff`` package, batched."""
+    n_v = o.sum(axis=-1)
+    n = n_v.sum(axis=-1)
+    e = (n_v[..., :, None] * n_v[..., None, :] - n_v[..., :, None] * np.eye(o.shape[-1])) / (n - 1)[..., None, None]
+    d = distance_matrix(value_domain, level, n_v)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 1.0 - (o * d).sum(axis=(-2, -1)) / (e * d).sum(axis=(-2, -1))
+
+
+# -- bootstrap over items ---------------------------------------------------------------------------
+
+
+def bootstrap_sums(per_item: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], *, seed: int = SEED,
+                   n_boot: int = N_BOOT) -> tuple[float | None, float | None]:
+    """95 % percentile interval of ``statistic`` over item resamples, for statistics of per-item sums.
+
+    Resampling N items with replacement is a multinomial draw over the items; items with identical
+    rows are interchangeable, so drawing over distinct rows with their multiplicities is the same
+    distribution at a fraction of the cost. ``statistic`` maps summed rows (B × d) to B values.
+    """
+    n = len(per_item)
+    if n < 2:
+        return (None, None)
+    distinct, counts = np.unique(per_item, axis=0, return_counts=True)
+    rng = np.random.default_rng(seed)
+    draws = rng.multinomial(n, counts / n, size=n_boot).astype(np.float64)
+    values = statistic(draws @ distinct)
+    return _percentiles(values)
+
+
+def bootstrap_indices(n: int, statistic: Callable[[np.ndarray], float | None], *, seed: int = SEED,
+                      n_boot: int = N_BOOT) -> tuple[float | None, float | None]:
+    """95 % percentile interval for statistics that are not sums (rank correlations): resample indices."""
+    if n < 2:
+        return (None, None)
+    rng = np.random.default_rng(seed)
+    values = np.array([statistic(rng.integers(0, n, n)) for _ in range(n_boot)], dtype=np.float64)
+    return _percentiles(values)
+
+
+def _percentiles(values: np.ndarray) -> tuple[float | None, float | None]:
+    values = values[np.isfinite(values)]
+    if len(values) == 0:
+        return (None, None)
+    lo, hi = np.percentile(values, [2.5, 97.5])
+    return (float(lo), float(hi))
+
+
+def alpha_with_ci(counts: np.ndarray, unit_item: np.ndarray, n_items: int, value_domain: np.ndarray, level: str,
+                  *, seed: int = SEED, n_boot: int = N_BOOT) -> tuple[float | None, tuple[float | None, float | None]]:
+    """Alpha (from the package) and its item-bootstrap interval."""
+    value = krippendorff_alpha(counts, value_domain, level)
+    if value is None:
+        return None, (None, None)
+    per_item = item_coincidences(counts, unit_item, n_items)
+    per_item = per_item[per_item.sum(axis=1) > 0]
+    v = len(value_domain)
+    ci = bootstrap_sums(per_item, lambda s: alpha_from_coincidences(s.reshape(-1, v, v), value_domain, level),
+                        seed=seed, n_boot=n_boot)
+    return value, ci
+
+
+# -- kappas -------------------------------------------------------------------------------------------
+
+
+def fleiss_kappa_from_counts(counts: np.ndarray) -> float | None:
+    """Fleiss' kappa from an (items × categories) table with the same number of raters per item."""
+    counts = np.asarray(counts, dtype=np.float64)
+    if len(counts) == 0:
+        return None
+    return float(_fleiss_from_sums(_fleiss_rows(counts).sum(axis=0)[None, :], counts.shape[1])[0])
+
+
+def _fleiss_rows(counts: np.ndarray) -> np.ndarray:
+    """Per-item sums Fleiss' kappa is built from: [n_ij…, Σ_j n_ij², n_i, n_i², 1]."""
+    n = counts.sum(axis=1, keepdims=True)
+    return np.hstack([counts, (counts ** 2).sum(axis=1, keepdims=True), n, n ** 2, np.ones_like(n)])
+
+
+def _fleiss_from_sums(sums: np.ndarray, v: int) -> np.ndarray:
+    col = sums[:, :v]
+    sq, n_sum, items = sums[:, v], sums[:, v + 1], sums[:, v + 3]
+    raters = n_sum / items  # constant per item by the precondition
+    p_j = col / n_sum[:, None]
+    p_bar = (sq - n_sum) / (items * raters * (raters - 1))
+    p_e = (p_j ** 2).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (p_bar - p_e) / (1 - p_e)
+
+
+def fleiss_with_ci(counts: np.ndarray, *, seed: int = SEED, n_boot: int = N_BOOT
+                   ) -> tuple[float | None, tuple[float | None, float | None]]:
+    counts = np.asarray(counts, dtype=np.float64)
+    value = fleiss_kappa_from_counts(counts)
+    rows = _fleiss_rows(counts)
+    v = counts.shape[1]
+    return value, bootstrap_sums(rows, lambda s: _fleiss_from_sums(s, v), seed=seed, n_boot=n_boot)
+
+
+def cohen_kappa(a: np.ndarray, b: np.ndarray, n_values: int) -> float | None:
+    """Cohen's kappa of two coders' integer codes on the same items (``None`` when chance agreement is 1)."""
+    if len(a) == 0:
+        return None
+    table = np.bincount(a * n_values + b, minlength=n_values * n_values).reshape(n_values, n_values)
+    return _kappa_from_tables(table[None].astype(np.float64))[0]
+
+
+def _kappa_from_tables(tables: np.ndarray) -> np.ndarray:
+    n = tables.sum(axis=(-2, -1))
+    p_o = np.trace(tables, axis1=-2, axis2=-1) / n
+    p_e = (tables.sum(axis=-1) * tables.sum(axis=-2)).sum(axis=-1) / n ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(p_e < 1, (p_o - p_e) / (1 - p_e), np.nan)
+
+
+# -- pairwise correlations and set agreement -------------------------------------------------------------
+
+
+def pearson(x: np.ndarray, y: np.ndarray) -> float | None:
+    if len(x) < 2 or np.std(x) == 0 or np.std(y) == 0:
+        return None
+    return float(np.corrcoef(x, y)[0, 1])
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> float | None:
+    from scipy.stats import rankdata
+
+    return pearson(rankdata(x), rankdata(y))
+
+
+def f1_from_counts(tp: np.ndarray, n_a: np.ndarray, n_b: np.ndarray) -> np.ndarray:
+    """Dice/F1 of two sets from |A∩B|, |A|, |B|; two empty sets agree perfectly (1.0)."""
+    tp, total = np.asarray(tp, dtype=np.float64), np.asarray(n_a, dtype=np.float64) + np.asarray(n_b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(total > 0, 2 * tp / total, 1.0)
+
+
+def _rank_groups(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(one-hot item → distinct value matrix, index of each item's value), for :func:`weighted_midranks`."""
+    distinct, inverse = np.unique(x, return_inverse=True)
+    inverse = inverse.ravel()
+    onehot = np.zeros((len(x), len(distinct)))
+    onehot[np.arange(len(x)), inverse] = 1
+    return onehot, inverse
+
+
+def weighted_midranks(x: np.ndarray, w: np.ndarray, groups: tuple[np.ndarray, np.ndarray] | None = None
+                      ) -> np.ndarray:
+    """Average ranks of ``x`` in the sample that repeats item i ``w[b, i]`` times, for every row b of ``w``.
+
+    Equals ``scipy.stats.rankdata(np.repeat(x, w[b]))`` mapped back to the items, so a Spearman correlation
+    of a bootstrap resample needs no re-sorting.
+    """
+    onehot, inverse = groups or _rank_groups(x)
+    group = w @ onehot  # (B, K) weight of each distinct value
+    before = np.cumsum(group, axis=1) - group
+    return (before + (group + 1) / 2)[:, inverse]
+
+
+def weighted_corr(x: np.ndarray, y: np.ndarray, w: np.ndarray, *, rank: bool = False,
+                  groups: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None
+                  ) -> np.ndarray:
+    """Pearson (or Spearman, ``rank=True``) correlation of x and y under item weights ``w`` (B × n) → (B,)."""
+    if rank:
+        gx, gy = groups or (None, None)
+        x, y = weighted_midranks(x, w, gx), weighted_midranks(y, w, gy)
+    else:
+        x, y = np.broadcast_to(x, w.shape), np.broadcast_to(y, w.shape)
+    total = w.sum(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dx = x - (w * x).sum(axis=1, keepdims=True) / total
+        dy = y - (w * y).sum(axis=1, keepdims=True) / total
+        r = (w * dx * dy).sum(axis=1) / np.sqrt((w * dx * dx).sum(axis=1) * (w * dy * dy).sum(axis=1))
+    return np.where((w > 0).sum(axis=1) >= 3, r, np.nan)
+
+
+def pairwise_correlations(matrix: np.ndarray, present: np.ndarray, pairs: list[tuple[int, int]], *, rank: bool,
+                          seed: int = SEED, n_boot: int = N_BOOT
+                          ) -> tuple[list[float | None], float | None, tuple[float | None, float | None]]:
+    """Per-pair correlations over shared items, their mean, and the item-bootstrap interval of the mean."""
+    n = len(matrix)
+    prepared = []
+    for i, j in pairs:
+        idx = np.flatnonzero(present[:, i] & present[:, j])
+        x, y = matrix[idx, i], matrix[idx, j]
+        prepared.append((idx, x, y, (_rank_groups(x), _rank_groups(y)) if rank else None))
+    per_pair = [weighted_corr(x, y, np.ones((1, len(idx))), rank=rank, groups=g)[0] for idx, x, y, g in prepared]
+    values = [_clean(v) for v in per_pair]
+    finite = [v for v in values if v is not None]
+    mean = float(np.mean(finite)) if finite else None
+    if not pairs or not n_boot or n < 2:
+        return values, mean, (None, None)
+    rng = np.random.default_rng(seed)
+    chunk = max(1, min(n_boot, 5_000_000 // n))
+    means = []
+    for start in range(0, n_boot, chunk):
+        w = rng.multinomial(n, np.full(n, 1 / n), size=min(chunk, n_boot - start)).astype(np.float64)
+        rs = np.column_stack([weighted_corr(x, y, w[:, idx], rank=rank, groups=g) for idx, x, y, g in prepared])
+        with warnings.catch_warnings():  # resamples where no pair has variance give NaN, dropped below
+            warnings.simplefilter("ignore", RuntimeWarning)
+            means.append(np.nanmean(rs, axis=1))
+    return values, mean, _percentiles(np.concatenate(means))

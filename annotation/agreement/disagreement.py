@@ -1,0 +1,76 @@
+"""Per-item disagreement: items sorted by how much their annotators disagree, with filters, and the
+side-by-side comparison of one item's annotations (reads only)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+from django.db.models import Q
+
+from ..models import Annotation, GoldLabel, Item, Project, User
+from .data import load
+from .measures import measure_for
+
+
+@dataclass
+class DisagreementPage:
+    rows: list[dict[str, Any]]
+    total: int
+    measure: str
+
+
+def items_by_disagreement(project: Project, *, label: str = "", source: str = "", annotator: str = "",
+                          offset: int = 0, limit: int = 50) -> DisagreementPage:
+    """Counted items, most disagreement first; ``label`` keeps items where someone chose that label,
+    ``source`` items from that source (the Source's name or the item's ``source`` field), ``annotator`` items
+    that annotator (username or id) labelled."""
+    measure = measure_for(project.task_type)
+    schema = project.label_schema or {}
+    data = load(project, measure.fields)
+    frame = measure.prepare(data.frame, schema)
+    if frame.empty:
+        return DisagreementPage([], 0, "")
+    result = measure.compute(frame, schema, n_boot=0)
+    scores = result.item_disagreement.dropna()
+    labels = measure.item_labels(frame)
+    keep = pd.Series(True, index=scores.index)
+    if label:
+        with_label = frame.loc[labels.astype(str).str.split(",").map(lambda parts: label in parts), "item"]
+        keep &= keep.index.isin(with_label.unique())
+    if source:
+        ids = Item.objects.filter(project=project).filter(Q(source__name=source) | Q(payload__source=source))
+        keep &= keep.index.isin(list(ids.values_list("id", flat=True)))
+    if annotator:
+        user = User.objects.filter(Q(username=annotator) | Q(pk=int(annotator) if annotator.isdigit() else -1)).first()
+        mine = frame.loc[frame["annotator"] == (user.pk if user else -1), "item"]
+        keep &= keep.index.isin(mine.unique())
+    scores = scores[keep].sort_values(ascending=False, kind="stable")
+    page = scores.iloc[offset:offset + limit]
+    per_item = frame.assign(_label=labels).groupby("item")["_label"].agg(lambda s: s.value_counts().to_dict())
+    counts = frame.groupby("item").size()
+    items = {i.pk: i for i in Item.objects.filter(pk__in=page.index.tolist()).select_related("source")}
+    gold = dict(GoldLabel.objects.filter(item_id__in=page.index.tolist()).values_list("item_id", "status"))
+    rows = [{
+        "item": int(item_id), "external_id": items[item_id].external_id,
+        "source": items[item_id].source.name if items[item_id].source else items[item_id].payload.get("source", ""),
+        "disagreement": float(score), "annotations": int(counts.get(item_id, 0)),
+        "labels": {str(k): int(v) for k, v in per_item.get(item_id, {}).items() if k},
+        "gold_status": gold.get(item_id, ""),
+    } for item_id, score in page.items() if item_id in items]
+    return DisagreementPage(rows, len(scores), result.disagreement_name)
+
+
+def item_comparison(item: Item) -> dict[str, Any]:
+    """All annotations of one item side by side, each with a one-line summary, plus its gold label."""
+    measure = measure_for(item.project.task_type)
+    annotations = (Annotation.objects.filter(item=item).select_related("annotator")
+                   .order_by("stage", "created_at"))
+    gold = GoldLabel.objects.filter(item=item).first()
+    return {
+        "item": item,
+        "annotations": [{"annotation": a, "summary": measure.describe(a.payload)} for a in annotations],
+        "gold": gold,
+        "gold_summary": measure.describe(gold.payload) if gold and gold.payload else "",
+    }

@@ -1,0 +1,822 @@
+"""Per-task agreement measures: which coefficients a task reports, and how payloads become units.
+
+``MEASURES`` maps a task slug to its measure; nothing else in the code branches on slugs. A ninth task
+type adds an entry here (or reuses one of the classes below).
+
+Every measure works on the frame of :mod:`.data` (one row per item × annotator, with the payload keys
+it declared in ``fields``) and returns a :class:`MeasureResult`: the coefficients with bootstrap
+intervals, an annotator × annotator agreement matrix, each annotator's agreement with the others,
+and a disagreement score per item.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from . import coefficients as co
+from .coefficients import Coefficient
+
+#: Pairs of annotators need this many shared items before their pairwise coefficient is reported.
+MIN_SHARED = 10
+#: Above this many per-item dimensions, pairwise bootstrap intervals are skipped (too many pairs).
+MAX_BOOT_DIMS = 4096
+
+
+@dataclass
+class MeasureResult:
+    coefficients: list[Coefficient]
+    #: Name of the headline coefficient (used for the timeline and the leave-one-out alpha).
+    primary: str
+    #: Annotator × annotator agreement for the heatmap: metric name, annotator ids, matrix (None = too few shared).
+    pairs: dict[str, Any] = field(default_factory=dict)
+    #: Label × label coincidences between annotators (categorical and score tasks).
+    confusion: dict[str, Any] | None = None
+    #: Label counts, project-wide and per annotator.
+    distribution: dict[str, Any] | None = None
+    #: annotator id -> {"agreement": float, "items": n} against the others (leave-one-out).
+    annotator_agreement: dict[int, dict[str, Any]] = field(default_factory=dict)
+    #: item id -> disagreement (0 = everyone agrees; larger = more disagreement).
+    item_disagreement: pd.Series = field(default_factory=lambda: pd.Series(dtype=float))
+    #: What the disagreement score is, for the per-item page.
+    disagreement_name: str = ""
+
+
+class Measure:
+    """Base class: ``fields`` to fetch, :meth:`compute` for the report, :meth:`primary` for one number."""
+
+    fields: ClassVar[dict[str, str]]
+    primary_name: ClassVar[str]
+    primary_level: ClassVar[str]
+
+    def prepare(self, frame: pd.DataFrame, schema: dict[str, Any]) -> pd.DataFrame:
+        """Decode the fetched columns once (timelines and leave-one-out reuse the prepared frame)."""
+        return frame
+
+    def compute(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
+                n_boot: int = co.N_BOOT) -> MeasureResult:
+        raise NotImplementedError
+
+    def primary(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
+                n_boot: int = 0) -> Coefficient:
+        """The headline coefficient alone (cheaper: used for timelines and leave-one-out)."""
+        raise NotImplementedError
+
+    def score(self, payload: dict[str, Any], gold: dict[str, Any]) -> float:
+        """How well one annotation matches a known answer, 0..1 (gold / attention items)."""
+        raise NotImplementedError
+
+    def item_labels(self, frame: pd.DataFrame) -> pd.Series:
+        """Labels per row for the per-item label filter (empty where labels do not apply)."""
+        return pd.Series([""] * len(frame), index=frame.index, dtype=object)
+
+    def describe(self, payload: dict[str, Any]) -> str:
+        """A one-line human summary of a payload (per-item lists)."""
+        return ", ".join(f"{k}={v}" for k, v in payload.items())
+
+
+# -- helpers ----------------------------------------------------------------------------------------------
+
+
+def _pivot(frame: pd.DataFrame, column: str, fill: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(items, annotators, matrix) with ``fill`` where an annotator did not label an item."""
+    table = frame.pivot(index="item", columns="annotator", values=column)
+    return table.index.to_numpy(), table.columns.to_numpy(), table.fillna(fill).to_numpy()
+
+
+def _pairs_with_overlap(present: np.ndarray) -> list[tuple[int, int]]:
+    shared = present.T.astype(np.int64) @ present.astype(np.int64)
+    a, b = np.nonzero(np.triu(shared >= MIN_SHARED, k=1))
+    return list(zip(a.tolist(), b.tolist(), strict=True))
+
+
+def _pair_matrix(metric: str, annotators: np.ndarray, pairs: list[tuple[int, int]], values: list[float | None]
+                 ) -> dict[str, Any]:
+    n = len(annotators)
+    matrix: list[list[float | None]] = [[None] * n for _ in range(n)]
+    for (i, j), value in zip(pairs, values, strict=True):
+        clean = co._clean(value)
+        matrix[i][j] = matrix[j][i] = clean
+    for i in range(n):
+        matrix[i][i] = 1.0
+    return {"metric": metric, "annotators": [int(a) for a in annotators], "values": matrix}
+
+
+def _nanmean(values: list[float | None]) -> float | None:
+    clean = [v for v in values if v is not None and np.isfinite(v)]
+    return float(np.mean(clean)) if clean else None
+
+
+def _labels_in_order(observed: pd.Series, schema_labels: list[str] | None) -> list[str]:
+    seen = sorted({str(v) for v in observed.dropna().unique()})
+    ordered = [str(label) for label in (schema_labels or [])]
+    return ordered + [label for label in seen if label not in ordered]
+
+
+# -- categorical tasks: tc, nli, re ------------------------------------------------------------------------
+
+
+class CategoricalMeasure(Measure):
+    """One label per item: Krippendorff's alpha (nominal), Fleiss' kappa, pairwise Cohen's kappa."""
+
+    fields = {"label": "payload.label"}
+    primary_name = "krippendorff_alpha"
+    primary_level = "nominal"
+
+    def prepare(self, frame: pd.DataFrame, schema: dict[str, Any]) -> pd.DataFrame:
+        labels = _labels_in_order(frame["label"], schema.get("labels"))
+        return frame.assign(label=pd.Categorical(frame["label"].astype("string"), categories=labels))
+
+    def _counts(self, frame: pd.DataFrame, schema: dict[str, Any]) -> tuple[list[str], np.ndarray, np.ndarray]:
+        if not isinstance(frame["label"].dtype, pd.CategoricalDtype):
+            frame = self.prepare(frame, schema)
+        labels = [str(label) for label in frame["label"].cat.categories]
+        value_codes = frame["label"].cat.codes.to_numpy().astype(np.int64)
+        item_codes, item_index = pd.factorize(frame["item"], sort=True)
+        ok = value_codes >= 0
+        counts = co.value_counts(item_codes[ok], value_codes[ok], len(item_index), max(len(labels), 1))
+        return labels, counts, item_codes
+
+    def primary(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
+                n_boot: int = 0) -> Coefficient:
+        labels, counts, _ = self._counts(frame, schema)
+        domain = np.arange(len(labels))
+        if n_boot:
+            value, ci = co.alpha_with_ci(counts, np.arange(len(counts)), len(counts), domain, "nominal", seed=seed,
+                                         n_boot=n_boot)
+        else:
+            value, ci = co.krippendorff_alpha(counts, domain, "nominal"), (None, None)
+        return Coefficient("krippendorff_alpha", "nominal", value, ci, units=int((counts.sum(1) >= 2).sum()))
+
+    def compute(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
+                n_boot: int = co.N_BOOT) -> MeasureResult:
+        labels, counts, _ = self._counts(frame, schema)
+        v = len(labels)
+        domain = np.arange(v)
+        n_items = len(counts)
+        units = np.arange(n_items)
+        alpha, alpha_ci = co.alpha_with_ci(counts, units, n_items, domain, "nominal", seed=seed, n_boot=n_boot)
+        result = [Coefficient("krippendorff_alpha", "nominal", alpha, alpha_ci, units=n_items)]
+
+        raters = counts.sum(axis=1)
+        if n_items and (raters == raters[0]).all() and raters[0] >= 2:
+            kappa, kappa_ci = co.fleiss_with_ci(counts, seed=seed, n_boot=n_boot)
+            result.append(Coefficient("fleiss_kappa", "nominal", kappa, kappa_ci, units=n_items,
+                                      extra={"raters_per_item": int(raters[0])}))
+        else:
+            result.append(Coefficient("fleiss_kappa", "nominal", None, units=0, extra={
+                "skipped": "items have different numbers of raters; Fleiss' kappa needs the same number"}))
+
+        frame = frame.assign(code=frame["label"].cat.codes if isinstance(frame["label"].dtype, pd.CategoricalDtype)
+                             else pd.Categorical(frame["label"].astype("string"), categories=labels).codes)
+        items, annotators, matrix = _pivot(frame, "code", -1)
+        matrix = matrix.astype(np.int64)
+        present = matrix >= 0
+        pairs = _pairs_with_overlap(present)
+        kappas = []
+        for i, j in pairs:
+            both = present[:, i] & present[:, j]
+            kappas.append(co.cohen_kappa(matrix[both, i], matrix[both, j], v))
+        cohen_ci = self._cohen_ci(matrix, present, pairs, v, seed, n_boot)
+        result.append(Coefficient("pairwise_cohen_kappa", "nominal", _nanmean(kappas), cohen_ci, units=n_items,
+                                  extra={"pairs": len(pairs), "min_shared_items": MIN_SHARED}))
+
+        # Coincidences between annotators: o[c, k] counts pairs of values (c, k) within items.
+        confusion = co.item_coincidences(counts, units, n_items).sum(axis=0).reshape(v, v)
+        dist_all = counts.sum(axis=0)
+        by_annotator = {
+            int(a): np.bincount(matrix[present[:, j], j], minlength=v).tolist() for j, a in enumerate(annotators)
+        }
+        return MeasureResult(
+            coefficients=result, primary="krippendorff_alpha",
+            pairs=_pair_matrix("cohen_kappa", annotators, pairs, kappas),
+            confusion={"labels": labels, "matrix": confusion.round(6).tolist()},
+            distribution={"labels": labels, "project": dist_all.tolist(), "by_annotator": by_annotator},
+            annotator_agreement=self._leave_one_out(counts, matrix, present, annotators),
+            item_disagreement=pd.Series(_normalised_entropy(counts), index=items),
+            disagreement_name="entropy of the labels (0 = unanimous, 1 = uniform)",
+        )
+
+    def _cohen_ci(self, matrix: np.ndarray, present: np.ndarray, pairs: list[tuple[int, int]], v: int, seed: int,
+                  n_boot: int) -> tuple[float | None, float | None]:
+        if not pairs or len(pairs) * v * v > MAX_BOOT_DIMS or not n_boot:
+            return (None, None)
+        # Per item, each pair's cell code (or -1): distinct rows are few, so expand only those to one-hot sums.
+        codes = np.full((len(matrix), len(pairs)), -1, dtype=np.int64)
+        for p, (i, j) in enumerate(pairs):
+            both = present[:, i] & present[:, j]
+            codes[both, p] = matrix[both, i] * v + matrix[both, j]
+        distinct, counts = np.unique(codes, axis=0, return_counts=True)
+        onehot = np.zeros((len(distinct), len(pairs) * v * v))
+        rows, cols = np.nonzero(distinct >= 0)
+        onehot[rows, cols * v * v + distinct[rows, cols]] = 1
+        n = len(matrix)
+        rng = np.random.default_rng(seed)
+        draws = rng.multinomial(n, counts / n, size=n_boot).astype(np.float64)
+        tables = (draws @ onehot).reshape(n_boot, len(pairs), v, v)
+        kappas = co._kappa_from_tables(tables)
+        with warnings.catch_warnings():  # resamples where every pair's kappa is undefined are dropped
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return co._percentiles(np.nanmean(kappas, axis=1))
+
+    def _leave_one_out(self, counts: np.ndarray, matrix: np.ndarray, present: np.ndarray, annotators: np.ndarray
+                       ) -> dict[int, dict[str, Any]]:
+        """Share of an annotator's items where they chose the others' (unique) majority label."""
+        out: dict[int, dict[str, Any]] = {}
+        for j, annotator in enumerate(annotators):
+            rows = np.flatnonzero(present[:, j])
+            own = matrix[rows, j]
+            others = counts[rows].copy()
+            others[np.arange(len(rows)), own] -= 1
+            top = others.max(axis=1)
+            unique_top = (others == top[:, None]).sum(axis=1) == 1
+            decided = unique_top & (top > 0)
+            agree = others[np.arange(len(rows)), own] == top
+            n = int(decided.sum())
+            out[int(annotator)] = {"agreement": float((agree & decided).sum() / n) if n else None, "items": n,
+                                   "against": "majority of the others"}
+        return out
+
+    def score(self, payload: dict[str, Any], gold: dict[str, Any]) -> float:
+        return float(payload.get("label") == gold.get("label"))
+
+    def item_labels(self, frame: pd.DataFrame) -> pd.Series:
+        return frame["label"].astype(str)
+
+    def describe(self, payload: dict[str, Any]) -> str:
+        return str(payload.get("label", ""))
+
+
+def _normalised_entropy(counts: np.ndarray) -> np.ndarray:
+    totals = counts.sum(axis=1, keepdims=True).astype(np.float64)
+    p = np.divide(counts, totals, out=np.zeros(counts.shape), where=totals > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h = -(np.where(p > 0, p * np.log(p), 0.0)).sum(axis=1)
+    k = np.minimum(totals[:, 0], counts.shape[1])
+    return np.where(k > 1, h / np.log(np.maximum(k, 2)), 0.0)
+
+
+# -- scores: sts ----------------------------------------------------------------------------------------------
+
+
+class ScoreMeasure(Measure):
+    """A number per item: alpha interval (and ordinal), mean pairwise Pearson and Spearman."""
+
+    fields = {"score": "payload.score"}
+    primary_name = "krippendorff_alpha"
+    primary_level = "interval"
+
+    def _counts(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        scores = pd.to_numeric(frame["score"], errors="coerce").to_numpy(dtype=np.float64)
+        ok = np.isfinite(scores)
+        domain, value_codes = np.unique(scores[ok], return_inverse=True)
+        item_codes, item_index = pd.factorize(frame["item"], sort=True)
+        counts = co.value_counts(item_codes[ok], value_codes.ravel(), len(item_index), max(len(domain), 1))
+        return domain, counts, item_index.to_numpy()
+
+    def primary(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
+                n_boot: int = 0) -> Coefficient:
+        domain, counts, _ = self._counts(frame)
+        if n_boot:
+            value, ci = co.alpha_with_ci(counts, np.arange(len(counts)), len(counts), domain, "interval", seed=seed,
+                                         n_boot=n_boot)
+        else:
+            value, ci = co.krippendorff_alpha(counts, domain, "interval"), (None, None)
+        return Coefficient("krippendorff_alpha", "interval", value, ci, units=int((counts.sum(1) >= 2).sum()))
+
+    def compute(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
+                n_boot: int = co.N_BOOT) -> MeasureResult:
+        frame = frame.assign(score=pd.to_numeric(frame["score"], errors="coerce"))
+        domain, counts, _ = self._counts(frame)
+        n_items = len(counts)
+        units = np.arange(n_items)
+        result = []
+        for level in ("interval", "ordinal"):
+            value, ci = co.alpha_with_ci(counts, units, n_items, domain, level, seed=seed, n_boot=n_boot)
+            result.append(Coefficient("krippendorff_alpha", level, value, ci, units=n_items))
+
+        items, annotators, matrix = _pivot(frame, "score", np.nan)
+        present = np.isfinite(matrix)
+        pairs = _pairs_with_overlap(present)
+        pearsons: list[float | None] = []
+        for method, level, rank in (("pearson", "interval", False), ("spearman", "ordinal", True)):
+            values, mean, ci = co.pairwise_correlations(matrix, present, pairs, rank=rank, seed=seed, n_boot=n_boot)
+            pearsons = pearsons or values
+            result.append(Coefficient(f"pairwise_{method}", level, mean, ci, units=len(items),
+                                      extra={"pairs": len(pairs), "min_shared_items": MIN_SHARED}))
+
+        agreement: dict[int, dict[str, Any]] = {}
+        sums = np.nansum(matrix, axis=1)
+        n = present.sum(axis=1)
+        for j, annotator in enumerate(annotators):
+            rows = present[:, j] & (n >= 2)
+            own = matrix[rows, j]
+            others = (sums[rows] - own) / (n[rows] - 1)
+            agreement[int(annotator)] = {
+                "agreement": co.pearson(own, others), "items": int(rows.sum()), "against": "mean of the others",
+                "mean_abs_difference": float(np.abs(own - others).mean()) if rows.any() else None,
+            }
+        spread = np.nanstd(np.where(present, matrix, np.nan), axis=1)
+        confusion = co.item_coincidences(counts, units, n_items).sum(axis=0).reshape(len(domain), len(domain))
+        labels = [f"{d:g}" for d in domain]
+        by_annotator = {}
+        for j, annotator in enumerate(annotators):
+            values = matrix[present[:, j], j]
+            by_annotator[int(annotator)] = [int((values == d).sum()) for d in domain]
+        return MeasureResult(
+            coefficients=result, primary="krippendorff_alpha",
+            pairs=_pair_matrix("pearson_r", annotators, pairs, pearsons),
+            confusion={"labels": labels, "matrix": confusion.round(6).tolist()},
+            distribution={"labels": labels, "project": counts.sum(axis=0).tolist(), "by_annotator": by_annotator},
+            annotator_agreement=agreement,
+            item_disagreement=pd.Series(spread, index=items),
+            disagreement_name="standard deviation of the scores (points)",
+        )
+
+    def score(self, payload: dict[str, Any], gold: dict[str, Any]) -> float:
+        # Within one point of the known score counts as right, as on KLUE's 0–5 scale.
+        return float(abs(float(payload.get("score", 0)) - float(gold.get("score", 0))) <= 1.0)
+
+    def item_labels(self, frame: pd.DataFrame) -> pd.Series:
+        return pd.to_numeric(frame["score"], errors="coerce").map(lambda s: f"{s:g}")
+
+    def describe(self, payload: dict[str, Any]) -> str:
+        return f"{payload.get('score')}"
+
+
+# -- pairwise agreement between annotators over structured answers -----------------------------------------------
+
+
+@dataclass
+class PairAgreement:
+    """A pairwise coefficient: per annotator pair Σnum / Σden over their shared items (1.0 when den is 0: two
+    annotators who both marked nothing agree), averaged over the pairs with enough shared items."""
+
+    pairs: list[tuple[int, int]]
+    values: list[float | None]
+    mean: float | None
+    ci95: tuple[float | None, float | None]
+    #: annotator id -> Σnum / Σden over every pair the annotator is in
+    by_annotator: dict[int, dict[str, Any]]
+    #: item id -> Σnum / Σden over the pairs on that item
+    by_item: pd.Series
+    annotators: np.ndarray
+
+
+def pair_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """(item, a, b) for every pair of annotators on an item, a < b, with the frame's row positions."""
+    left = frame[["item", "annotator"]].reset_index(names="row")
+    pairs = left.merge(left, on="item", suffixes=("_a", "_b"))
+    pairs = pairs[pairs["annotator_a"] < pairs["annotator_b"]]
+    return pairs.rename(columns={"annotator_a": "a", "annotator_b": "b"}).reset_index(drop=True)
+
+
+def pair_agreement(rows: pd.DataFrame, *, seed: int, n_boot: int) -> PairAgreement:
+    """Aggregate per-(item, a, b) ``num``/``den`` rows into the pairwise coefficient with its item bootstrap."""
+    if rows.empty:
+        return PairAgreement([], [], None, (None, None), {}, pd.Series(dtype=float), np.array([]))
+    annotators = np.unique(np.concatenate([rows["a"].to_numpy(), rows["b"].to_numpy()]))
+    index = {a: i for i, a in enumerate(annotators)}
+    shared = rows.groupby(["a", "b"])["item"].nunique()
+    kept = shared[shared >= MIN_SHARED].index.tolist()
+    sums = rows.groupby(["a", "b"])[["num", "den"]].sum()
+    values = [_ratio(sums.loc[pair, "num"], sums.loc[pair, "den"]) for pair in kept]
+    pairs = [(index[a], index[b]) for a, b in kept]
+    ci: tuple[float | None, float | None] = (None, None)
+    if kept and n_boot and 3 * len(kept) <= MAX_BOOT_DIMS:
+        pair_code = {pair: p for p, pair in enumerate(kept)}
+        sub = rows[[(a, b) in pair_code for a, b in zip(rows["a"], rows["b"], strict=True)]]
+        item_codes, _ = pd.factorize(sub["item"])
+        codes = np.array([pair_code[(a, b)] for a, b in zip(sub["a"], sub["b"], strict=True)], dtype=np.int64)
+        per_item = np.zeros((item_codes.max() + 1, 3 * len(kept)))
+        np.add.at(per_item, (item_codes, 3 * codes), sub["num"].to_numpy(dtype=np.float64))
+        np.add.at(per_item, (item_codes, 3 * codes + 1), sub["den"].to_numpy(dtype=np.float64))
+        np.add.at(per_item, (item_codes, 3 * codes + 2), 1.0)
+
+        def statistic(s: np.ndarray) -> np.ndarray:
+            s = s.reshape(len(s), len(kept), 3)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where(s[..., 1] > 0, s[..., 0] / s[..., 1], 1.0)
+            ratio = np.where(s[..., 2] > 0, ratio, np.nan)
+            with np.errstate(invalid="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                return np.nanmean(ratio, axis=1)
+
+        ci = co.bootstrap_sums(per_item, statistic, seed=seed, n_boot=n_boot)
+    long = pd.concat([rows[["a", "num", "den", "item"]].rename(columns={"a": "annotator"}),
+                      rows[["b", "num", "den", "item"]].rename(columns={"b": "annotator"})])
+    per_annotator = long.groupby("annotator").agg(num=("num", "sum"), den=("den", "sum"), n=("item", "nunique"))
+    by_annotator = {int(a): {"agreement": _ratio(r.num, r.den), "items": int(r.n),
+                             "against": "each other annotator"} for a, r in per_annotator.iterrows()}
+    per_item = rows.groupby("item")[["num", "den"]].sum()
+    by_item = pd.Series([_ratio(n, d) for n, d in zip(per_item["num"], per_item["den"], strict=True)],
+                        index=per_item.index)
+    return PairAgreement(pairs, values, _nanmean(values), ci, by_annotator, by_item, annotators)
+
+
+def _ratio(num: float, den: float) -> float:
+    return float(num / den) if den > 0 else 1.0
+
+
+def _pair_coefficient(name: str, level: str, agreement: PairAgreement, unit: str, **extra: Any) -> Coefficient:
+    return Coefficient(name, level, agreement.mean, agreement.ci95, units=int(agreement.by_item.size), unit=unit,
+                       extra={"pairs": len(agreement.pairs), "min_shared_items": MIN_SHARED, **extra})
+
+
+def _units_alpha(name: str, row_units: np.ndarray, row_values: np.ndarray, unit_item: np.ndarray, n_items: int,
+                 *, seed: int, n_boot: int, unit: str, level: str = "nominal") -> Coefficient:
+    """Alpha over sub-item units (eojeol, slots): ``row_units[r]`` is the unit of value ``row_values[r]`` and
+    ``unit_item[u]`` the item of unit u; the bootstrap resamples whole items."""
+    codes, domain = pd.factorize(pd.Series(row_values, dtype=object), sort=True)
+    counts = co.value_counts(row_units, codes, len(unit_item), max(len(domain), 1))
+    pairable = counts.sum(axis=1) >= 2
+    value, ci = co.alpha_with_ci(counts, unit_item, n_items, np.arange(len(domain)), level, seed=seed,
+                                 n_boot=n_boot)
+    return Coefficient(name, level, value, ci, units=int(pairable.sum()), unit=unit)
+
+
+class _Structured(Measure):
+    """Shared plumbing of the tasks whose answers are structures (spans, trees, states)."""
+
+    fields = {"payload": "payload"}
+
+    def primary(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
+                n_boot: int = 0) -> Coefficient:
+        return self._primary(frame, schema, seed=seed, n_boot=n_boot)
+
+    def _primary(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int, n_boot: int) -> Coefficient:
+        raise NotImplementedError
+
+    def _result(self, coefficients: list[Coefficient], primary: str, agreement: PairAgreement, metric: str,
+                disagreement_name: str, distribution: dict[str, Any] | None = None) -> MeasureResult:
+        return MeasureResult(
+            coefficients=coefficients, primary=primary,
+            pairs=_pair_matrix(metric, agreement.annotators, agreement.pairs, agreement.values),
+            distribution=distribution, annotator_agreement=agreement.by_annotator,
+            item_disagreement=1.0 - agreement.by_item, disagreement_name=disagreement_name,
+        )
+
+
+# -- ner ----------------------------------------------------------------------------------------------------------
+
+
+class SpanMeasure(_Structured):
+    """Character spans: alpha over character-level BIO tags and pairwise entity F1 (exact span and type)."""
+
+    fields = {"payload": "payload", "sentence": "item.sentence"}
+    primary_name = "krippendorff_alpha"
+    primary_level = "nominal"
+
+    def _types(self, frame: pd.DataFrame, schema: dict[str, Any]) -> list[str]:
+        seen = {e["type"] for p in frame["payload"] for e in (p or {}).get("entities") or []}
+        return _labels_in_order(pd.Series(sorted(seen), dtype=object), schema.get("labels"))
+
+    def _char_alpha(self, frame: pd.DataFrame, types: list[str], *, seed: int, n_boot: int) -> Coefficient:
+        """Units are the characters of every counted item; each annotator's tag is O, B-type or I-type."""
+        item_codes, item_index = pd.factorize(frame["item"], sort=True)
+        first = frame.groupby("item")["sentence"].first().reindex(item_index)
+        lengths = np.array([len(s or "") for s in first], dtype=np.int64)
+        offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        type_code = {t: k for k, t in enumerate(types)}
+        units, values = [], []
+        for code, payload in zip(item_codes, frame["payload"], strict=True):
+            tags = np.zeros(lengths[code], dtype=np.int64)
+            for entity in (payload or {}).get("entities") or []:
+                k = type_code[entity["type"]]
+                tags[entity["start"]:entity["end"]] = 2 + 2 * k
+                if entity["start"] < len(tags):
+                    tags[entity["start"]] = 1 + 2 * k
+            units.append(offsets[code] + np.arange(len(tags)))
+            values.append(tags)
+        n_units = int(lengths.sum())
+        unit_ids = np.concatenate(units) if units else np.array([], dtype=np.int64)
+        tag_values = np.concatenate(values) if values else np.array([], dtype=np.int64)
+        unit_item = np.repeat(np.arange(len(lengths)), lengths)
+        counts = co.value_counts(unit_ids, tag_values, n_units, 1 + 2 * len(types))
+        value, ci = co.alpha_with_ci(counts, unit_item, len(lengths), np.arange(1 + 2 * len(types)), "nominal",
+                                     seed=seed, n_boot=n_boot)
+        return Coefficient("krippendorff_alpha", "nominal", value, ci, units=int((counts.sum(1) >= 2).sum()),
+                           unit="character", extra={"tags": "O, B-type, I-type"})
+
+    def _primary(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int, n_boot: int) -> Coefficient:
+        return self._char_alpha(frame, self._types(frame, schema), seed=seed, n_boot=n_boot)
+
+    def _entity_rows(self, frame: pd.DataFrame, pairs: pd.DataFrame, entity_type: str | None = None) -> pd.DataFrame:
+        entities = pd.DataFrame(
+            [(row, e["start"], e["end"], e["type"]) for row, p in zip(frame.index, frame["payload"], strict=True)
+             for e in (p or {}).get("entities") or [] if entity_type is None or e["type"] == entity_type],
+            columns=["row", "start", "end", "type"])
+        per_row = entities.groupby("row").size()
+        matched = entities.merge(entities, on=["start", "end", "type"], suffixes=("_a", "_b"))
+        tp = matched.groupby(["row_a", "row_b"]).size()
+        out = pairs[["item", "a", "b"]].copy()
+        keys = pd.MultiIndex.from_arrays([pairs["row_a"], pairs["row_b"]])
+        out["num"] = 2 * tp.reindex(keys).fillna(0).to_numpy()
+        out["den"] = (per_row.reindex(pairs["row_a"]).fillna(0).to_numpy()
+                      + per_row.reindex(pairs["row_b"]).fillna(0).to_numpy())
+        return out
+
+    def compute(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
+                n_boot: int = co.N_BOOT) -> MeasureResult:
+        frame = frame.reset_index(drop=True)
+        types = self._types(frame, schema)
+        alpha = self._char_alpha(frame, types, seed=seed, n_boot=n_boot)
+        pairs = pair_rows(frame)
+        overall = pair_agreement(self._entity_rows(frame, pairs), seed=seed, n_boot=n_boot)
+        counts = Counter(e["type"] for p in frame["payload"] for e in (p or {}).get("entities") or [])
+        per_type = {t: pair_agreement(self._entity_rows(frame, pairs, t), seed=seed, n_boot=0).mean
+                    for t in types if counts[t]}
+        by_annotator = {int(a): [sum(1 for p in group for e in (p or {}).get("entities") or [] if e["type"] == t)
+                                 for t in types] for a, group in frame.groupby("annotator")["payload"]}
+        f1 = _pair_coefficient("pairwise_entity_f1", "nominal", overall, "item",
+                               per_type={t: co._clean(v) for t, v in per_type.items()},
+                               match="exact span and type")
+        return self._result([alpha, f1], "krippendorff_alpha", overall, "entity_f1",
+                            "1 − entity F1 between the annotators' spans",
+                            {"labels": types, "project": [counts[t] for t in types], "by_annotator": by_annotator})
+
+    def score(self, payload: dict[str, Any], gold: dict[str, Any]) -> float:
+        mine = {(e["start"], e["end"], e["type"]) for e in payload.get("entities") or []}
+        known = {(e["start"], e["end"], e["type"]) for e in gold.get("entities") or []}
+        return float(co.f1_from_counts(len(mine & known), len(mine), len(known)))
+
+    def item_labels(self, frame: pd.DataFrame) -> pd.Series:
+        return frame["payload"].map(lambda p: ",".join(sorted({e["type"] for e in (p or {}).get("entities") or []})))
+
+    def describe(self, payload: dict[str, Any]) -> str:
+        return ", ".join(f"[{e['start']},{e['end']}) {e['type']}" for e in payload.get("entities") or []) or "—"
+
+
+# -- dp -----------------------------------------------------------------------------------------------------------
+
+
+class TreeMeasure(_Structured):
+    """Dependency trees: pairwise UAS and LAS, alpha (nominal) on heads and on labels; units are eojeol."""
+
+    primary_name = "krippendorff_alpha_heads"
+    primary_level = "nominal"
+
+    def _tokens(self, frame: pd.DataFrame) -> pd.DataFrame:
+        return pd.DataFrame(
+            [(row, item, annotator, i, head, deprel)
+             for row, item, annotator, p in zip(frame.index, frame["item"], frame["annotator"], frame["payload"],
+                                                strict=True)
+             for i, (head, deprel) in enumerate(zip(p.get("heads") or [], p.get("deprels") or [], strict=False))],
+            columns=["row", "item", "annotator", "index", "head", "deprel"])
+
+    def _alphas(self, tokens: pd.DataFrame, *, seed: int, n_boot: int, which: tuple[str, ...]) -> list[Coefficient]:
+        item_codes, _ = pd.factorize(tokens["item"], sort=True)
+        unit_codes, units = pd.factorize(pd.MultiIndex.from_arrays([tokens["item"], tokens["index"]]))
+        unit_item = np.zeros(len(units), dtype=np.int64)
+        unit_item[unit_codes] = item_codes
+        n_items = int(item_codes.max()) + 1 if len(item_codes) else 0
+        out = []
+        for column in which:
+            out.append(_units_alpha(f"krippendorff_alpha_{column}s", unit_codes, tokens[column].astype(str).to_numpy(),
+                                    unit_item, n_items, seed=seed, n_boot=n_boot, unit="eojeol"))
+        return out
+
+    def _primary(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int, n_boot: int) -> Coefficient:
+        return self._alphas(self._tokens(frame), seed=seed, n_boot=n_boot, which=("head",))[0]
+
+    def compute(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
+                n_boot: int = co.N_BOOT) -> MeasureResult:
+        frame = frame.reset_index(drop=True)
+        tokens = self._tokens(frame)
+        alphas = self._alphas(tokens, seed=seed, n_boot=n_boot, which=("head", "deprel"))
+        merged = tokens.merge(tokens, on=["item", "index"], suffixes=("_a", "_b"))
+        merged = merged[merged["annotator_a"] < merged["annotator_b"]]
+        same_head = (merged["head_a"] == merged["head_b"]).to_numpy()
+        same_both = same_head & (merged["deprel_a"] == merged["deprel_b"]).to_numpy()
+        base = merged[["item"]].assign(a=merged["annotator_a"], b=merged["annotator_b"], den=1.0)
+        uas = pair_agreement(base.assign(num=same_head.astype(float)).groupby(["item", "a", "b"], as_index=False)
+                             [["num", "den"]].sum(), seed=seed, n_boot=n_boot)
+        las = pair_agreement(base.assign(num=same_both.astype(float)).groupby(["item", "a", "b"], as_index=False)
+                             [["num", "den"]].sum(), seed=seed, n_boot=n_boot)
+        coefficients = [*alphas, _pair_coefficient("pairwise_uas", "nominal", uas, "item"),
+                        _pair_coefficient("pairwise_las", "nominal", las, "item")]
+        deprels = tokens["deprel"].astype(str)
+        labels = sorted(deprels.unique().tolist())
+        counts = deprels.value_counts()
+        by_annotator = {int(a): [int((group == label).sum()) for label in labels]
+                        for a, group in deprels.groupby(tokens["annotator"])}
+        return self._result(coefficients, "krippendorff_alpha_heads", las, "las", "1 − LAS between the annotators",
+                            {"labels": labels, "project": [int(counts.get(label, 0)) for label in labels],
+                             "by_annotator": by_annotator})
+
+    def score(self, payload: dict[str, Any], gold: dict[str, Any]) -> float:
+        pairs = list(zip(payload.get("heads") or [], payload.get("deprels") or [], gold.get("heads") or [],
+                         gold.get("deprels") or [], strict=False))
+        return float(np.mean([h == gh and d == gd for h, d, gh, gd in pairs])) if pairs else 0.0
+
+    def describe(self, payload: dict[str, Any]) -> str:
+        return " ".join(f"{i + 1}→{h}:{d}" for i, (h, d) in enumerate(zip(payload.get("heads") or [],
+                                                                         payload.get("deprels") or [], strict=False)))
+# -- mrc ----------------------------------------------------------------------------------------------------------
+
+_ASCII_PUNCTUATION = str.maketrans("", "", "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+def normalise_answer(text: str) -> str:
+    """As KLUE's MRC scorer: lower-case, drop ASCII punctuation (not Korean brackets), collapse whitespace."""
+    return " ".join(text.lower().translate(_ASCII_PUNCTUATION).split())
+
+
+def char_f1(a: str, b: str) -> float:
+    """F1 over the characters (spaces ignored) of two normalised answers; two empty answers agree."""
+    x, y = Counter(normalise_answer(a).replace(" ", "")), Counter(normalise_answer(b).replace(" ", ""))
+    if not x and not y:
+        return 1.0
+    common = sum((x & y).values())
+    return 0.0 if common == 0 else 2 * common / (sum(x.values()) + sum(y.values()))
+
+
+class AnswerMeasure(_Structured):
+    """Answer spans: pairwise exact match and character F1, alpha (nominal) on answerability; per question type."""
+
+    fields = {"payload": "payload", "question_type": "item.question_type"}
+    primary_name = "pairwise_char_f1"
+    primary_level = "nominal"
+
+    @staticmethod
+    def _answer(payload: dict[str, Any] | None) -> str | None:
+        answer = (payload or {}).get("answer")
+        return None if answer is None else str(answer.get("text", ""))
+
+    def _pairs(self, frame: pd.DataFrame) -> pd.DataFrame:
+        answers = [self._answer(p) for p in frame["payload"]]
+        pairs = pair_rows(frame)
+        a = [answers[r] for r in pairs["row_a"]]
+        b = [answers[r] for r in pairs["row_b"]]
+        return pairs.assign(
+            exact=[float(normalise_answer(x or "") == normalise_answer(y or "") and (x is None) == (y is None))
+                   for x, y in zip(a, b, strict=True)],
+            f1=[char_f1(x or "", y or "") if (x is None) == (y is None) else 0.0 for x, y in zip(a, b, strict=True)],
+            den=1.0)
+
+    def _question_types(self, frame: pd.DataFrame) -> dict[int, str]:
+        """The type the writer chose (their payload), else the item's (imported questions)."""
+        types: dict[int, str] = {}
+        for item, payload, item_type in zip(frame["item"], frame["payload"], frame["question_type"], strict=True):
+            qtype = (payload or {}).get("question_type") or item_type
+            if qtype not in (None, ""):
+                types[int(item)] = str(qtype)
+        return types
+
+    def _primary(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int, n_boot: int) -> Coefficient:
+        frame = frame.reset_index(drop=True)
+        f1 = pair_agreement(self._pairs(frame).rename(columns={"f1": "num"}), seed=seed, n_boot=n_boot)
+        return _pair_coefficient("pairwise_char_f1", "nominal", f1, "item")
+
+    def compute(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
+                n_boot: int = co.N_BOOT) -> MeasureResult:
+        frame = frame.reset_index(drop=True)
+        pairs = self._pairs(frame)
+        exact = pair_agreement(pairs.rename(columns={"exact": "num"}), seed=seed, n_boot=n_boot)
+        f1 = pair_agreement(pairs.rename(columns={"f1": "num"}), seed=seed, n_boot=n_boot)
+        qtypes = self._question_types(frame)
+        pairs["qtype"] = pairs["item"].map(qtypes).fillna("unknown")
+        per_type = {str(t): {"exact_match": float(g["exact"].mean()), "char_f1": float(g["f1"].mean()),
+                             "items": int(g["item"].nunique())} for t, g in pairs.groupby("qtype")}
+        item_codes, item_index = pd.factorize(frame["item"], sort=True)
+        answerable = np.array([self._answer(p) is not None for p in frame["payload"]], dtype=np.int64)
+        counts = co.value_counts(item_codes, answerable, len(item_index), 2)
+        value, ci = co.alpha_with_ci(counts, np.arange(len(item_index)), len(item_index), np.arange(2), "nominal",
+                                     seed=seed, n_boot=n_boot)
+        coefficients = [
+            _pair_coefficient("pairwise_exact_match", "nominal", exact, "item", per_question_type={
+                t: v["exact_match"] for t, v in per_type.items()}),
+            _pair_coefficient("pairwise_char_f1", "nominal", f1, "item", per_question_type={
+                t: v["char_f1"] for t, v in per_type.items()}),
+            Coefficient("krippendorff_alpha_answerable", "nominal", value, ci, units=int((counts.sum(1) >= 2).sum()),
+                        extra={"values": "answerable / unanswerable"}),
+        ]
+        labels = ["answerable", "unanswerable"]
+        by_annotator = {int(a): [int(g.sum()), int(len(g) - g.sum())]
+                        for a, g in pd.Series(answerable).groupby(frame["annotator"].to_numpy())}
+        project_counts = [int(answerable.sum()), int(len(answerable) - answerable.sum())]
+        result = self._result(coefficients, "pairwise_char_f1", f1, "char_f1",
+                              "1 − character F1 between the annotators' answers",
+                              {"labels": labels, "project": project_counts, "by_annotator": by_annotator})
+        result.coefficients[0].extra["question_types"] = per_type
+        return result
+
+    def score(self, payload: dict[str, Any], gold: dict[str, Any]) -> float:
+        mine, known = self._answer(payload), self._answer(gold)
+        if (mine is None) != (known is None):
+            return 0.0
+        return char_f1(mine or "", known or "")
+
+    def item_labels(self, frame: pd.DataFrame) -> pd.Series:
+        return frame["payload"].map(lambda p: "unanswerable" if self._answer(p) is None else "answerable")
+
+    def describe(self, payload: dict[str, Any]) -> str:
+        answer = self._answer(payload)
+        return "(unanswerable)" if answer is None else answer
+
+
+# -- dst ----------------------------------------------------------------------------------------------------------
+
+
+class StateMeasure(_Structured):
+    """Dialogue states: pairwise joint-goal agreement per user turn, alpha (nominal) per slot."""
+
+    primary_name = "krippendorff_alpha_slots"
+    primary_level = "nominal"
+
+    @staticmethod
+    def _slot_values(state: list[str]) -> dict[str, str]:
+        values = {}
+        for entry in state:
+            domain, slot, value = [*entry.split("-", 2), "", ""][:3]
+            values[f"{domain}-{slot}"] = value
+        return values
+
+    def _slot_units(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """(item, turn, slot, annotator, value) for every slot any annotator of the item filled; 'none' when empty."""
+        rows = []
+        item_slots: dict[int, set[str]] = {}
+        parsed = []
+        for item, annotator, payload in zip(frame["item"], frame["annotator"], frame["payload"], strict=True):
+            turns = [self._slot_values(state) for state in (payload or {}).get("states") or []]
+            parsed.append((item, annotator, turns))
+            item_slots.setdefault(item, set()).update(slot for turn in turns for slot in turn)
+        for item, annotator, turns in parsed:
+            for t, turn in enumerate(turns):
+                for slot in item_slots[item]:
+                    rows.append((item, t, slot, annotator, turn.get(slot, "none")))
+        return pd.DataFrame(rows, columns=["item", "turn", "slot", "annotator", "value"])
+
+    def _slot_alpha(self, units: pd.DataFrame, name: str, *, seed: int, n_boot: int) -> Coefficient:
+        item_codes, _ = pd.factorize(units["item"], sort=True)
+        unit_codes, index = pd.factorize(pd.MultiIndex.from_arrays([units["item"], units["turn"], units["slot"]]))
+        unit_item = np.zeros(len(index), dtype=np.int64)
+        unit_item[unit_codes] = item_codes
+        n_items = int(item_codes.max()) + 1 if len(item_codes) else 0
+        return _units_alpha(name, unit_codes, units["value"].to_numpy(), unit_item, n_items, seed=seed,
+                            n_boot=n_boot, unit="turn × slot")
+
+    def _primary(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int, n_boot: int) -> Coefficient:
+        return self._slot_alpha(self._slot_units(frame), "krippendorff_alpha_slots", seed=seed, n_boot=n_boot)
+
+    def compute(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
+                n_boot: int = co.N_BOOT) -> MeasureResult:
+        frame = frame.reset_index(drop=True)
+        units = self._slot_units(frame)
+        alpha = self._slot_alpha(units, "krippendorff_alpha_slots", seed=seed, n_boot=n_boot)
+        per_slot = {}
+        for slot, group in units.groupby("slot"):
+            coefficient = self._slot_alpha(group, slot, seed=seed, n_boot=0)
+            per_slot[str(slot)] = {"alpha": co._clean(coefficient.value), "units": coefficient.units}
+        alpha.extra["per_slot"] = per_slot
+        states = [[frozenset(state) for state in (p or {}).get("states") or []] for p in frame["payload"]]
+        pairs = pair_rows(frame)
+        num, den = [], []
+        for ra, rb in zip(pairs["row_a"], pairs["row_b"], strict=True):
+            a, b = states[ra], states[rb]
+            num.append(float(sum(x == y for x, y in zip(a, b, strict=False))))
+            den.append(float(max(len(a), len(b))))
+        joint = pair_agreement(pairs.assign(num=num, den=den), seed=seed, n_boot=n_boot)
+        filled = units[units["value"] != "none"]
+        slots = sorted(filled["slot"].unique().tolist())
+        counts = filled["slot"].value_counts()
+        by_annotator = {int(a): [int((g == slot).sum()) for slot in slots]
+                        for a, g in filled["slot"].groupby(filled["annotator"])}
+        joint_goal = _pair_coefficient("pairwise_joint_goal", "nominal", joint, "item", ratio_of="user turns")
+        return self._result([joint_goal, alpha], "krippendorff_alpha_slots", joint, "joint_goal",
+                            "1 − share of user turns with identical states",
+                            {"labels": slots, "project": [int(counts.get(s, 0)) for s in slots],
+                             "by_annotator": by_annotator})
+
+    def score(self, payload: dict[str, Any], gold: dict[str, Any]) -> float:
+        mine, known = payload.get("states") or [], gold.get("states") or []
+        turns = max(len(mine), len(known))
+        return float(sum(set(a) == set(b) for a, b in zip(mine, known, strict=False)) / turns) if turns else 1.0
+
+    def describe(self, payload: dict[str, Any]) -> str:
+        states = payload.get("states") or []
+        return " | ".join(", ".join(state) or "—" for state in states)
+
+
+MEASURES: dict[str, Measure] = {
+    "tc": CategoricalMeasure(),
+    "nli": CategoricalMeasure(),
+    "re": CategoricalMeasure(),
+    "sts": ScoreMeasure(),
+    "ner": SpanMeasure(),
+    "dp": TreeMeasure(),
+    "mrc": AnswerMeasure(),
+    "dst": StateMeasure(),
+}
+
+
+def measure_for(slug: str) -> Measure:
+    try:
+        return MEASURES[slug]
+    except KeyError:
+        raise LookupError(f"no agreement measure for task type {slug!r}") from None

@@ -1,0 +1,87 @@
+"""Writes of the agreement feature: computing, caching and queueing reports.
+
+A report is cached with the fingerprint of the annotations it saw (count and latest change); asking
+again while nothing changed returns the stored one, and asking while a computation for the same
+fingerprint is queued or running returns that job instead of starting another.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from ..models import AgreementReport, JobStatus, Project, User
+from .data import annotation_fingerprint
+from .report import Progress, agreement_report
+
+
+def report_cached(project: Project) -> AgreementReport | None:
+    """The newest finished report that is still valid for the project's current annotations."""
+    count, changed = annotation_fingerprint(project)
+    return (AgreementReport.objects.filter(project=project, status=JobStatus.DONE, annotation_count=count,
+                                           annotations_changed_at=changed).order_by("-created_at").first())
+
+
+def report_latest(project: Project) -> AgreementReport | None:
+    """The newest report of any status (the dashboard shows a stale one while a fresh one computes)."""
+    return AgreementReport.objects.filter(project=project).order_by("-created_at").first()
+
+
+@transaction.atomic
+def report_request(*, project: Project, by: User | None = None) -> tuple[AgreementReport, bool]:
+    """A valid report, or the job computing one. Returns (report, queued_now).
+
+    The project row is locked so two managers opening the dashboard at once queue one job, not two.
+    """
+    Project.objects.select_for_update().get(pk=project.pk)
+    count, changed = annotation_fingerprint(project)
+    existing = (AgreementReport.objects.filter(project=project, annotation_count=count, annotations_changed_at=changed)
+                .exclude(status=JobStatus.FAILED).order_by("-created_at").first())
+    if existing is not None:
+        return existing, False
+    report = AgreementReport.objects.create(project=project, annotation_count=count, annotations_changed_at=changed,
+                                            requested_by=by)
+    from ..tasks import agreement_report_compute
+
+    transaction.on_commit(lambda: agreement_report_compute.delay(report.pk))
+    return report, True
+
+
+def report_run(report_id: int, *, progress: Progress | None = None) -> AgreementReport:
+    """Compute a queued report (called by the Celery task), recording progress on the row as it goes."""
+    report = AgreementReport.objects.select_related("project").get(pk=report_id)
+    if report.status == JobStatus.DONE:
+        return report
+    AgreementReport.objects.filter(pk=report_id).update(status=JobStatus.RUNNING, progress=1)
+
+    def on_progress(percent: int, note: str) -> None:
+        AgreementReport.objects.filter(pk=report_id).update(progress=percent, progress_note=note[:200])
+        if progress is not None:
+            progress(percent, note)
+
+    started = time.perf_counter()
+    try:
+        data = agreement_report(report.project, progress=on_progress)
+    except Exception as error:
+        AgreementReport.objects.filter(pk=report_id).update(status=JobStatus.FAILED, error=str(error)[:2000],
+                                                            finished_at=timezone.now())
+        raise
+    AgreementReport.objects.filter(pk=report_id).update(
+        status=JobStatus.DONE, progress=100, data=data, seconds=time.perf_counter() - started,
+        finished_at=timezone.now())
+    report.refresh_from_db()
+    return report
+
+
+def report_now(project: Project, *, by: User | None = None) -> dict[str, Any]:
+    """The report, computed in this process when no valid one is cached (the CLI's path); stored for reuse."""
+    cached = report_cached(project)
+    if cached is not None:
+        return cached.data
+    count, changed = annotation_fingerprint(project)
+    report = AgreementReport.objects.create(project=project, annotation_count=count, annotations_changed_at=changed,
+                                            requested_by=by)
+    return report_run(report.pk).data

@@ -1,0 +1,179 @@
+"""API of agreement, gold labels and adjudication; managers and maintainers only (annotators never see
+agreement, other people's labels or gold)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ..agreement import services as agreement_services
+from ..agreement.disagreement import items_by_disagreement
+from ..gold import selectors as gold_selectors
+from ..gold import services as gold_services
+from ..models import AgreementReport, Annotation, GoldLabel, GoldStatus, Item, JobStatus
+from ..permissions import CURATE, MANAGE
+from ..services import ServiceError
+from .views import ProjectScoped, service_error_response
+
+
+def _job(report: AgreementReport) -> dict[str, Any]:
+    return {"report": report.pk, "status": report.status, "progress": report.progress, "note": report.progress_note,
+            "annotation_count": report.annotation_count, "error": report.error or None}
+
+
+def _report_or_job(view: ProjectScoped, request: Request) -> tuple[AgreementReport | None, Response | None]:
+    """The valid report, or a 202 response with the job computing it (queued now if needed)."""
+    report, _queued = agreement_services.report_request(project=view.project, by=request.user)
+    report.refresh_from_db()
+    if report.status == JobStatus.DONE:
+        return report, None
+    code = status.HTTP_500_INTERNAL_SERVER_ERROR if report.status == JobStatus.FAILED else status.HTTP_202_ACCEPTED
+    return None, Response({"job": _job(report)}, status=code)
+
+
+class AgreementView(ProjectScoped, APIView):
+    """The agreement report: 200 with it when a valid one is cached, else 202 with the job computing it
+    (poll the same URL)."""
+
+    roles = {"get": CURATE}
+
+    @extend_schema(responses={200: OpenApiResponse(description="The report (keys as `agreement --json`)."),
+                              202: OpenApiResponse(description="Computing: {job: {status, progress}}.")})
+    def get(self, request: Request, project_pk: int) -> Response:
+        report, pending = _report_or_job(self, request)
+        if pending is not None:
+            return pending
+        return Response({**report.data, "job": _job(report)})
+
+
+class AnnotatorQualityView(ProjectScoped, APIView):
+    """Per annotator: volume, speed, agreement with the others, alpha without them, gold checks, flags."""
+
+    roles = {"get": CURATE}
+
+    @extend_schema(responses={200: OpenApiResponse(description="{annotators: [...]}"),
+                              202: OpenApiResponse(description="Computing.")})
+    def get(self, request: Request, project_pk: int) -> Response:
+        report, pending = _report_or_job(self, request)
+        if pending is not None:
+            return pending
+        return Response({"primary": report.data.get("primary"), "annotators": report.data["annotator_quality"]})
+
+
+class DisagreementView(ProjectScoped, APIView):
+    """Items sorted by disagreement (most first), filterable by label, source and annotator."""
+
+    roles = {"get": CURATE}
+
+    @extend_schema(parameters=[OpenApiParameter(name, str, required=False) for name in
+                               ("label", "source", "annotator", "offset", "limit")],
+                   responses=OpenApiResponse(description="{measure, count, results: [...]}"))
+    def get(self, request: Request, project_pk: int) -> Response:
+        params = request.query_params
+        offset = int(params["offset"]) if params.get("offset", "").isdigit() else 0
+        limit = min(int(params["limit"]), 500) if params.get("limit", "").isdigit() else 50
+        page = items_by_disagreement(self.project, label=params.get("label", ""), source=params.get("source", ""),
+                                     annotator=params.get("annotator", ""), offset=offset, limit=limit)
+        return Response({"measure": page.measure, "count": page.total, "results": page.rows})
+
+
+class GoldLabelSerializer(serializers.ModelSerializer):
+    external_id = serializers.CharField(source="item.external_id", read_only=True)
+
+    class Meta:
+        model = GoldLabel
+        fields = ["item", "external_id", "payload", "status", "rule", "detail", "annotation_count", "version",
+                  "updated_at"]
+
+
+class GoldListView(ProjectScoped, APIView):
+    """Gold labels of the project (``?status=`` filters); POST recomputes them with the project's rule."""
+
+    roles = {"get": CURATE, "post": MANAGE}
+
+    @extend_schema(parameters=[OpenApiParameter("status", str, required=False, enum=GoldStatus.values)],
+                   responses=GoldLabelSerializer(many=True))
+    def get(self, request: Request, project_pk: int) -> Response:
+        qs = gold_selectors.gold_list(self.project, status=request.query_params.get("status") or None)
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(qs.order_by("item_id"), request, view=self)
+        return paginator.get_paginated_response(GoldLabelSerializer(page, many=True).data)
+
+    @extend_schema(request=None, responses=OpenApiResponse(description="{statuses: {status: n}}"))
+    def post(self, request: Request, project_pk: int) -> Response:
+        try:
+            statuses = gold_services.gold_compute(self.project)
+        except ServiceError as error:
+            return service_error_response(error)
+        return Response({"statuses": statuses})
+
+
+class AdjudicationSerializer(serializers.Serializer):
+    annotation = serializers.IntegerField(required=False, help_text="Accept this annotation as gold.")
+    payload = serializers.JSONField(required=False, help_text="Or a new payload, in the task's annotation shape.")
+    reason = serializers.CharField(allow_blank=True)
+    version = serializers.IntegerField(required=False, allow_null=True,
+                                       help_text="The gold version you looked at (conflict if it changed).")
+
+
+class AdjudicateView(ProjectScoped, APIView):
+    """Resolve an item: accept one annotation or post a new payload, with a reason. 409 when another manager
+    changed the item's gold since the version you saw."""
+
+    roles = {"post": MANAGE}
+
+    @extend_schema(request=AdjudicationSerializer, responses={200: GoldLabelSerializer,
+                                                               409: OpenApiResponse(description="Conflict.")})
+    def post(self, request: Request, project_pk: int, item_pk: int) -> Response:
+        item = get_object_or_404(Item, pk=item_pk, project=self.project)
+        serializer = AdjudicationSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        annotation = None
+        if data.get("annotation") is not None:
+            annotation = Annotation.objects.filter(pk=data["annotation"], item=item).first()
+            if annotation is None:
+                return Response({"detail": f"annotation {data['annotation']} is not on item {item.pk}",
+                                 "field": "annotation"}, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            gold = gold_services.adjudicate(item=item, by=request.user, reason=data["reason"],
+                                            payload=data.get("payload"), annotation=annotation,
+                                            base_version=data.get("version"))
+        except ServiceError as error:
+            return service_error_response(error)
+        return Response(GoldLabelSerializer(gold).data)
+
+
+class KnownAnswerSerializer(serializers.Serializer):
+    payload = serializers.JSONField()
+
+
+class KnownAnswerView(ProjectScoped, APIView):
+    """Make an item a gold / attention item with a known answer (POST), or an ordinary item again (DELETE)."""
+
+    roles = {"post": MANAGE, "delete": MANAGE}
+
+    @extend_schema(request=KnownAnswerSerializer, responses=GoldLabelSerializer)
+    def post(self, request: Request, project_pk: int, item_pk: int) -> Response:
+        item = get_object_or_404(Item, pk=item_pk, project=self.project)
+        serializer = KnownAnswerSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            gold = gold_services.gold_check_set(item=item, payload=serializer.validated_data["payload"],
+                                                by=request.user)
+        except ServiceError as error:
+            return service_error_response(error)
+        return Response(GoldLabelSerializer(gold).data)
+
+    @extend_schema(request=None, responses={204: None})
+    def delete(self, request: Request, project_pk: int, item_pk: int) -> Response:
+        item = get_object_or_404(Item, pk=item_pk, project=self.project)
+        gold_services.gold_check_clear(item=item)
+        return Response(status=status.HTTP_204_NO_CONTENT)

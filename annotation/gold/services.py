@@ -1,0 +1,264 @@
+"""Writes of gold labels: apply the project's gold rule, adjudicate, mark gold/attention items.
+
+Every write locks the project row first, so a recomputation never overwrites an adjudication that is being
+saved, and two managers adjudicating the same item are serialised: the first wins, the second sees that
+the gold label changed under it (``version``) and gets a conflict instead of silently overwriting.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+import numpy as np
+from django.db import transaction
+
+from ..models import (
+    ANNOTATABLE_SCREENING,
+    MANUAL_GOLD,
+    Adjudication,
+    Annotation,
+    Flag,
+    FlagResolution,
+    GoldLabel,
+    GoldStatus,
+    Item,
+    Project,
+    User,
+)
+from ..services import ServiceError
+from ..task_types import PayloadError
+from .dawid_skene import dawid_skene
+from .rules import DAWID_SKENE, GoldDecision, GoldRule, rule_for
+
+#: Dawid–Skene posteriors below this leave the item to a person.
+DAWID_SKENE_MIN_POSTERIOR = 0.5
+
+
+def gold_settings(project: Project) -> dict[str, Any]:
+    """The rule's settings: the label schema's defaults (e.g. NLI ``gold_min_votes``) overridden by options."""
+    return {**(project.label_schema or {}), **(project.options or {})}
+
+
+def annotations_needed_total(project: Project) -> int:
+    """Annotations a complete item has over all stages (NLI: the writer's label plus the validators')."""
+    return sum(project.annotations_needed(stage) for stage in project.stage_names)
+
+
+def _excluded_ids(project: Project) -> set[int]:
+    flagged = Flag.objects.filter(item__project=project, resolution=FlagResolution.OPEN).values_list("item_id",
+                                                                                                   flat=True)
+    dropped = Item.objects.filter(project=project).exclude(screening_status__in=ANNOTATABLE_SCREENING).values_list(
+        "id", flat=True)
+    return set(flagged) | set(dropped)
+
+
+def _payloads(project: Project, item_ids: list[int] | None = None) -> dict[int, list[dict[str, Any]]]:
+    qs = Annotation.objects.filter(item__project=project)
+    if item_ids is not None:
+        qs = qs.filter(item_id__in=item_ids)
+    grouped: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for item_id, payload in qs.order_by("item_id", "created_at").values_list("item_id", "payload").iterator(
+            chunk_size=5000):
+        grouped[item_id].append(payload)
+    return grouped
+
+
+def _dawid_skene_decisions(rule: GoldRule, grouped: dict[int, list[dict[str, Any]]], annotators: dict[int, list[int]],
+                           needed: int) -> dict[int, GoldDecision]:
+    field = getattr(rule, "field", "label")
+    item_ids = sorted(grouped)
+    people = sorted({a for ids in annotators.values() for a in ids})
+    column = {a: j for j, a in enumerate(people)}
+    classes = sorted({str(p.get(field)) for ps in grouped.values() for p in ps if p.get(field) is not None})
+    code = {c: k for k, c in enumerate(classes)}
+    matrix = np.full((len(item_ids), len(people)), -1, dtype=np.int64)
+    for i, item_id in enumerate(item_ids):
+        for annotator, payload in zip(annotators[item_id], grouped[item_id], strict=True):
+            if payload.get(field) is not None:
+                matrix[i, column[annotator]] = code[str(payload[field])]
+    if not len(item_ids) or len(classes) < 2:
+        return {}
+    fit = dawid_skene(matrix, len(classes))
+    accuracy = dict(zip(people, fit.accuracy().round(4).tolist(), strict=True))
+    decisions = {}
+    for i, item_id in enumerate(item_ids):
+        best = int(fit.posteriors[i].argmax())
+        posterior = float(fit.posteriors[i, best])
+        detail = {"posterior": round(posterior, 6), "annotations": len(grouped[item_id]),
+                  "annotator_accuracy": {str(a): accuracy[a] for a in annotators[item_id]}}
+        if len(grouped[item_id]) < needed:
+            decisions[item_id] = GoldDecision(None, GoldStatus.INCOMPLETE, DAWID_SKENE, detail)
+        elif posterior < DAWID_SKENE_MIN_POSTERIOR:
+            detail["reason"] = f"posterior {posterior:.2f} below {DAWID_SKENE_MIN_POSTERIOR}"
+            decisions[item_id] = GoldDecision(None, GoldStatus.NEEDS_ADJUDICATION, DAWID_SKENE, detail)
+        else:
+            decisions[item_id] = GoldDecision({field: classes[best]}, GoldStatus.RESOLVED, DAWID_SKENE, detail)
+    return decisions
+
+
+@transaction.atomic
+def gold_compute(project: Project) -> dict[str, int]:
+    """Apply the project's gold rule to every item; adjudicated and known answers are kept as they are.
+
+    Returns how many items ended in each status.
+    """
+    Project.objects.select_for_update().get(pk=project.pk)
+    rule = rule_for(project.task_type)
+    settings = gold_settings(project)
+    needed = annotations_needed_total(project)
+    existing = {g.item_id: g for g in GoldLabel.objects.filter(item__project=project)}
+    excluded = _excluded_ids(project)
+    grouped = _payloads(project)
+    decisions: dict[int, GoldDecision] = {}
+    if settings.get("gold_rule") == DAWID_SKENE:
+        if not rule.categorical:
+            raise ServiceError(f"Dawid–Skene applies to categorical tasks, not {project.task_type}", field="gold_rule")
+        annotators: dict[int, list[int]] = defaultdict(list)
+        for item_id, annotator in (Annotation.objects.filter(item__project=project)
+                                   .order_by("item_id", "created_at").values_list("item_id", "annotator_id")):
+            annotators[item_id].append(annotator)
+        decisions = _dawid_skene_decisions(rule, {i: p for i, p in grouped.items() if i not in excluded},
+                                           annotators, needed)
+    statuses: Counter[str] = Counter()
+    to_create, to_update = [], []
+    for item_id in Item.objects.filter(project=project).order_by("id").values_list("id", flat=True):
+        gold = existing.get(item_id)
+        if gold is not None and gold.status in MANUAL_GOLD:
+            statuses[gold.status] += 1
+            continue
+        if item_id in excluded:
+            decision = GoldDecision(None, GoldStatus.EXCLUDED, rule.name, {"reason": "flagged or dropped in screening"})
+        else:
+            decision = decisions.get(item_id) or rule.decide(grouped.get(item_id, []), needed=needed,
+                                                              settings=settings)
+        statuses[decision.status] += 1
+        count = len(grouped.get(item_id, []))
+        if gold is None:
+            to_create.append(GoldLabel(item_id=item_id, payload=decision.payload, status=decision.status,
+                                       rule=decision.rule, detail=decision.detail, annotation_count=count))
+        elif (gold.payload, gold.status, gold.rule, gold.detail, gold.annotation_count) != (
+                decision.payload, decision.status, decision.rule, decision.detail, count):
+            gold.payload, gold.status, gold.rule, gold.detail = (decision.payload, decision.status, decision.rule,
+                                                                 decision.detail)
+            gold.annotation_count = count
+            gold.version += 1
+            to_update.append(gold)
+    GoldLabel.objects.bulk_create(to_create, batch_size=2000)
+    GoldLabel.objects.bulk_update(to_update, ["payload", "status", "rule", "detail", "annotation_count", "version",
+                                              "updated_at"], batch_size=2000)
+    return dict(statuses)
+
+
+def gold_for_item(item: Item) -> GoldLabel:
+    """The item's gold label, (re)computed by the rule unless a person decided it."""
+    project = item.project
+    if gold_settings(project).get("gold_rule") == DAWID_SKENE:
+        gold_compute(project)  # the model is fitted on the whole project
+        return GoldLabel.objects.get(item=item)
+    with transaction.atomic():
+        Project.objects.select_for_update().get(pk=project.pk)
+        gold = GoldLabel.objects.filter(item=item).first()
+        if gold is not None and gold.status in MANUAL_GOLD:
+            return gold
+        rule = rule_for(project.task_type)
+        payloads = _payloads(project, [item.pk]).get(item.pk, [])
+        if item.pk in _excluded_ids(project):
+            decision = GoldDecision(None, GoldStatus.EXCLUDED, rule.name, {"reason": "flagged or dropped in screening"})
+        else:
+            decision = rule.decide(payloads, needed=annotations_needed_total(project), settings=gold_settings(project))
+        if gold is None:
+            return GoldLabel.objects.create(item=item, payload=decision.payload, status=decision.status,
+                                            rule=decision.rule, detail=decision.detail, annotation_count=len(payloads))
+        if (gold.payload, gold.status, gold.detail) != (decision.payload, decision.status, decision.detail):
+            gold.payload, gold.status, gold.rule, gold.detail = (decision.payload, decision.status, decision.rule,
+                                                                 decision.detail)
+            gold.annotation_count = len(payloads)
+            gold.version += 1
+            gold.save()
+        return gold
+
+
+def _validated_gold(item: Item, payload: Any) -> dict[str, Any]:
+    """Check a manager's payload with the task's own validator (the last stage's shape) and shape it as gold."""
+    project = item.project
+    task = project.task
+    try:
+        normalised = task.validate_annotation(payload, item=item.payload, schema=project.label_schema,
+                                              stage=project.stage_names[-1])
+    except PayloadError as error:
+        raise ServiceError(error.message, field=f"payload.{error.field}" if error.field else "payload") from None
+    return rule_for(project.task_type).from_annotation(normalised)
+
+
+def adjudicate(*, item: Item, by: User, reason: str, payload: Any = None, annotation: Annotation | None = None,
+               base_version: int | None = None) -> GoldLabel:
+    """Resolve an item: accept one annotator's ``annotation`` or a new ``payload``; the decision is kept.
+
+    ``base_version`` is the gold version the manager looked at. When someone else changed the gold label
+    since (or, without a version, when the item is already adjudicated) this raises a conflict, so the
+    second of two managers deciding at once never overwrites the first without seeing it.
+    """
+    if not (reason or "").strip():
+        raise ServiceError("say why you decided this way: the reason is kept with the decision", field="reason")
+    if (payload is None) == (annotation is None):
+        raise ServiceError("give either an annotation to accept or a new payload, not both", field="payload")
+    if annotation is not None:
+        if annotation.item_id != item.pk:
+            raise ServiceError(f"annotation {annotation.pk} belongs to another item", field="annotation")
+        gold_payload = rule_for(item.project.task_type).from_annotation(annotation.payload)
+    else:
+        gold_payload = _validated_gold(item, payload)
+    with transaction.atomic():
+        Project.objects.select_for_update().get(pk=item.project_id)
+        gold = GoldLabel.objects.filter(item=item).first()
+        if gold is not None and base_version is not None and gold.version != base_version:
+            raise ServiceError(f"the gold label of this item changed (version {base_version} → {gold.version}) "
+                               f"while you were deciding; reload and decide again", code="conflict")
+        if gold is not None and base_version is None and gold.status == GoldStatus.ADJUDICATED:
+            raise ServiceError("this item is already adjudicated; send the version you saw to replace the decision",
+                               code="conflict")
+        if gold is None and base_version not in (None, 0):
+            raise ServiceError("this item has no gold label yet; send version 0 or none", code="conflict")
+        count = Annotation.objects.filter(item=item).count()
+        decision = Adjudication.objects.create(
+            item=item, payload=gold_payload, source_annotation=annotation, decided_by=by, reason=reason.strip(),
+            previous_status=gold.status if gold else "", previous_payload=gold.payload if gold else None,
+            annotation_count=count,
+        )
+        detail = {"adjudication": decision.pk, "by": by.username, "reason": decision.reason,
+                  "accepted_annotation": annotation.pk if annotation else None}
+        if gold is None:
+            return GoldLabel.objects.create(item=item, payload=gold_payload, status=GoldStatus.ADJUDICATED,
+                                            rule="adjudication", detail=detail, annotation_count=count)
+        gold.payload, gold.status, gold.rule, gold.detail = gold_payload, GoldStatus.ADJUDICATED, "adjudication", detail
+        gold.annotation_count = count
+        gold.version += 1
+        gold.save()
+        return gold
+
+
+@transaction.atomic
+def gold_check_set(*, item: Item, payload: Any, by: User) -> GoldLabel:
+    """Make the item a gold / attention item with this known answer; it stays in annotators' queues
+    like any other item and their answers are scored against it."""
+    gold_payload = _validated_gold(item, payload)
+    Project.objects.select_for_update().get(pk=item.project_id)
+    Item.objects.filter(pk=item.pk).update(is_gold_check=True)
+    gold, created = GoldLabel.objects.get_or_create(
+        item=item, defaults={"payload": gold_payload, "status": GoldStatus.KNOWN, "rule": "known_answer",
+                             "detail": {"by": by.username}})
+    if not created:
+        gold.payload, gold.status, gold.rule, gold.detail = gold_payload, GoldStatus.KNOWN, "known_answer", {
+            "by": by.username}
+        gold.version += 1
+        gold.save()
+    return gold
+
+
+@transaction.atomic
+def gold_check_clear(*, item: Item) -> None:
+    """Turn a gold / attention item back into an ordinary one (its gold is recomputed by the rule)."""
+    Project.objects.select_for_update().get(pk=item.project_id)
+    Item.objects.filter(pk=item.pk).update(is_gold_check=False)
+    GoldLabel.objects.filter(item=item, status=GoldStatus.KNOWN).delete()

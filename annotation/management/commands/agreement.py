@@ -1,0 +1,49 @@
+"""``python manage.py agreement <project-slug> [--json]``: the project's agreement report."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotation.agreement import services
+from annotation.agreement.measures import MEASURES
+from annotation.models import Project
+
+
+class Command(BaseCommand):
+    help = "Print a project's inter-annotator agreement report (computed now unless a valid one is cached)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("project", help="the project's slug")
+        parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        project = Project.objects.filter(slug=options["project"]).first()
+        if project is None:
+            raise CommandError(f"no project with slug {options['project']!r}")
+        if project.task_type not in MEASURES:
+            raise CommandError(f"task type {project.task_type!r} has no agreement measure")
+        report = services.report_now(project)
+        if options["json"]:
+            self.stdout.write(json.dumps(report, ensure_ascii=False))
+            return
+        self.stdout.write(self._text(report))
+
+    def _text(self, report: dict[str, Any]) -> str:
+        lines = [
+            f"{report['project']} ({report['task_type']}): {report['items_counted']} items counted, "
+            f"{report['annotators']} annotators",
+            "excluded: " + (", ".join(f"{reason} {n}" for reason, n in report["items_excluded"].items()) or "none"),
+        ]
+        for c in report["coefficients"]:
+            value = "n/a" if c["value"] is None else f"{c['value']:.4f}"
+            lo, hi = c["ci95"]
+            ci = "" if lo is None else f"  95% CI [{lo:.4f}, {hi:.4f}]"
+            note = f"  ({c['skipped']})" if c.get("skipped") else ""
+            lines.append(f"  {c['name']:<28} {c['level']:<9} {value}{ci}{note}")
+        flagged = [q for q in report["annotator_quality"] if q["flags"]]
+        for q in flagged:
+            lines.append(f"  annotator {q['username']}: {', '.join(q['flags'])}")
+        return "\n".join(lines)
