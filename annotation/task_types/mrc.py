@@ -234,4 +234,5 @@ def _keep_or(kept: Any, first: dict[str, Any] | None, spans: list[dict[str, Any]
             result.append(entry)
     return result
 
+
 TASK_TYPE = MachineReadingComprehension()
