@@ -236,3 +236,17 @@ def acknowledgement_of_current(user: User, project: Project) -> GuidelineAcknowl
     if guideline is None:
         return None
     return GuidelineAcknowledgement.objects.filter(user=user, guideline=guideline).select_related("guideline").first()
+
+
+def annotator_worklist(user: User) -> list[dict[str, Any]]:
+    """Where an annotator can work: each of their annotator projects with the workspace path and their
+    own progress. The ``demo`` command prints it so a newcomer knows where to click."""
+    from django.urls import reverse
+
+    rows = []
+    for project, role in projects_with_roles(user):
+        if role != Role.ANNOTATOR:
+            continue
+        rows.append({"project": project.slug, "task_type": project.task_type,
+                     "path": reverse("annotate", args=[project.pk]), **annotator_progress(project, user)})
+    return rows

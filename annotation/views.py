@@ -55,17 +55,22 @@ def _posted_id(request: HttpRequest, name: str) -> int:
     return int(value) if value.isdigit() else 0
 
 
+def role_label(role: str) -> str:
+    """The role as people read it, in their language (superusers hold no membership role)."""
+    return _("Superuser") if role == "superuser" else str(dict(Role.choices).get(role, role))
+
+
 def _project_context(project: Project, role: str, tab: str) -> dict[str, object]:
     """What the shared project header and tabs need."""
-    return {"project": project, "role": role, "tab": tab, "can_manage": role in MANAGE,
-            "can_curate": role in CURATE}
+    return {"project": project, "role": role, "role_label": role_label(role), "tab": tab,
+            "can_manage": role in MANAGE, "can_curate": role in CURATE}
 
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     rows = [
         # Annotators see their own numbers only, never the project's totals.
-        {"project": p, "role": role,
+        {"project": p, "role": role, "role_label": role_label(role),
          "mine": selectors.annotator_progress(p, request.user) if role == Role.ANNOTATOR else None}
         for p, role in selectors.projects_with_roles(request.user)
     ]

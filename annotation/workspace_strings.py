@@ -119,6 +119,7 @@ def workspace_strings() -> dict[str, str]:
         "dp_bad_head": _("eojeol %(i)s: head must be a number from 0 to %(n)s, not itself"),
         "dp_bad_deprel": _("eojeol %(i)s: choose a DEPREL from the list"),
         "dp_root": _("root"),
+        "dp_arcs": _("Dependency arcs, from each head to its dependents"),
         # mrc
         "mrc_passage": _("Passage"),
         "mrc_question": _("Question"),

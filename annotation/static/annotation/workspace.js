@@ -8,14 +8,14 @@ const config = JSON.parse(document.getElementById("workspace-config").textConten
 const T = config.strings;
 const $ = (id) => document.getElementById(id);
 const els = {
-  item: $("ws-item"), stage: $("ws-stage"), status: $("ws-status"), draft: $("ws-draft"),
+  workspace: $("workspace"), item: $("ws-item"), stage: $("ws-stage"), status: $("ws-status"), draft: $("ws-draft"),
   submit: $("ws-submit"), skip: $("ws-skip"), flag: $("ws-flag"), shortcuts: $("ws-shortcuts"),
   timer: $("ws-timer"), guideline: $("ws-guideline"), guidelineToggle: $("ws-guideline-toggle"),
   skipDialog: $("ws-skip-dialog"), flagDialog: $("ws-flag-dialog"),
 };
 const storageKey = (kind, id = "") => `goldset:${config.user}:${config.project}:${kind}${id === "" ? "" : ":" + id}`;
 const DRAFT_DELAY_MS = 1200;
-const RETRY_DELAYS_MS = [500, 1000, 2000, 4000];
+const RETRY_DELAYS_MS = [300, 1000, 3000];
 const IDLE_AFTER_MS = 120_000;
 
 let current = null; // {assignment, stage, itemId, widget, seconds}
@@ -452,7 +452,6 @@ window.addEventListener("pagehide", () => {
   }
 });
 
-els.workspace = $("workspace");
 (async () => {
   await flushPending();
   await loadNext();

@@ -21,7 +21,6 @@ export class SpanText {
     this.el.append(...this.cells);
     this.el.addEventListener("mousedown", (event) => this.#mouse(event, "down"));
     this.el.addEventListener("mouseover", (event) => this.#mouse(event, "over"));
-    window.addEventListener("mouseup", () => { this.dragging = false; });
     this.render();
   }
 
@@ -33,6 +32,7 @@ export class SpanText {
       event.preventDefault();
       this.el.focus();
       this.dragging = true;
+      document.addEventListener("mouseup", () => { this.dragging = false; }, { once: true });
       this.anchor = i;
       this.caret = i;
     } else if (this.dragging) {

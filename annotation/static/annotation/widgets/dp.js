@@ -4,6 +4,9 @@
 import { Incomplete, fmt, h, isTyping, kbd, plain } from "./_util.js";
 
 const SVG = "http://www.w3.org/2000/svg";
+// One resize listener for the page, redrawing whichever sentence is shown now.
+let redraw = null;
+window.addEventListener("resize", () => redraw?.());
 
 function svg(tag, attrs = {}, text = null) {
   const el = document.createElementNS(SVG, tag);
@@ -42,7 +45,7 @@ export function mount(root, { item, schema, strings: T, draft, onChange }) {
   let selected = Number.isInteger(draft?.selected) ? Math.min(Math.max(0, draft.selected), n - 1) : 0;
 
   const datalistId = `dp-deprels-${Math.random().toString(36).slice(2)}`;
-  const arcs = svg("svg", { class: "dp-arcs", role: "img", "aria-label": "dependency arcs" });
+  const arcs = svg("svg", { class: "dp-arcs", role: "img", "aria-label": T.dp_arcs });
   const tokenEls = tokens.map((token, i) =>
     h("button", { type: "button", class: "dp-token", dataset: { i: String(i) }, onclick: () => clickToken(i),
                   tabindex: "-1" },
@@ -161,7 +164,7 @@ export function mount(root, { item, schema, strings: T, draft, onChange }) {
 
   fill();
   requestAnimationFrame(() => { select(selected); errors.replaceChildren(...problems().map((p) => h("li", {}, p))); });
-  window.addEventListener("resize", draw);
+  redraw = draw;
 
   return {
     shortcuts: [
