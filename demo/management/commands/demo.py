@@ -1,0 +1,151 @@
+"""`python manage.py demo [--no-serve]`: a working Goldset in one command.
+
+Seeds demo users and one project per task type from the bundled corpus (through the real import
+pipeline), lets simulated annotators work through the real queue, computes agreement, builds a release
+with its baseline check, prints what was made and how to sign in, then serves the app.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth.models import Permission
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
+
+from annotation import services
+from annotation.models import Project, Role, User
+from annotation.task_types import all_task_types
+from demo.simulation import simulate_annotators
+
+CORPUS = Path(__file__).resolve().parents[2] / "corpus"
+PASSWORD = "goldset-demo"
+PEOPLE = {
+    "manager": Role.MANAGER,
+    "maintainer": Role.MAINTAINER,
+    "annotator1": Role.ANNOTATOR,
+    "annotator2": Role.ANNOTATOR,
+    "annotator3": Role.ANNOTATOR,
+}
+SIMULATED = ("sim-gaeun", "sim-dohyun")
+
+
+class Command(BaseCommand):
+    help = "Seed the demo (users, a project per task type, simulated annotation, agreement, a release) and serve."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--no-serve", action="store_true", help="Stop after seeding instead of serving.")
+        parser.add_argument("--addrport", default="127.0.0.1:8000", help="Where to serve (default 127.0.0.1:8000).")
+        parser.add_argument("--out", default="demo-release", help="Folder for the demo releases.")
+        parser.add_argument("--json", action="store_true", help="Print the summary as JSON.")
+        parser.add_argument("--tasks", default="", help="Comma-separated task slugs to seed (default: all eight).")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        call_command("migrate", verbosity=0, interactive=False)
+        users = self._users()
+        summary: dict[str, Any] = {"users": {name: PASSWORD for name in PEOPLE}, "projects": []}
+        wanted = {slug.strip() for slug in options["tasks"].split(",") if slug.strip()}
+        unknown = wanted - {t.slug for t in all_task_types()}
+        if unknown:
+            raise CommandError(f"unknown task type(s): {', '.join(sorted(unknown))}")
+        for task in all_task_types():
+            if wanted and task.slug not in wanted:
+                continue
+            summary["projects"].append(self._project(task.slug, users, Path(options["out"])))
+        if options["json"]:
+            self.stdout.write(json.dumps(summary, ensure_ascii=False, indent=2))
+        else:
+            self._print(summary)
+        if not options["no_serve"]:
+            self.stdout.write(f"\nServing Goldset at http://{options['addrport']}/ (Ctrl-C to stop)")
+            call_command("runserver", options["addrport"], use_reloader=False)
+
+    def _users(self) -> dict[str, User]:
+        users: dict[str, User] = {}
+        can_create = Permission.objects.get(codename="add_project")
+        for name in (*PEOPLE, *SIMULATED):
+            user, created = User.objects.get_or_create(username=name)
+            if created:
+                user.set_password(PASSWORD)
+                user.save()
+            users[name] = user
+        users["manager"].user_permissions.add(can_create)
+        return users
+
+    @transaction.atomic
+    def _seed_project(self, slug: str, users: dict[str, User]) -> tuple[Project, bool]:
+        project_slug = f"demo-{slug}"
+        existing = Project.objects.filter(slug=project_slug).first()
+        if existing is not None:
+            return existing, False
+        task = next(t for t in all_task_types() if t.slug == slug)
+        project = services.project_create(
+            name=f"Demo {task.klue_name} ({task.title})", slug=project_slug, task_type=slug,
+            created_by=users["manager"], annotators_per_item=3,
+            description=f"Demo project built from demo/corpus/{slug}.jsonl, written for Goldset.",
+            label_schema=self._schema(task.slug, task.default_schema()),
+        )
+        for name, role in PEOPLE.items():
+            if name != "manager":
+                services.membership_set(project=project, user=users[name], role=role)
+        for name in SIMULATED:
+            services.membership_set(project=project, user=users[name], role=Role.ANNOTATOR)
+        return project, True
+
+    @staticmethod
+    def _schema(slug: str, schema: dict[str, Any]) -> dict[str, Any]:
+        ontology = CORPUS / f"{slug}_ontology.json"
+        if ontology.exists():  # the demo dialogues use their own small ontology
+            schema = {**schema, "ontology": json.loads(ontology.read_text(encoding="utf-8"))}
+        return schema
+
+    def _project(self, slug: str, users: dict[str, User], out: Path) -> dict[str, Any]:
+        project, created = self._seed_project(slug, users)
+        row: dict[str, Any] = {"project": project.slug, "task_type": slug, "created": created}
+        if not created:
+            row["note"] = "already seeded"
+            return row
+        from datasets_build.services import items_import
+
+        result = items_import(project, CORPUS / f"{slug}.jsonl", fmt="jsonl", source="Goldset demo corpus",
+                              license="CC-BY-SA-4.0", user=users["manager"])
+        if not result.ok:
+            raise CommandError(f"demo corpus {slug}.jsonl did not import: {result.errors[0]}")
+        row["imported"] = {"items": result.items, "annotations": result.annotations}
+        row["simulated_annotations"] = simulate_annotators(
+            project, [users[name] for name in SIMULATED], seed=len(slug)
+        )
+        row.update(self._agreement(project))
+        row.update(self._release(project, out))
+        return row
+
+    @staticmethod
+    def _agreement(project: Project) -> dict[str, Any]:
+        from annotation.agreement.report import agreement_report
+
+        report = agreement_report(project)
+        return {"agreement": [{"name": c["name"], "level": c.get("level"), "value": c["value"]}
+                              for c in report["coefficients"]]}
+
+    @staticmethod
+    def _release(project: Project, out: Path) -> dict[str, Any]:
+        from exports.services import release_build
+
+        # A fresh demo database starts a fresh demo release (a leftover folder would be refused).
+        shutil.rmtree(out / f"{project.slug}-0.1.0", ignore_errors=True)
+        release = release_build(project, version="0.1.0", splits=[0.8, 0.1, 0.1], seed=13,
+                                formats=("klue", "jsonl", "csv", "parquet"), out=out)
+        return {"release": {"version": release.version, "status": release.status, "path": release.out_dir,
+                            "check": release.baseline_check}}
+
+    def _print(self, summary: dict[str, Any]) -> None:
+        self.stdout.write(self.style.SUCCESS("Goldset demo is ready."))
+        self.stdout.write(f"Sign in with password {PASSWORD!r} as: " + ", ".join(
+            f"{name} ({role})" for name, role in PEOPLE.items()))
+        for row in summary["projects"]:
+            self.stdout.write(f"- {row['project']}: " + json.dumps(
+                {k: v for k, v in row.items() if k != "project"}, ensure_ascii=False))

@@ -1,0 +1,78 @@
+"""Simulated annotators for the demo: they work through the real queue and submit through the real
+service, starting from the corpus's own label and disagreeing now and then, so agreement is neither
+perfect nor meaningless."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from annotation import services
+from annotation.models import Annotation, Project, User
+
+
+def _perturb(payload: dict[str, Any], schema: dict[str, Any], rng: random.Random, error_rate: float) -> dict:
+    """Change the payload the way a hurried annotator might: another label, a shifted score, a lost span."""
+    noisy = dict(payload)
+    if rng.random() >= error_rate:
+        return noisy
+    labels = schema.get("labels")
+    if isinstance(noisy.get("label"), str) and isinstance(labels, list) and len(labels) > 1:
+        noisy["label"] = rng.choice([label for label in labels if label != noisy["label"]])
+        for extra in ("second", "third"):
+            if noisy.get(extra) == noisy["label"]:
+                noisy[extra] = None
+    elif isinstance(noisy.get("score"), int | float):
+        shifted = round(noisy["score"]) + rng.choice((-1, 1))
+        noisy["score"] = min(schema.get("max", 5), max(schema.get("min", 0), shifted))
+    elif isinstance(noisy.get("entities"), list) and noisy["entities"]:
+        entities = list(noisy["entities"])
+        entities.pop(rng.randrange(len(entities)))
+        noisy["entities"] = entities
+    elif isinstance(noisy.get("deprels"), list) and noisy["deprels"] and isinstance(schema.get("deprels"), list):
+        deprels = list(noisy["deprels"])
+        deprels[rng.randrange(len(deprels))] = rng.choice(schema["deprels"])
+        noisy["deprels"] = deprels
+    return noisy
+
+
+def _reference(item_id: int, stage: str) -> dict[str, Any] | None:
+    """The corpus's own label for this stage (imported with the item), if any."""
+    imported = Annotation.objects.filter(item_id=item_id, imported=True).order_by("id")
+    same_stage = imported.filter(stage=stage).first()
+    if same_stage is not None:
+        return same_stage.payload
+    writer = imported.first()
+    if writer is None:
+        return None
+    # A validator of a written item answers what the writer intended (NLI label, MRC answer).
+    return {key: writer.payload[key] for key in ("label", "answer") if key in writer.payload} or None
+
+
+def simulate_annotators(project: Project, annotators: list[User], *, seed: int, error_rate: float = 0.15,
+                        share: float = 1.0) -> int:
+    """Let each simulated annotator work through their queue; returns the number of submissions.
+
+    Items with no reference label (e.g. premises waiting for a hypothesis) are skipped and left for the
+    people trying the demo; ``share`` < 1 leaves part of the queue to them as well.
+    """
+    rng = random.Random(seed)
+    submitted = 0
+    for annotator in annotators:
+        services.guideline_acknowledge(user=annotator, project=project)
+        while (assignment := services.assignment_next(project=project, user=annotator)) is not None:
+            reference = _reference(assignment.item_id, assignment.stage)
+            if reference is None or rng.random() > share:
+                services.assignment_skip(assignment=assignment, reason="left for a person")
+                continue
+            for payload in (_perturb(reference, project.label_schema, rng, error_rate), reference):
+                try:
+                    services.annotation_submit(project=project, user=annotator, item_id=assignment.item_id,
+                                               payload=payload, seconds_spent=round(rng.uniform(4, 40), 1))
+                    submitted += 1
+                    break
+                except services.ServiceError:
+                    continue  # the perturbed payload broke a rule; submit the reference instead
+            else:
+                services.assignment_skip(assignment=assignment, reason="no valid payload")
+    return submitted
