@@ -1,0 +1,143 @@
+"""No N+1 queries: every GET API route and every project page issues as many queries with 30 rows as with 3.
+
+The scenario is the permission matrix's (a project with a user in every role, plus what each
+``matrix_<area>.prepare`` adds); ``grow`` then adds rows of every kind the pages and lists show:
+annotators with memberships, items with sources, assignments and annotations, flags, import jobs and
+releases. Each route is requested by the first role allowed to read it, twice (the first request may
+fill caches or compute a cached report); the second request's count is compared between the sizes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from annotation import services
+from annotation.models import Role, Source, User
+from tests.matrix import Case, Scenario, build_scenario
+
+MODULES = [importlib.import_module(f"tests.{m.name}") for m in pkgutil.iter_modules([str(Path(__file__).parent)])
+           if m.name.startswith("matrix_")]
+GET_CASES: list[Case] = [case for module in MODULES for case in module.CASES if case.method == "get"]
+READERS = ("manager", "maintainer", "annotator", "superuser")
+#: Queries a page may add with more rows without being an N+1 (e.g. one more page of a paginator).
+SLACK = 2
+#: Project pages (name, extra URL kwargs); every page route without an id of its own besides the project.
+PROJECT_PAGES = ["project-detail", "project-guideline", "project-members", "project-items", "guideline-read",
+                 "annotate", "project-import", "project-review", "project-sources", "release-list",
+                 "review-dashboard", "review-items", "review-gold"]
+PAGE_READER = {"guideline-read": "annotator", "annotate": "annotator"}
+
+
+def grow(sc: Scenario, n: int, tag: str) -> None:
+    """Add n rows of every listed kind to the scenario's project."""
+    from datasets_build.models import ImportJob
+
+    project = sc.project
+    source = Source.objects.create(name=f"source-{tag}", license="CC0-1.0")
+    items = [services.item_create(project=project, payload={"title": f"성장 기사 {tag} {i}"},
+                                  external_id=f"grow-{tag}-{i}", source=source) for i in range(n)]
+    for i in range(n):
+        annotator = User.objects.create_user(f"grow-{tag}-{i}", password="pw-goldset-123")
+        services.membership_set(project=project, user=annotator, role=Role.ANNOTATOR)
+        services.guideline_acknowledge(user=annotator, project=project)
+        assignment = services.assignment_next(project=project, user=annotator)
+        if assignment is not None:
+            services.annotation_submit(project=project, user=annotator, item_id=assignment.item_id,
+                                       payload={"label": "사회"})
+        # The scenario's annotator sees their own flags; managers see all.
+        services.flag_create(item=items[i], user=sc.users["annotator"], kind="other", note=f"확인 {i}")
+        services.flag_resolve(flag=project.items.get(pk=items[i].pk).flags.latest("id"), resolution="kept",
+                              by=sc.users["manager"])
+        ImportJob.objects.create(project=project, file_name=f"{tag}-{i}.jsonl", stored_path="/nonexistent",
+                                 format="jsonl", created_by=sc.users["manager"])
+    _grow_releases(sc, n, tag)
+
+
+def _grow_releases(sc: Scenario, n: int, tag: str) -> None:
+    """Finished release rows (building real ones is the release tests' business; lists only read rows)."""
+    from exports.models import Release, ReleaseStatus
+
+    Release.objects.bulk_create([Release(project=sc.project, version=f"0.{i}.0-{tag}", status=ReleaseStatus.PASSED,
+                                         formats=["jsonl"], created_by=sc.users["manager"]) for i in range(n)])
+
+
+def _client(user: User | None) -> APIClient:
+    client = APIClient()
+    if user is not None:
+        token, _ = Token.objects.get_or_create(user=user)
+        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+def _count(request: Callable[[], object]) -> int:
+    request()  # warm: caches, lazily computed reports
+    with CaptureQueriesContext(connection) as queries:
+        response = request()
+    assert response.status_code < 400, f"{response.status_code}: {getattr(response, 'data', '')}"
+    return len(queries)
+
+
+@pytest.fixture
+def scenario() -> Scenario:
+    sc = build_scenario()
+    for module in MODULES:
+        if hasattr(module, "prepare"):
+            module.prepare(sc)
+    return sc
+
+
+def _reader(case: Case) -> str:
+    return next(role for role in READERS if case.status_for(role) < 300)
+
+
+def _api_counts(sc: Scenario) -> dict[str, int]:
+    counts = {}
+    for case in GET_CASES:
+        role = _reader(case)
+        url = case.url(sc)
+        counts[f"{case.route} ({role})"] = _count(lambda url=url, role=role: _client(sc.users[role]).get(url))
+    return counts
+
+
+def _page_counts(sc: Scenario) -> dict[str, int]:
+    from django.test import Client
+
+    counts = {}
+    for name in ["home", *PROJECT_PAGES]:
+        role = PAGE_READER.get(name, "manager")
+        client = Client()
+        client.force_login(sc.users[role])
+        url = reverse(name) if name == "home" else reverse(name, kwargs={"project_id": sc.project.id})
+        counts[f"{name} ({role})"] = _count(lambda url=url, client=client: client.get(url))
+    return counts
+
+
+def _assert_flat(small: dict[str, int], large: dict[str, int]) -> None:
+    grown = {route: (small[route], large[route]) for route in small if large[route] > small[route] + SLACK}
+    assert not grown, f"query count grows with rows (3 rows → 30 rows): {grown}"
+
+
+@pytest.mark.django_db
+def test_api_get_routes_do_not_grow_with_rows(scenario: Scenario) -> None:
+    grow(scenario, 3, "a")
+    small = _api_counts(scenario)
+    grow(scenario, 27, "b")
+    _assert_flat(small, _api_counts(scenario))
+
+
+@pytest.mark.django_db
+def test_pages_do_not_grow_with_rows(scenario: Scenario) -> None:
+    grow(scenario, 3, "a")
+    small = _page_counts(scenario)
+    grow(scenario, 27, "b")
+    _assert_flat(small, _page_counts(scenario))
