@@ -104,6 +104,20 @@ def unit_coincidences(counts: np.ndarray) -> np.ndarray:
     return (outer / denom[:, None, None]).reshape(len(counts), v * v)
 
 
+def distinct_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(distinct rows, inverse, counts) of a 2-D array, like ``np.unique(axis=0)`` but by a random projection
+    (one 1-D sort instead of a row-wise lexicographic one); checked exactly, with the slow path as fallback."""
+    matrix = np.ascontiguousarray(matrix)
+    if matrix.shape[0] == 0:
+        return matrix, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    projection = matrix.astype(np.float64) @ np.random.default_rng(0).random(matrix.shape[1])
+    _, first, inverse, counts = np.unique(projection, return_index=True, return_inverse=True, return_counts=True)
+    distinct = matrix[first]
+    if not np.array_equal(distinct[inverse], matrix):  # two different rows projected alike: never in practice
+        distinct, inverse, counts = np.unique(matrix, axis=0, return_inverse=True, return_counts=True)
+    return distinct, inverse.ravel(), counts
+
+
 def item_coincidences(counts: np.ndarray, unit_item: np.ndarray, n_items: int) -> np.ndarray:
     """Coincidence contributions summed per item (items × V²), for a bootstrap that resamples items.
 
@@ -114,9 +128,9 @@ def item_coincidences(counts: np.ndarray, unit_item: np.ndarray, n_items: int) -
     v = counts.shape[1]
     if len(counts) == 0:
         return np.zeros((n_items, v * v))
-    distinct, inverse = np.unique(counts, axis=0, return_inverse=True)
+    distinct, inverse, _ = distinct_rows(counts)
     contributions = unit_coincidences(distinct)
-    membership = sparse.csr_matrix((np.ones(len(inverse)), (unit_item, inverse.ravel())),
+    membership = sparse.csr_matrix((np.ones(len(inverse)), (unit_item, inverse)),
                                    shape=(n_items, len(distinct)))
     return np.asarray(membership @ contributions)
 
@@ -167,7 +181,7 @@ def bootstrap_sums(per_item: np.ndarray, statistic: Callable[[np.ndarray], np.nd
     n = len(per_item)
     if n < 2:
         return (None, None)
-    distinct, counts = np.unique(per_item, axis=0, return_counts=True)
+    distinct, _, counts = distinct_rows(per_item)
     rng = np.random.default_rng(seed)
     draws = rng.multinomial(n, counts / n, size=n_boot).astype(np.float64)
     values = statistic(draws @ distinct)

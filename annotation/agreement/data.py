@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import orjson
 import pandas as pd
 from django.db import connection
-from django.db.models import Count, F, Max
+from django.db.models import F, FloatField, Func
 from django.db.models.fields.json import KeyTextTransform
 
 from ..models import (
@@ -64,23 +65,48 @@ def _expression(path: str):
     return KeyTextTransform(key, base) if key else F(base)
 
 
-def fetch_annotations(project: Project, fields: Mapping[str, str], *, until=None) -> pd.DataFrame:
-    """All annotations of the project's items as a frame (``BASE_COLUMNS`` + one column per field)."""
-    qs = Annotation.objects.filter(item__project=project)
-    if until is not None:
-        qs = qs.filter(created_at__lte=until)
-    names = {column: f"f_{column}" for column in fields}
-    qs = qs.annotate(**{names[c]: _expression(p) for c, p in fields.items()}).values_list(
-        "item_id", "annotator_id", "stage", "created_at", "seconds_spent", *names.values()
-    ).order_by()
-    sql, params = qs.query.sql_with_params()
+class Epoch(Func):
+    """Seconds since 1970 as a float: numbers load far faster than per-row datetime objects."""
+
+    output_field = FloatField()
+    template = "EXTRACT(EPOCH FROM %(expressions)s)::float8"
+
+    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:
+        return self.as_sql(compiler, connection, template="((julianday(%(expressions)s) - 2440587.5) * 86400.0)",
+                           **extra)
+
+
+def _read_rows(sql: str, params: tuple[Any, ...], columns: list[str]) -> pd.DataFrame:
+    """Run the query into a frame. On PostgreSQL the server folds each column into one array
+    (``array_agg``), so half a million rows arrive as a single row the driver decodes in C, instead of
+    half a million Python tuples."""
     with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            aliases = [f"c{i}" for i in range(len(columns))]
+            # ``sql`` is the ORM's compiled query, its values still bound as parameters.
+            cursor.execute(f"SELECT {', '.join(f'array_agg({a})' for a in aliases)} "
+                           f"FROM ({sql}) AS rows ({', '.join(aliases)})", params)
+            arrays = cursor.fetchone()
+            if arrays is None or arrays[0] is None:
+                return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+            return pd.DataFrame(dict(zip(columns, arrays, strict=True)))
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    frame = pd.DataFrame.from_records(rows, columns=[*BASE_COLUMNS, *fields], coerce_float=True)
-    if frame.empty:
-        frame = pd.DataFrame({c: pd.Series(dtype=object) for c in [*BASE_COLUMNS, *fields]})
-    frame["created_at"] = pd.to_datetime(frame["created_at"], utc=True, format="mixed")
+    if not rows:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    return pd.DataFrame.from_records(rows, columns=columns, coerce_float=True)
+
+
+def fetch_annotations(project: Project, fields: Mapping[str, str]) -> pd.DataFrame:
+    """All annotations of the project's items as a frame (``BASE_COLUMNS`` + one column per field)."""
+    names = {column: f"f_{column}" for column in fields}
+    qs = (Annotation.objects.filter(item__project=project)
+          .annotate(f_created=Epoch("created_at"), **{names[c]: _expression(p) for c, p in fields.items()})
+          .values_list("item_id", "annotator_id", "stage", "f_created", "seconds_spent", *names.values())
+          .order_by())
+    sql, params = qs.query.sql_with_params()
+    frame = _read_rows(sql, params, [*BASE_COLUMNS, *fields])
+    frame["created_at"] = pd.to_datetime(pd.to_numeric(frame["created_at"]), unit="s", utc=True)
     frame["seconds"] = pd.to_numeric(frame["seconds"], errors="coerce")
     for column, path in fields.items():
         if "." not in path:  # whole payloads come back as JSON text (or already decoded by some drivers)
@@ -121,10 +147,3 @@ def load(project: Project, fields: Mapping[str, str]) -> ProjectData:
     sources = {int(i): s for i, s in zip(items["item"], items["source"], strict=True) if s}
     return ProjectData(project=project, frame=counted, all_rows=all_rows.reset_index(drop=True), annotators=names,
                        items_total=len(items), items_counted=len(counted_ids), excluded=excluded, item_source=sources)
-
-
-def annotation_fingerprint(project: Project) -> tuple[int, str]:
-    """(count, latest change) of the project's annotations: a cached report is valid while both hold
-    (the count alone would miss a resubmitted annotation)."""
-    row = Annotation.objects.filter(item__project=project).aggregate(n=Count("id"), latest=Max("updated_at"))
-    return int(row["n"]), row["latest"].isoformat() if row["latest"] else ""

@@ -18,6 +18,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString, mark_safe
 
 from . import coefficients as co
 from .coefficients import Coefficient
@@ -26,6 +28,9 @@ from .coefficients import Coefficient
 MIN_SHARED = 10
 #: Above this many per-item dimensions, pairwise bootstrap intervals are skipped (too many pairs).
 MAX_BOOT_DIMS = 4096
+#: Pairwise kappa's bootstrap draws over the distinct combinations of all pairs' label cells; beyond this many
+#: (large projects with many labels) it would cost more than the whole report, and the interval is left out.
+MAX_BOOT_DISTINCT = 2000
 
 
 @dataclass
@@ -79,14 +84,23 @@ class Measure:
         """A one-line human summary of a payload (per-item lists)."""
         return ", ".join(f"{k}={v}" for k, v in payload.items())
 
+    def render(self, payload: dict[str, Any], item: dict[str, Any]) -> SafeString:
+        """The payload as HTML for the side-by-side comparison (spans marked, trees tabulated, never raw JSON)."""
+        return format_html('<span class="chip">{}</span>', self.describe(payload))
+
 
 # -- helpers ----------------------------------------------------------------------------------------------
 
 
-def _pivot(frame: pd.DataFrame, column: str, fill: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(items, annotators, matrix) with ``fill`` where an annotator did not label an item."""
-    table = frame.pivot(index="item", columns="annotator", values=column)
-    return table.index.to_numpy(), table.columns.to_numpy(), table.fillna(fill).to_numpy()
+def _pivot(frame: pd.DataFrame, column: str, fill: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(sorted items, sorted annotators, items × annotators matrix) with ``fill`` where an annotator did not
+    label an item (numpy scatter: ``DataFrame.pivot`` costs seconds at 500,000 rows)."""
+    item_codes, items = pd.factorize(frame["item"], sort=True)
+    annotator_codes, annotators = pd.factorize(frame["annotator"], sort=True)
+    matrix = np.full((len(items), len(annotators)), fill, dtype=np.float64)
+    values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    matrix[item_codes, annotator_codes] = values
+    return np.asarray(items), np.asarray(annotators), matrix
 
 
 def _pairs_with_overlap(present: np.ndarray) -> list[tuple[int, int]]:
@@ -183,8 +197,11 @@ class CategoricalMeasure(Measure):
             both = present[:, i] & present[:, j]
             kappas.append(co.cohen_kappa(matrix[both, i], matrix[both, j], v))
         cohen_ci = self._cohen_ci(matrix, present, pairs, v, seed, n_boot)
+        cohen_extra: dict[str, Any] = {"pairs": len(pairs), "min_shared_items": MIN_SHARED}
+        if pairs and n_boot and cohen_ci == (None, None):
+            cohen_extra["ci_skipped"] = "too many distinct label combinations across pairs for the bootstrap"
         result.append(Coefficient("pairwise_cohen_kappa", "nominal", _nanmean(kappas), cohen_ci, units=n_items,
-                                  extra={"pairs": len(pairs), "min_shared_items": MIN_SHARED}))
+                                  extra=cohen_extra))
 
         # Coincidences between annotators: o[c, k] counts pairs of values (c, k) within items.
         confusion = co.item_coincidences(counts, units, n_items).sum(axis=0).reshape(v, v)
@@ -211,7 +228,9 @@ class CategoricalMeasure(Measure):
         for p, (i, j) in enumerate(pairs):
             both = present[:, i] & present[:, j]
             codes[both, p] = matrix[both, i] * v + matrix[both, j]
-        distinct, counts = np.unique(codes, axis=0, return_counts=True)
+        distinct, _, counts = co.distinct_rows(codes)
+        if len(distinct) > MAX_BOOT_DISTINCT:
+            return (None, None)
         onehot = np.zeros((len(distinct), len(pairs) * v * v))
         rows, cols = np.nonzero(distinct >= 0)
         onehot[rows, cols * v * v + distinct[rows, cols]] = 1
@@ -347,6 +366,9 @@ class ScoreMeasure(Measure):
 
     def describe(self, payload: dict[str, Any]) -> str:
         return f"{payload.get('score')}"
+
+    def render(self, payload: dict[str, Any], item: dict[str, Any]) -> SafeString:
+        return format_html('<span class="chip score">{}</span> / 5', payload.get("score"))
 
 
 # -- pairwise agreement between annotators over structured answers -----------------------------------------------
@@ -508,11 +530,12 @@ class SpanMeasure(_Structured):
 
     def _entity_rows(self, frame: pd.DataFrame, pairs: pd.DataFrame, entity_type: str | None = None) -> pd.DataFrame:
         entities = pd.DataFrame(
-            [(row, e["start"], e["end"], e["type"]) for row, p in zip(frame.index, frame["payload"], strict=True)
+            [(row, item, e["start"], e["end"], e["type"])
+             for row, item, p in zip(frame.index, frame["item"], frame["payload"], strict=True)
              for e in (p or {}).get("entities") or [] if entity_type is None or e["type"] == entity_type],
-            columns=["row", "start", "end", "type"])
+            columns=["row", "item", "start", "end", "type"])
         per_row = entities.groupby("row").size()
-        matched = entities.merge(entities, on=["start", "end", "type"], suffixes=("_a", "_b"))
+        matched = entities.merge(entities, on=["item", "start", "end", "type"], suffixes=("_a", "_b"))
         tp = matched.groupby(["row_a", "row_b"]).size()
         out = pairs[["item", "a", "b"]].copy()
         keys = pd.MultiIndex.from_arrays([pairs["row_a"], pairs["row_b"]])
@@ -550,6 +573,18 @@ class SpanMeasure(_Structured):
 
     def describe(self, payload: dict[str, Any]) -> str:
         return ", ".join(f"[{e['start']},{e['end']}) {e['type']}" for e in payload.get("entities") or []) or "—"
+
+    def render(self, payload: dict[str, Any], item: dict[str, Any]) -> SafeString:
+        sentence = str(item.get("sentence", ""))
+        parts, cursor = [], 0
+        for e in sorted(payload.get("entities") or [], key=lambda e: (e["start"], e["end"])):
+            parts.append(format_html("{}", sentence[cursor:e["start"]]))
+            parts.append(format_html('<mark class="ent ent-{}" title="{}">{}<sub>{}</sub></mark>', e["type"],
+                                     e["type"], sentence[e["start"]:e["end"]], e["type"]))
+            cursor = e["end"]
+        parts.append(format_html("{}", sentence[cursor:]))
+        # every part went through format_html, so the joined string is safe
+        return format_html('<p class="spans">{}</p>', mark_safe("".join(parts)))
 
 
 # -- dp -----------------------------------------------------------------------------------------------------------
@@ -617,6 +652,16 @@ class TreeMeasure(_Structured):
     def describe(self, payload: dict[str, Any]) -> str:
         return " ".join(f"{i + 1}→{h}:{d}" for i, (h, d) in enumerate(zip(payload.get("heads") or [],
                                                                          payload.get("deprels") or [], strict=False)))
+
+    def render(self, payload: dict[str, Any], item: dict[str, Any]) -> SafeString:
+        forms = [str(t.get("form", "")) for t in item.get("tokens") or []]
+        rows = format_html_join("", "<tr><td>{}</td><td>{}</td><td>→ {} {}</td><td>{}</td></tr>", (
+            (i + 1, forms[i] if i < len(forms) else "", head, f"({forms[head - 1]})" if 0 < head <= len(forms)
+             else "(root)", deprel)
+            for i, (head, deprel) in enumerate(zip(payload.get("heads") or [], payload.get("deprels") or [],
+                                                   strict=False))))
+        return format_html('<table class="tree"><thead><tr><th>#</th><th>eojeol</th><th>head</th><th>DEPREL</th>'
+                           "</tr></thead><tbody>{}</tbody></table>", rows)
 # -- mrc ----------------------------------------------------------------------------------------------------------
 
 _ASCII_PUNCTUATION = str.maketrans("", "", "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
@@ -719,6 +764,17 @@ class AnswerMeasure(_Structured):
         answer = self._answer(payload)
         return "(unanswerable)" if answer is None else answer
 
+    def render(self, payload: dict[str, Any], item: dict[str, Any]) -> SafeString:
+        answer = (payload or {}).get("answer")
+        question = format_html('<p class="question">{}</p>', payload["question"]) if payload.get("question") else ""
+        if answer is None:
+            return format_html('{}<p class="unanswerable">unanswerable</p>', question)
+        context, start = str(item.get("context", "")), int(answer.get("start", 0))
+        end = start + len(str(answer.get("text", "")))
+        before, after = context[max(0, start - 40):start], context[end:end + 40]
+        return format_html('{}<p class="answer">…{}<mark>{}</mark>{}… <span class="muted">(offset {})</span></p>',
+                           question, before, context[start:end], after, start)
+
 
 # -- dst ----------------------------------------------------------------------------------------------------------
 
@@ -801,6 +857,13 @@ class StateMeasure(_Structured):
     def describe(self, payload: dict[str, Any]) -> str:
         states = payload.get("states") or []
         return " | ".join(", ".join(state) or "—" for state in states)
+
+    def render(self, payload: dict[str, Any], item: dict[str, Any]) -> SafeString:
+        turns = [str(t.get("text", "")) for t in item.get("dialogue") or [] if t.get("role") == "user"]
+        rows = format_html_join("", '<li><span class="muted">{}</span><br>{}</li>', (
+            (turns[t] if t < len(turns) else "", ", ".join(state) or "—")
+            for t, state in enumerate(payload.get("states") or [])))
+        return format_html('<ol class="states">{}</ol>', rows)
 
 
 MEASURES: dict[str, Measure] = {

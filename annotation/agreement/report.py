@@ -29,7 +29,7 @@ GOLD_ACCURACY_THRESHOLD = 0.6
 MIN_GOLD_CHECKS = 5
 #: Leave-one-out alpha is computed for at most this many annotators (the most active ones).
 MAX_LEAVE_ONE_OUT = 60
-TIMELINE_POINTS = 12
+TIMELINE_POINTS = 10
 TIMELINE_BOOT = 200
 
 Progress = Callable[[int, str], None]
@@ -174,7 +174,10 @@ def _timeline(data: ProjectData, measure: Measure, schema: dict[str, Any], seed:
         ends = rows.groupby(days.to_numpy()).size().cumsum().to_numpy()
         unit = "day"
     else:
-        step = max(1000, math.ceil(len(rows) / TIMELINE_POINTS / 1000) * 1000)
+        # every 1,000 annotations (or a multiple, for at most TIMELINE_POINTS points); small projects get
+        # TIMELINE_POINTS evenly spaced points instead of a single one
+        step = (math.ceil(len(rows) / TIMELINE_POINTS / 1000) * 1000 if len(rows) >= 2000
+                else max(1, math.ceil(len(rows) / TIMELINE_POINTS)))
         ends = np.append(np.arange(step, len(rows), step), len(rows))
         unit = "annotations"
     if len(ends) > TIMELINE_POINTS:

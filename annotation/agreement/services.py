@@ -8,14 +8,26 @@ fingerprint is queued or running returns that job instead of starting another.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
+from django.db.models import Count, Max
 from django.utils import timezone
 
-from ..models import AgreementReport, JobStatus, Project, User
-from .data import annotation_fingerprint
-from .report import Progress, agreement_report
+from ..models import AgreementReport, Annotation, JobStatus, Project, User
+
+if TYPE_CHECKING:
+    from .report import Progress
+
+# numpy/pandas are imported only when a report is computed (``report_run``), so that loading the URL
+# configuration — which reaches this module through the views — stays fast for every other page.
+
+
+def annotation_fingerprint(project: Project) -> tuple[int, str]:
+    """(count, latest change) of the project's annotations: a cached report is valid while both hold
+    (the count alone would miss a resubmitted annotation)."""
+    row = Annotation.objects.filter(item__project=project).aggregate(n=Count("id"), latest=Max("updated_at"))
+    return int(row["n"]), row["latest"].isoformat() if row["latest"] else ""
 
 
 def report_cached(project: Project) -> AgreementReport | None:
@@ -23,11 +35,6 @@ def report_cached(project: Project) -> AgreementReport | None:
     count, changed = annotation_fingerprint(project)
     return (AgreementReport.objects.filter(project=project, status=JobStatus.DONE, annotation_count=count,
                                            annotations_changed_at=changed).order_by("-created_at").first())
-
-
-def report_latest(project: Project) -> AgreementReport | None:
-    """The newest report of any status (the dashboard shows a stale one while a fresh one computes)."""
-    return AgreementReport.objects.filter(project=project).order_by("-created_at").first()
 
 
 @transaction.atomic
@@ -62,6 +69,8 @@ def report_run(report_id: int, *, progress: Progress | None = None) -> Agreement
         if progress is not None:
             progress(percent, note)
 
+    from .report import agreement_report
+
     started = time.perf_counter()
     try:
         data = agreement_report(report.project, progress=on_progress)
@@ -85,3 +94,8 @@ def report_now(project: Project, *, by: User | None = None) -> dict[str, Any]:
     report = AgreementReport.objects.create(project=project, annotation_count=count, annotations_changed_at=changed,
                                             requested_by=by)
     return report_run(report.pk).data
+
+
+def report_latest_done(project: Project) -> AgreementReport | None:
+    """The newest finished report, even if annotations changed since (shown while a fresh one computes)."""
+    return AgreementReport.objects.filter(project=project, status=JobStatus.DONE).order_by("-created_at").first()

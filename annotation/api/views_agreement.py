@@ -14,7 +14,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..agreement import services as agreement_services
-from ..agreement.disagreement import items_by_disagreement
 from ..gold import selectors as gold_selectors
 from ..gold import services as gold_services
 from ..models import AgreementReport, Annotation, GoldLabel, GoldStatus, Item, JobStatus
@@ -76,6 +75,8 @@ class DisagreementView(ProjectScoped, APIView):
                                ("label", "source", "annotator", "offset", "limit")],
                    responses=OpenApiResponse(description="{measure, count, results: [...]}"))
     def get(self, request: Request, project_pk: int) -> Response:
+        from ..agreement.disagreement import items_by_disagreement  # numpy/pandas only when used
+
         params = request.query_params
         offset = int(params["offset"]) if params.get("offset", "").isdigit() else 0
         limit = min(int(params["limit"]), 500) if params.get("limit", "").isdigit() else 50

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 
 from ..models import Adjudication, GoldLabel, GoldStatus, Item, Project
 
@@ -36,3 +36,8 @@ def gold_list(project: Project, *, status: str | None = None) -> QuerySet[GoldLa
 def adjudications_of(item: Item) -> QuerySet[Adjudication]:
     return Adjudication.objects.filter(item=item).select_related("decided_by", "source_annotation").order_by(
         "-decided_at")
+
+
+def gold_counts(project: Project) -> dict[str, int]:
+    return dict(GoldLabel.objects.filter(item__project=project).values_list("status").annotate(n=Count("id"))
+                .order_by())

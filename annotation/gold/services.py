@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
-import numpy as np
 from django.db import transaction
 
 from ..models import (
@@ -28,7 +27,6 @@ from ..models import (
 )
 from ..services import ServiceError
 from ..task_types import PayloadError
-from .dawid_skene import dawid_skene
 from .rules import DAWID_SKENE, GoldDecision, GoldRule, rule_for
 
 #: Dawid–Skene posteriors below this leave the item to a person.
@@ -66,6 +64,10 @@ def _payloads(project: Project, item_ids: list[int] | None = None) -> dict[int, 
 
 def _dawid_skene_decisions(rule: GoldRule, grouped: dict[int, list[dict[str, Any]]], annotators: dict[int, list[int]],
                            needed: int) -> dict[int, GoldDecision]:
+    import numpy as np  # only this rule needs it; keeps the URL configuration light
+
+    from .dawid_skene import dawid_skene
+
     field = getattr(rule, "field", "label")
     item_ids = sorted(grouped)
     people = sorted({a for ids in annotators.values() for a in ids})

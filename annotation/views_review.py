@@ -1,0 +1,203 @@
+"""Manager pages of agreement, gold and adjudication: the dashboard with plots, items by disagreement,
+the side-by-side comparison and the adjudication form. Thin views over the agreement and gold packages;
+annotators get 403 (they never see agreement, other people's labels or gold)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods, require_POST
+
+from .agreement import plots
+from .agreement import services as agreement_services
+from .gold import selectors as gold_selectors
+from .gold import services as gold_services
+from .models import Annotation, GoldLabel, GoldStatus, Item, JobStatus, Project
+from .permissions import CURATE, MANAGE
+from .services import ServiceError
+from .views import project_for
+
+PER_PAGE = 50
+# The per-item pages import the measures (numpy/pandas) inside the views: loading the URL configuration
+# must stay fast for every other page.
+
+
+def _context(project: Project, role: str, **extra: Any) -> dict[str, Any]:
+    return {"project": project, "role": role, "tab": "agreement", "can_manage": role in MANAGE,
+            "can_curate": role in CURATE, **extra}
+
+
+def _name(report: dict[str, Any], annotator: int | str) -> str:
+    return report.get("annotator_names", {}).get(str(annotator), str(annotator))
+
+
+def dashboard_plots(report: dict[str, Any]) -> dict[str, Any]:
+    """The dashboard's SVG charts from a report (empty charts are left out)."""
+    charts: dict[str, Any] = {}
+    primary = report.get("primary") or {}
+    timeline = report.get("timeline") or []
+    if timeline:
+        unit = timeline[0]["unit"]
+        x_labels = [p["at"][:10] if unit == "day" else f"{p['annotations']:,}" for p in timeline]
+        x_label = _("day") if unit == "day" else _("annotations received")
+        charts["progress"] = plots.line_chart(
+            x_labels, [plots.Series(_("annotations"), [p["annotations"] for p in timeline]),
+                       plots.Series(_("items complete"), [p["items_complete"] for p in timeline], color="#e67e22")],
+            title=_("Progress over time"), x_label=x_label, y_label=_("count"))
+        charts["alpha"] = plots.line_chart(
+            x_labels, [plots.Series(primary.get("name", ""), [p["value"] for p in timeline],
+                                    [p["ci95"][0] for p in timeline], [p["ci95"][1] for p in timeline])],
+            title=_("%(name)s over time, with its 95%% bootstrap interval") % {"name": primary.get("name", "")},
+            x_label=x_label, y_label=f"{primary.get('name', '')} ({primary.get('level', '')})")
+    quality = report.get("annotator_quality") or []
+    if quality:
+        charts["annotators"] = plots.bar_chart(
+            [q["username"] for q in quality], [q.get("agreement") for q in quality],
+            title=_("Agreement of each annotator with the others"),
+            value_label=_("agreement (share or correlation, 1 = always agrees)"),
+            value_range=(min(0.0, *[q["agreement"] for q in quality if q.get("agreement") is not None]), 1.0),
+            highlight=[bool(q["flags"]) for q in quality])
+    pairs = report.get("pairs") or {}
+    if pairs.get("annotators"):
+        names = [_name(report, a) for a in pairs["annotators"]]
+        charts["pairs"] = plots.heatmap(names, names, pairs["values"], title=_("Annotator × annotator agreement "
+                                                                                 "(%(metric)s)") % pairs,
+                                        x_label=_("annotator"), y_label=_("annotator"), value_range=(0.0, 1.0))
+    confusion = report.get("confusion")
+    if confusion and confusion.get("labels"):
+        charts["confusion"] = plots.heatmap(confusion["labels"], confusion["labels"], confusion["matrix"],
+                                            title=_("Label confusion between annotators (coincidences)"),
+                                            x_label=_("label given by one annotator"),
+                                            y_label=_("label given by another"), fmt=".0f")
+    distribution = report.get("distribution")
+    if distribution and distribution.get("labels"):
+        total = sum(distribution["project"]) or 1
+        charts["distribution"] = plots.bar_chart(
+            distribution["labels"], [100 * n / total for n in distribution["project"]],
+            title=_("Label distribution"), value_label=_("share of all labels (%)"), fmt=".1f")
+    return charts
+
+
+@login_required
+def dashboard(request: HttpRequest, project_id: int) -> HttpResponse:
+    """Numbers and plots; while a fresh report computes the page shows its progress and reloads itself."""
+    project, role = project_for(request, project_id, CURATE)
+    job, _queued = agreement_services.report_request(project=project, by=request.user)
+    job.refresh_from_db()
+    shown = job if job.status == JobStatus.DONE else agreement_services.report_latest_done(project)
+    report = shown.data if shown else None
+    return render(request, "review/dashboard.html", _context(
+        project, role, job=job, report=report, stale=shown is not None and shown.pk != job.pk,
+        charts=dashboard_plots(report) if report else {}, refresh=job.status in (JobStatus.PENDING,
+                                                                                  JobStatus.RUNNING)))
+
+
+@login_required
+def items(request: HttpRequest, project_id: int) -> HttpResponse:
+    from .agreement.disagreement import items_by_disagreement
+
+    project, role = project_for(request, project_id, CURATE)
+    filters = {k: request.GET.get(k, "").strip() for k in ("label", "source", "annotator")}
+    offset = int(request.GET["offset"]) if request.GET.get("offset", "").isdigit() else 0
+    page = items_by_disagreement(project, offset=offset, limit=PER_PAGE, **filters)
+    query = "&".join(f"{k}={v}" for k, v in filters.items() if v)
+    return render(request, "review/items.html", _context(
+        project, role, page=page, filters=filters, offset=offset, query=query,
+        previous=max(offset - PER_PAGE, 0) if offset else None,
+        next=offset + PER_PAGE if offset + PER_PAGE < page.total else None))
+
+
+def _comparison(project: Project, item_id: int) -> tuple[Item, dict[str, Any]]:
+    from .agreement.disagreement import item_comparison
+    from .agreement.measures import measure_for
+
+    item = get_object_or_404(Item, pk=item_id, project=project)
+    comparison = item_comparison(item)
+    measure = measure_for(project.task_type)
+    for row in comparison["annotations"]:
+        row["html"] = measure.render(row["annotation"].payload, item.payload)
+    gold = comparison["gold"]
+    comparison["gold_html"] = measure.render(gold.payload, item.payload) if gold and gold.payload else ""
+    comparison["adjudications"] = gold_selectors.adjudications_of(item)
+    return item, comparison
+
+
+@login_required
+def item_detail(request: HttpRequest, project_id: int, item_id: int) -> HttpResponse:
+    project, role = project_for(request, project_id, CURATE)
+    _item, comparison = _comparison(project, item_id)
+    return render(request, "review/item.html", _context(project, role, **comparison))
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def adjudicate(request: HttpRequest, project_id: int, item_id: int) -> HttpResponse:
+    """Accept one annotator's payload or write a new one; the decision and its reason are kept. The form
+    carries the gold version it showed, so a decision made meanwhile by someone else is a conflict."""
+    project, role = project_for(request, project_id, MANAGE)
+    item, comparison = _comparison(project, item_id)
+    gold = comparison["gold"] or gold_services.gold_for_item(item)
+    error, status_code = "", 200
+    if request.method == "POST":
+        choice = request.POST.get("choice", "")
+        reason = request.POST.get("reason", "")
+        version = int(request.POST["version"]) if request.POST.get("version", "").isdigit() else None
+        try:
+            if choice.isdigit():
+                annotation = get_object_or_404(Annotation, pk=int(choice), item=item)
+                gold_services.adjudicate(item=item, by=request.user, reason=reason, annotation=annotation,
+                                         base_version=version)
+            else:
+                try:
+                    payload = json.loads(request.POST.get("payload", ""))
+                except json.JSONDecodeError as bad:
+                    raise ServiceError(f"the payload is not valid JSON: {bad.msg} (line {bad.lineno})",
+                                       field="payload") from None
+                gold_services.adjudicate(item=item, by=request.user, reason=reason, payload=payload,
+                                         base_version=version)
+        except ServiceError as failure:
+            error, status_code = failure.message, 409 if failure.code == "conflict" else 400
+            if failure.code == "conflict":  # show what the other manager decided
+                gold = GoldLabel.objects.get(item=item)
+        else:
+            messages.success(request, _("Decision saved."))
+            return redirect(reverse("review-item", args=[project.pk, item.pk]))
+    initial = gold.payload if gold and gold.payload else (
+        comparison["annotations"][0]["annotation"].payload if comparison["annotations"] else {})
+    comparison["gold"] = gold
+    return render(request, "review/adjudicate.html", _context(
+        project, role, **comparison, error=error, version=gold.version if gold else 0,
+        initial_json=json.dumps(initial, ensure_ascii=False, indent=1),
+        posted_reason=request.POST.get("reason", ""), posted_payload=request.POST.get("payload", "")),
+        status=status_code)
+
+
+@login_required
+def gold(request: HttpRequest, project_id: int) -> HttpResponse:
+    project, role = project_for(request, project_id, CURATE)
+    status = request.GET.get("status") or GoldStatus.NEEDS_ADJUDICATION
+    rows = gold_selectors.gold_list(project, status=status).order_by("item_id")[:200]
+    counts = gold_selectors.gold_counts(project)
+    statuses = [(value, label, counts.get(value, 0)) for value, label in GoldStatus.choices]
+    return render(request, "review/gold.html", _context(project, role, rows=rows, status=status, statuses=statuses))
+
+
+@login_required
+@require_POST
+def gold_compute(request: HttpRequest, project_id: int) -> HttpResponse:
+    project, _role = project_for(request, project_id, MANAGE)
+    try:
+        statuses = gold_services.gold_compute(project)
+    except ServiceError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, _("Gold labels recomputed: %(counts)s") % {
+            "counts": ", ".join(f"{k} {v}" for k, v in sorted(statuses.items()))})
+    return redirect(reverse("review-gold", args=[project.pk]))
