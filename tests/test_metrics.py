@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import random
-import sys
-import types
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,20 +22,13 @@ from exports.metrics import ner as ner_metrics
 from exports.metrics import re as re_metrics
 from exports.metrics.classification import accuracy, macro_f1, pearson_r, sts_binary_f1
 
-from . import klue_minimal
-
 
 @pytest.fixture
-def klue_io() -> Iterator[Any]:
-    """The shared KLUE reader/writer, or the test stand-in while ``datasets_build.klue_formats`` is absent."""
-    if importlib.util.find_spec("datasets_build.klue_formats") is not None:
-        yield importlib.import_module("datasets_build.klue_formats")
-        return
-    module = types.ModuleType("datasets_build.klue_formats")
-    module.iter_klue_records = klue_minimal.iter_klue_records  # type: ignore[attr-defined]
-    sys.modules["datasets_build.klue_formats"] = module
-    yield module
-    del sys.modules["datasets_build.klue_formats"]
+def klue_io() -> Any:
+    """The shared KLUE reader/writer (``iter_klue_records``, ``write_klue_file``)."""
+    from datasets_build import klue_formats
+
+    return klue_formats
 
 
 def approx(value: float) -> Any:
@@ -304,7 +293,7 @@ def write_json(path: Path, data: Any) -> Path:
     return path
 
 
-def test_klue_score_hand_written_files(tmp_path: Path, klue_io: Any) -> None:
+def test_klue_score_hand_written_files(tmp_path: Path) -> None:
     labels = ["경제", "사회", "사회", "IT과학"]
     gold = [{"guid": f"ynat-{i}", "title": "t", "label": label} for i, label in enumerate(labels)]
     pred = [{**g, "label": "사회"} for g in gold]
@@ -331,7 +320,7 @@ def test_klue_score_hand_written_files(tmp_path: Path, klue_io: Any) -> None:
                                  "rouge_w_lcs": approx(100 * 0.75 / 2)}
 
 
-def test_klue_score_bad_input(tmp_path: Path, klue_io: Any) -> None:
+def test_klue_score_bad_input(tmp_path: Path) -> None:
     gold = write_json(tmp_path / "g.json", [{"guid": "a", "label": "경제"}])
     with pytest.raises(CommandError, match="no such file"):
         call_command("klue_score", "tc", str(gold), str(tmp_path / "missing.json"))
@@ -345,7 +334,7 @@ def test_klue_score_bad_input(tmp_path: Path, klue_io: Any) -> None:
         call_command("klue_score", "pos", str(gold), str(gold))
 
 
-def test_klue_score_text_output(tmp_path: Path, klue_io: Any) -> None:
+def test_klue_score_text_output(tmp_path: Path) -> None:
     from io import StringIO
 
     gold = write_json(tmp_path / "g.json", [{"guid": "a", "gold_label": "neutral"}])
@@ -399,14 +388,7 @@ def test_klue_score_real_dev_files(task: str, klue_dir: Path, tmp_path: Path, kl
 
     pred = perturb(task, gold)
     pred_path = tmp_path / gold_path.name
-    if task in ("ner", "dp"):
-        write = getattr(klue_io, "write_klue_file", None)
-        if write is None:
-            klue_minimal.write_tsv(pred_path, task, pred)
-        else:
-            write(pred_path, task, pred)
-    else:
-        write_json(pred_path, pred)
+    klue_io.write_klue_file(pred_path, task, pred)
     result = run_score(task, gold_path, pred_path)
     expected = score(task, gold, pred)
     assert result["metrics"] == {k: approx(v) for k, v in expected.items()}

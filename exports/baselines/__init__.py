@@ -1,0 +1,111 @@
+"""CPU baselines that check a release: train on its train split, score dev (and a labelled test) with the
+KLUE metrics, beside a trivial baseline (majority / mean / all-O / attach-to-next / empty answer / empty state).
+
+``train_and_evaluate(release_dir or (train_records, dev_records), task_slug, seed)`` -> ``BaselineResult``.
+A new task type adds a module with a ``BASELINES`` list of ``TaskBaseline`` rows.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from exports.metrics import get_task_metrics, score
+
+from . import dp, dst, mrc, ner, text
+from ._base import Records, TaskBaseline
+from .release_files import ReleaseData, ReleaseError, load_release
+
+__all__ = ["BASELINES", "BaselineResult", "ReleaseError", "environment", "get_baseline", "train_and_evaluate"]
+
+BASELINES: dict[str, TaskBaseline] = {b.slug: b for module in (text, ner, dp, mrc, dst) for b in module.BASELINES}
+
+
+@dataclass
+class BaselineResult:
+    task: str
+    #: Dev metrics of the baseline and of the trivial baseline (0-100, names as ``exports.metrics``).
+    metrics: dict[str, float]
+    trivial: dict[str, float]
+    #: Training plus prediction time of the baseline, wall clock.
+    seconds: float
+    seed: int
+    primary: str
+    n_train: int
+    n_dev: int
+    description: str
+    trivial_description: str
+    #: Metrics on the test split when the release has a labelled one.
+    test_metrics: dict[str, float] | None = None
+    test_trivial: dict[str, float] | None = None
+    environment: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def environment() -> dict[str, Any]:
+    """Where the numbers were produced (they depend on library versions and the CPU)."""
+    packages = {}
+    for name in ("numpy", "scipy", "scikit-learn", "sklearn-crfsuite"):
+        try:
+            packages[name] = version(name)
+        except PackageNotFoundError:
+            packages[name] = None
+    return {"python": sys.version.split()[0], "platform": platform.platform(), "cpus": os.cpu_count(),
+            "packages": packages}
+
+
+def get_baseline(task_slug: str) -> TaskBaseline:
+    try:
+        return BASELINES[task_slug]
+    except KeyError:
+        raise ReleaseError(f"no baseline for task {task_slug!r}; expected one of {', '.join(BASELINES)}") from None
+
+
+def _labelled(task_slug: str, records: Records) -> bool:
+    """Whether a split carries gold labels the metrics can use (a KLUE-style unlabelled test does not)."""
+    if not records:
+        return False
+    try:
+        score(task_slug, records[:1], records[:1] if task_slug != "mrc" else {records[0]["guid"]: ""})
+    except (KeyError, TypeError, ValueError):
+        return False
+    return True
+
+
+def train_and_evaluate(source: Path | str | tuple[Records, Records], task_slug: str, seed: int = 13) -> BaselineResult:
+    """Train the task's baseline on train, score it and the trivial baseline on dev (and a labelled test)."""
+    if isinstance(source, tuple):
+        data = ReleaseData(task_slug=task_slug, version="", splits={"train": list(source[0]), "dev": list(source[1])})
+    else:
+        data = load_release(Path(source))
+        if data.task_slug != task_slug:
+            raise ReleaseError(f"{source}: the release is {data.task_slug}, not {task_slug}")
+    baseline = get_baseline(task_slug)
+    train, dev = data.splits["train"], data.splits["dev"]
+    if not train or not dev:
+        raise ReleaseError("the train and dev splits must both have records")
+
+    started = time.perf_counter()
+    predictor = baseline.train(train, seed, data.ontology)
+    metrics = score(task_slug, dev, predictor(dev))
+    test = data.splits.get("test")
+    test_metrics = score(task_slug, test, predictor(test)) if test and _labelled(task_slug, test) else None
+    seconds = time.perf_counter() - started
+
+    trivial = baseline.trivial(train)
+    return BaselineResult(
+        task=task_slug, metrics=metrics, trivial=score(task_slug, dev, trivial(dev)), seconds=round(seconds, 3),
+        seed=seed, primary=get_task_metrics(task_slug).primary, n_train=len(train), n_dev=len(dev),
+        description=baseline.description, trivial_description=baseline.trivial_description,
+        test_metrics=test_metrics,
+        test_trivial=score(task_slug, test, trivial(test)) if test_metrics is not None else None,
+        environment=environment(),
+    )

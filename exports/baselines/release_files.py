@@ -1,0 +1,79 @@
+"""Finding and reading the KLUE files of a release folder (the layout the release builder writes).
+
+``<release-dir>/manifest.json`` holds at least ``{"task_type", "version", "splits": {split: n}}``; the
+split files are named like KLUE's own (``klue-nli-v1.1_dev.json``, ``wos-v1.1_train.json``, ...).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from datasets_build.klue_formats import FILES, iter_klue_records, klue_file_name
+
+
+class ReleaseError(ValueError):
+    """A release folder the baseline cannot use (no manifest, no train/dev file, unknown task)."""
+
+
+@dataclass
+class ReleaseData:
+    task_slug: str
+    version: str
+    splits: dict[str, list[dict[str, Any]]]
+    #: WoS ontology ``{"domain-slot": [values]}`` when the release ships one (DST only).
+    ontology: dict[str, list[str]] | None = None
+    files: dict[str, Path] = field(default_factory=dict)
+
+
+def read_manifest(release_dir: Path) -> dict[str, Any]:
+    path = Path(release_dir) / "manifest.json"
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ReleaseError(f"{release_dir}: no manifest.json") from None
+    except ValueError as exc:
+        raise ReleaseError(f"{path}: not JSON ({exc})") from None
+    if not isinstance(manifest, dict) or manifest.get("task_type") not in FILES:
+        raise ReleaseError(f"{path}: task_type must be one of {', '.join(FILES)}")
+    return manifest
+
+
+def split_file(release_dir: Path, task_slug: str, version: str | None, split: str) -> Path | None:
+    """The file of one split: the name ``klue_file_name`` gives for the release version, else any KLUE version."""
+    release_dir = Path(release_dir)
+    if version:
+        exact = release_dir / klue_file_name(task_slug, str(version), split)
+        if exact.is_file():
+            return exact
+    spec = FILES[task_slug]
+    matches = sorted(release_dir.glob(f"{spec.name}-v*_{split}.{spec.extension}"))
+    return matches[0] if matches else None
+
+
+def ontology_file(release_dir: Path) -> Path | None:
+    matches = sorted(Path(release_dir).glob("wos-v*_ontology.json"))
+    return matches[0] if matches else None
+
+
+def load_release(release_dir: Path, splits: tuple[str, ...] = ("train", "dev", "test")) -> ReleaseData:
+    """Read a release folder; train and dev are required, other splits are read when present."""
+    manifest = read_manifest(release_dir)
+    task_slug, version = manifest["task_type"], str(manifest.get("version") or "")
+    data = ReleaseData(task_slug=task_slug, version=version, splits={})
+    for split in splits:
+        path = split_file(release_dir, task_slug, version, split)
+        if path is None:
+            if split in ("train", "dev"):
+                raise ReleaseError(f"{release_dir}: no {split} file for {task_slug}")
+            continue
+        try:
+            data.splits[split] = [record for _, record in iter_klue_records(path, task_slug)]
+        except ValueError as exc:
+            raise ReleaseError(f"{path}: {exc}") from exc
+        data.files[split] = path
+    if task_slug == "dst" and (path := ontology_file(release_dir)) is not None:
+        data.ontology = json.loads(path.read_text(encoding="utf-8"))
+    return data

@@ -1,0 +1,60 @@
+"""The baseline check of a written release: it passes only if the task's baseline beats the trivial
+baseline on dev by ``margin`` points of the primary metric and the split leakage check is clean.
+
+Called by the release builder after the files are written (inside its Celery task) and by
+``train_baseline``; it reads the folder only, so it also runs on an exported copy.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from exports.baselines import BaselineResult, train_and_evaluate
+from exports.metrics import finite_or_zero
+
+#: Points (0-100 scale) by which the baseline must beat the trivial baseline on the primary metric.
+DEFAULT_MARGIN = 5.0
+
+
+def check_result(result: BaselineResult, *, margin: float, leakage_clean: bool) -> dict[str, Any]:
+    """The verdict on a baseline run; an undefined metric (NaN) counts as 0."""
+    baseline = finite_or_zero(result.metrics[result.primary])
+    trivial = finite_or_zero(result.trivial[result.primary])
+    beats = baseline - trivial >= margin
+    reasons = []
+    if not beats:
+        reasons.append(f"baseline {result.primary} {baseline:.2f} does not beat the trivial baseline "
+                       f"{trivial:.2f} by {margin:g} points")
+    if not leakage_clean:
+        reasons.append("the leakage check is not clean")
+    return {
+        "passed": beats and leakage_clean,
+        "task": result.task,
+        "metrics": result.metrics,
+        "trivial": result.trivial,
+        "seconds": result.seconds,
+        "primary": result.primary,
+        "margin": margin,
+        "improvement": baseline - trivial,
+        "leakage_clean": leakage_clean,
+        "reasons": reasons,
+        "seed": result.seed,
+        "n_train": result.n_train,
+        "n_dev": result.n_dev,
+        "test_metrics": result.test_metrics,
+        "test_trivial": result.test_trivial,
+        "baseline": result.description,
+        "trivial_baseline": result.trivial_description,
+        "environment": result.environment,
+    }
+
+
+def release_check(release_dir: Path, task_slug: str, *, margin: float = DEFAULT_MARGIN, leakage_clean: bool,
+                  seed: int = 13) -> dict[str, Any]:
+    """Train and score the baseline on ``release_dir`` and return the verdict (a JSON-ready dict).
+
+    Raises ``exports.baselines.ReleaseError`` when the folder has no manifest or no train/dev file.
+    """
+    result = train_and_evaluate(Path(release_dir), task_slug, seed)
+    return check_result(result, margin=margin, leakage_clean=leakage_clean)
