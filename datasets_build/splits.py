@@ -3,10 +3,12 @@
 Items are first joined into *components*: items that share a group key (the same premise, passage,
 dialogue or source document), the same content hash (exact duplicates) or a near-duplicate link (the
 import's MinHash pairs, ``datasets_build.models.NearDuplicate``) are one component, found with a sparse
-connected-components pass. Components are then dealt to the splits in a seeded order, biggest first,
-each to the split whose per-label quota is furthest behind. For singleton components this keeps every
-split within one item of its exact share of every label (the largest deficit is always positive while
-items remain, so no split ends more than one item over its quota, and the quotas sum to the total).
+connected-components pass. Each split gets an integer quota per label — the exact share rounded down
+or up, the roundings spread so that split sizes follow the ratios too — and components are dealt in a
+seeded order, biggest first, each to the split whose quotas for its labels are furthest behind. Single
+items then fill the quotas exactly (while items of a label remain, some split still has room for one),
+so every split is within one item of its exact share of every label; groups can overshoot by their
+size, which is the price of keeping them whole.
 
 Everything works on compact numpy columns (8 bytes per key), so a million items cost tens of
 megabytes, not a million Python objects. The same columns, seed and ratios give the same assignment.
@@ -136,6 +138,37 @@ def components(units: SplitUnits) -> np.ndarray:
     return labels[:n]
 
 
+def _largest_remainder(shares: Sequence[float], total: int) -> list[int]:
+    exact = [share * total for share in shares]
+    counts = [int(x) for x in exact]
+    by_remainder = sorted(range(len(shares)), key=lambda s: (-(exact[s] - counts[s]), s))
+    for s in by_remainder[:total - sum(counts)]:
+        counts[s] += 1
+    return counts
+
+
+def quotas(shares: Sequence[float], totals: Sequence[int]) -> list[list[int]]:
+    """Items per split and label: each the exact share rounded down or up, summing to the label's total,
+    with the rounding spread so that split sizes match the ratios too (controlled rounding).
+
+    ``quotas([0.8, 0.1, 0.1], [7, 7])`` -> ``[[5, 6], [1, 1], [1, 0]]``: no label is more than one item
+    away from its exact share (5.6 and 0.7) in any split, and the splits hold 11, 2 and 1 of 14 items.
+    """
+    k = len(shares)
+    floors = [[int(share * total) for total in totals] for share in shares]
+    need = [target - sum(floors[s]) for s, target in enumerate(_largest_remainder(shares, sum(totals)))]
+    result = [row[:] for row in floors]
+    rest = [total - sum(floors[s][label] for s in range(k)) for label, total in enumerate(totals)]
+    for label in sorted(range(len(totals)), key=lambda label: (-rest[label], label)):
+        fractions = [shares[s] * totals[label] - floors[s][label] for s in range(k)]
+        candidates = sorted((s for s in range(k) if fractions[s] > 1e-12),
+                            key=lambda s: (-need[s], -fractions[s], s))
+        for s in candidates[:rest[label]]:
+            result[s][label] += 1
+            need[s] -= 1
+    return result
+
+
 def assign_splits(units: SplitUnits, ratios: dict[str, float], seed: int) -> np.ndarray:
     """Split code per item (an index into ``list(ratios)``): grouped, stratified, deterministic."""
     n = len(units)
@@ -153,11 +186,11 @@ def assign_splits(units: SplitUnits, ratios: dict[str, float], seed: int) -> np.
     # Label codes shifted so that "no label" is a stratum of its own (column 0).
     strata = units.labels.astype(np.int64) + 1
     n_strata = int(strata.max()) + 1
-    totals = np.bincount(strata, minlength=n_strata)
+    totals = np.bincount(strata, minlength=n_strata).tolist()
     shares = list(ratios.values())
-    deficit = [[share * float(total) for total in totals] for share in shares]
     k = len(shares)
-    overall = [share * n for share in shares]
+    deficit = quotas(shares, totals)
+    overall = [float(sum(row)) for row in deficit]
     codes = np.empty(n, dtype=np.uint8)
     strata_list = strata.tolist()
     members_list = members.tolist()
@@ -175,8 +208,7 @@ def assign_splits(units: SplitUnits, ratios: dict[str, float], seed: int) -> np.
             if shares[s] == 0:
                 continue
             row = deficit[s]
-            # The label quotas decide; equal ones (dev and test at 0.1 each) go to the split furthest
-            # behind overall, so small labels do not all land in the first of them.
+            # The label quotas decide; among equal ones, the split furthest behind overall.
             score = (sum(row[label] * count for label, count in counts.items()), overall[s])
             if best_score is None or score > best_score:
                 best, best_score = s, score

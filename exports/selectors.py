@@ -24,6 +24,10 @@ CHUNK = 2000
 #: Where the gold of a release came from (recorded in the release and its card).
 GOLD_TABLE = "gold_labels"
 GOLD_FALLBACK = "fallback"
+#: How the import names the user holding a corpus label that has no annotator id.
+CORPUS_ANNOTATOR = "corpus"
+#: How task types name that label in a record (``annotation.task_types._records.CORPUS``).
+CORPUS = ""
 
 
 @dataclass
@@ -80,13 +84,14 @@ def usable_gold_statuses() -> tuple[str, ...]:
     return tuple(getattr(annotation_models, "USABLE_GOLD", ()))
 
 
-def annotator_name(username: str, is_imported: bool, project_slug: str) -> str:
-    """The name an annotator carries in a KLUE record: a Goldset user's username, or for a corpus's own
-    annotator the original id (imported users are named ``<project slug>-<original id>``)."""
-    prefix = f"{project_slug}-"
-    if is_imported and username.startswith(prefix):
-        return username[len(prefix):]
-    return username
+def annotator_name(username: str, is_imported: bool) -> str:
+    """The name an annotator carries in a KLUE record: a Goldset user's username; for a corpus's own
+    annotator (imported users are named ``<source>:<original id>``) the original id, and ``""`` for the
+    corpus's anonymous label (``<source>:corpus``), as ``TaskType.build_record`` expects."""
+    if not is_imported:
+        return username
+    original = username.rpartition(":")[2]
+    return CORPUS if original == CORPUS_ANNOTATOR else original
 
 
 def iter_item_rows(project: Project, *, with_gold: bool, chunk: int = CHUNK) -> Iterator[ItemRow]:
@@ -111,7 +116,7 @@ def iter_item_rows(project: Project, *, with_gold: bool, chunk: int = CHUNK) -> 
             item = items.get(item_id)
             if item is None:
                 continue
-            name = annotator_name(username, is_imported, project.slug)
+            name = annotator_name(username, is_imported)
             item.annotations.append(RecordAnnotation(name, stage, payload))
             if guideline is not None and not imported:
                 item.guideline_versions.add(guideline)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import math
 import shutil
 import time
 from array import array
@@ -46,8 +47,6 @@ logger = logging.getLogger(__name__)
 
 MANIFEST_NAME = "manifest.json"
 DEFAULT_FORMATS = FORMATS
-#: How far the baseline must beat the trivial baseline (points on the metrics' 0–100 scale).
-DEFAULT_CHECK_MARGIN = 1.0
 _PROGRESS_EVERY = 5000
 
 Progress = Callable[[dict[str, Any]], None]
@@ -84,7 +83,7 @@ def release_create(
     out: str | Path | None = None,
     user: User | None = None,
     agreement: bool = True,
-    check_margin: float = DEFAULT_CHECK_MARGIN,
+    check_margin: float | None = None,
 ) -> Release:
     """Record a release to build (status ``building``); :func:`release_run` builds it."""
     if not SEMVER.match(version or ""):
@@ -130,7 +129,7 @@ def release_request(**kwargs: Any) -> Release:
 def release_build(project: Project, *, version: str, splits: str | list[float] | None = None,
                   seed: int | None = None, keep_splits: bool = False, formats: Any = DEFAULT_FORMATS,
                   out: str | Path | None = None, user: User | None = None, agreement: bool = True,
-                  check_margin: float = DEFAULT_CHECK_MARGIN, progress: Progress | None = None) -> Release:
+                  check_margin: float | None = None, progress: Progress | None = None) -> Release:
     """Create and build a release in this process (the command's and the demo's path)."""
     release = release_create(project=project, version=version, splits=splits, seed=seed, keep_splits=keep_splits,
                              formats=formats, out=out, user=user, agreement=agreement, check_margin=check_margin)
@@ -333,7 +332,7 @@ def _agreement(project: Project) -> dict[str, Any]:
         logger.exception("agreement for %s failed", project.slug)
         return {"reason": f"agreement failed: {error}"}
     keys = ("annotators", "items_counted", "items_excluded", "coefficients", "primary", "bootstrap")
-    return {key: data.get(key) for key in keys}
+    return _finite({key: data.get(key) for key in keys})
 
 
 def _annotators(project: Project, per_item: dict[str, Counter[int]]) -> dict[str, Any]:
@@ -346,16 +345,36 @@ def _annotators(project: Project, per_item: dict[str, Counter[int]]) -> dict[str
 
 
 def _baseline_check(release: Release, folder: Path) -> dict[str, Any]:
+    """The baseline check of the metrics work, on the written folder; ``passed`` is ``None`` when it cannot
+    run (module absent, or no KLUE train and dev files to train on) and the reason says why."""
     try:
         release_check = importlib.import_module("exports.release_check").release_check
     except (ImportError, AttributeError):
         return {"passed": None, "metrics": {}, "trivial": {}, "reason": "baseline check not available"}
+    options: dict[str, Any] = {"leakage_clean": bool(release.leakage.get("clean"))}
+    if release.options.get("check_margin") is not None:
+        options["margin"] = float(release.options["check_margin"])
+    if release.seed is not None:
+        options["seed"] = release.seed
     started = time.perf_counter()
-    result = release_check(folder, release.project.task_type, margin=float(release.options.get("check_margin", 1.0)),
-                           leakage_clean=bool(release.leakage.get("clean")), seed=release.seed or 0)
-    result = dict(result)
+    try:
+        result = dict(release_check(folder, release.project.task_type, **options))
+    except ValueError as error:  # the folder has nothing the baseline can train and score on
+        return {"passed": None, "metrics": {}, "trivial": {},
+                "reason": f"baseline check could not run: {str(error).replace(str(folder), '<release>')}"}
     result.setdefault("seconds", round(time.perf_counter() - started, 3))
-    return result
+    return _finite(result)
+
+
+def _finite(value: Any) -> Any:
+    """NaN and infinities (an undefined metric) as ``None``: JSON, and the JSON columns, have no NaN."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(v) for key, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _manifest(release: Release, written: list[WrittenFile]) -> dict[str, Any]:

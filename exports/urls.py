@@ -1,3 +1,16 @@
-"""Routes of this app (filled in by its feature work)."""
+"""Release pages."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("projects/<int:project_id>/releases/", views.release_list, name="release-list"),
+    path("projects/<int:project_id>/releases/<int:release_id>/", views.release_detail, name="release-detail"),
+    path("projects/<int:project_id>/releases/<int:release_id>/publish/", views.release_publish,
+         name="release-publish"),
+    path("projects/<int:project_id>/releases/<int:release_id>/verify/", views.release_verify,
+         name="release-verify"),
+    path("projects/<int:project_id>/releases/<int:release_id>/files/<int:file_id>/", views.release_file,
+         name="release-file"),
+]

@@ -1,8 +1,8 @@
 """Small stand-ins for the tests of releases: projects filled through ``parse_record`` + ``item_build``.
 
-Items and their corpus labels are stored the way an import stores them (imported users named
-``<project slug>-<original id>``, imported annotations), so the release sees what it sees after
-``import_items``. Records are hand-written samples, one generator per task type.
+Items and their corpus labels are stored the way ``import_items`` stores them (imported users named
+``<source>:<original id>``, imported annotations) but without its duplicate skipping, so tests can plant
+exact duplicates. Records are hand-written samples, one generator per task type.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ NLI_LABELS = ["entailment", "neutral", "contradiction"]
 
 
 def imported_user(project: Project, original: str) -> User:
-    user, _ = User.objects.get_or_create(username=f"{project.slug}-{original}" if original else f"{project.slug}-",
+    """The user an import creates for a corpus annotator (``<source>:<id>``; ``corpus`` for no id)."""
+    user, _ = User.objects.get_or_create(username=f"{project.slug}:{original or 'corpus'}",
                                          defaults={"is_imported": True})
     return user
 

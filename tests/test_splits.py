@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from datasets_build.splits import (
     SplitSpecError,
@@ -11,6 +13,7 @@ from datasets_build.splits import (
     assign_splits,
     leakage_report,
     parse_ratios,
+    quotas,
     split_label_counts,
 )
 
@@ -114,3 +117,23 @@ def test_empty():
     units = units_of([])
     assert assign_splits(units, RATIOS, 0).size == 0
     assert leakage_report(units, np.zeros(0, dtype=np.uint8), list(RATIOS))["clean"]
+
+
+@given(st.lists(st.integers(min_value=0, max_value=60), min_size=1, max_size=12),
+       st.sampled_from([(0.8, 0.1, 0.1), (0.7, 0.15, 0.15), (0.9, 0.1), (0.34, 0.33, 0.33), (0.6, 0.3, 0.1)]))
+def test_quotas_round_each_share_and_keep_split_sizes(totals, shares):
+    q = quotas(list(shares), totals)
+    for label, total in enumerate(totals):
+        assert sum(row[label] for row in q) == total
+        for s, share in enumerate(shares):
+            assert abs(q[s][label] - share * total) < 1
+    n = sum(totals)
+    for s, share in enumerate(shares):
+        assert abs(sum(q[s]) - share * n) < 2
+
+
+def test_small_labels_spread_over_dev_and_test():
+    # Seven labels of seven items: dev and test each get their 5 of 50, not 7 and 0.
+    units = units_of([(str(i % 7), "", f"t{i}") for i in range(50)])
+    counts = np.bincount(assign_splits(units, RATIOS, 0), minlength=3)
+    assert counts.tolist() == [40, 5, 5]

@@ -31,6 +31,8 @@ class Command(BaseCommand):
                             help="comma-separated: klue,jsonl,csv,parquet")
         parser.add_argument("--out", default=None, help="folder to create <project>-<version>/ in")
         parser.add_argument("--no-agreement", action="store_true", help="skip computing the agreement report")
+        parser.add_argument("--check-margin", type=float, default=None,
+                            help="points the baseline must beat the trivial baseline by (default: the check's own)")
         parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -48,7 +50,7 @@ class Command(BaseCommand):
             release = services.release_build(
                 project, version=options["version"], splits=options["splits"], seed=options["seed"],
                 keep_splits=options["keep_splits"], formats=options["format"], out=options["out"],
-                agreement=not options["no_agreement"], progress=progress,
+                agreement=not options["no_agreement"], check_margin=options["check_margin"], progress=progress,
             )
         except ServiceError as error:
             raise CommandError(error.message) from None

@@ -1,0 +1,137 @@
+"""Release building at 100,000 and 1,000,000 items (JSONL + Parquet): time and peak memory.
+
+``python -m bench.release [--size small|full]`` prints one JSON object per workload. ``full`` builds
+100k and 1M items, ``small`` 10k and 100k. Each size gets its own SQLite database, filled by one process
+(a YNAT-style project: one headline and one corpus label per item, bulk inserted), and built by another,
+so the build's peak RSS is its own. The target: peak memory at the larger size under twice that at the
+smaller (the writers stream; only the split columns, 8 bytes a key, grow with the release).
+
+Agreement is not computed (the agreement report reads every annotation into one frame, which is its
+own benchmark's business) and the baseline check does not run (no KLUE files are written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SIZES = {"small": (10_000, 100_000), "full": (100_000, 1_000_000)}
+LABELS = ["IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치"]
+BATCH = 5_000
+
+
+def _django(database: Path) -> None:
+    os.environ["DATABASE_URL"] = f"sqlite:///{database}"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+
+
+def fill(database: Path, n: int) -> None:
+    """Create the project and ``n`` labelled items (not measured)."""
+    _django(database)
+    from django.core.management import call_command
+
+    from annotation import services
+    from annotation.models import Annotation, Item, User, content_hash
+
+    call_command("migrate", verbosity=0)
+    project = services.project_create(name="bench", slug="bench", task_type="tc", created_by=None)
+    corpus = User.objects.create(username="bench:corpus", is_imported=True)
+    for start in range(0, n, BATCH):
+        items = []
+        for i in range(start, min(n, start + BATCH)):
+            label = LABELS[i % 7]
+            title = f"{i}번째 기사 제목: {label} 분야 소식 {i * 7919 % 100_003}"
+            items.append(Item(project=project, external_id=f"ynat-v1_train_{i:07d}", payload={"title": title},
+                              meta={"predefined_news_category": label, "url": f"https://example.com/{i}",
+                                    "date": "2020.01.01. 오전 9:00"},
+                              content_hash=content_hash(title), split="train"))
+        Item.objects.bulk_create(items)
+        Annotation.objects.bulk_create([
+            Annotation(item=item, annotator=corpus, stage="label", imported=True,
+                       payload={"label": item.meta["predefined_news_category"], "second": None, "third": None})
+            for item in items])
+
+
+def build(database: Path, out: Path, n: int) -> dict:
+    """Build the release and report time, throughput and this process's peak RSS."""
+    _django(database)
+    from annotation.models import Project
+    from exports.services import release_build
+
+    project = Project.objects.get(slug="bench")
+    started = time.perf_counter()
+    release = release_build(project, version="1.0.0", splits="0.8,0.1,0.1", seed=1, formats="jsonl,parquet",
+                            out=out, agreement=False)
+    seconds = time.perf_counter() - started
+    if release.status == "error":
+        raise RuntimeError(release.error)
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    size = sum(f.size for f in release.files.all())
+    return {"items": n, "status": release.status, "splits": release.split_counts, "seconds": round(seconds, 2),
+            "items_per_second": round(n / seconds), "peak_rss_mb": round(peak_mb, 1),
+            "output_mb": round(size / 2**20, 1), "leakage_clean": release.leakage.get("clean")}
+
+
+def run(n: int, size: str) -> dict:
+    with tempfile.TemporaryDirectory(prefix="goldset-bench-release-") as tmp:
+        database = Path(tmp) / "bench.sqlite3"
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "bench.release", "--fill", str(n), "--database", str(database)],
+                       cwd=ROOT, check=True)
+        fill_seconds = time.perf_counter() - started
+        completed = subprocess.run([sys.executable, "-m", "bench.release", "--build", str(n), "--database",
+                                    str(database), "--out", str(Path(tmp) / "out")],
+                                   cwd=ROOT, check=True, capture_output=True, text=True)
+        result = json.loads(completed.stdout.strip().splitlines()[-1])
+        result["fill_seconds"] = round(fill_seconds, 1)
+        result["size"] = size
+        for path in (Path(tmp) / "out").rglob("*"):
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.release", description=__doc__)
+    parser.add_argument("--size", choices=tuple(SIZES), default="small")
+    parser.add_argument("--fill", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--build", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--database", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.fill:
+        fill(args.database, args.fill)
+        return 0
+    if args.build:
+        print(json.dumps(build(args.database, args.out, args.build), ensure_ascii=False))
+        return 0
+    smaller, larger = SIZES[args.size]
+    results = []
+    for n in (smaller, larger):
+        result = run(n, args.size)
+        result["name"] = f"release_build_{n}"
+        results.append(result)
+        print(json.dumps({"name": result.pop("name"), **result}, ensure_ascii=False), flush=True)
+    ratio = results[1]["peak_rss_mb"] / results[0]["peak_rss_mb"]
+    print(json.dumps({
+        "name": "release_memory_growth", "size": args.size, "seconds": round(sum(r["seconds"] for r in results), 2),
+        "items": [smaller, larger], "peak_rss_mb": [r["peak_rss_mb"] for r in results],
+        "ratio": round(ratio, 3), "target": f"peak RSS at {larger} items < 2x that at {smaller}",
+        "met": ratio < 2.0,
+    }, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

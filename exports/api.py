@@ -1,0 +1,172 @@
+"""Release API: create (a background build), poll, list files, download, verify, publish, delete.
+
+Only a project's managers and maintainers (and superusers) reach releases; annotators never do.
+Publishing is the maintainers' call. Release folders are written under ``GOLDSET_RELEASE_ROOT`` —
+an API caller never chooses a path on the server.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.http import FileResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.api.views import ProjectScoped, service_error_response
+from annotation.models import Role
+from annotation.permissions import CURATE
+from annotation.services import ServiceError
+
+from . import selectors, services
+from .models import Release, ReleaseFile, ReleaseStatus
+from .writers import FORMATS
+
+#: Publishing freezes a release for good: the project's dataset maintainers decide it.
+PUBLISH = frozenset({Role.MAINTAINER.value, "superuser"})
+#: Statuses whose files are complete and may be downloaded.
+DOWNLOADABLE = (ReleaseStatus.PASSED, ReleaseStatus.FAILED, ReleaseStatus.PUBLISHED)
+
+
+class ReleaseFileSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ReleaseFile
+        fields = ["id", "path", "kind", "split", "records", "size", "sha256"]
+
+
+class ReleaseSerializer(serializers.ModelSerializer):
+    splits = serializers.JSONField(source="split_counts", read_only=True)
+    check = serializers.JSONField(source="baseline_check", read_only=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    published_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    folder = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Release
+        fields = ["id", "version", "status", "progress", "error", "split_spec", "seed", "formats", "splits",
+                  "label_counts", "excluded", "leakage", "check", "gold", "guideline_versions", "annotators",
+                  "agreement", "screening", "sources", "folder", "created_by", "created_at", "finished_at",
+                  "published_by", "published_at"]
+        read_only_fields = fields
+
+    def get_folder(self, release: Release) -> str:
+        return Path(release.out_dir).name
+
+
+class ReleaseCreateSerializer(serializers.Serializer):
+    version = serializers.CharField(max_length=64)
+    splits = serializers.CharField(required=False, allow_blank=True,
+                                   help_text="train,dev[,test] ratios, e.g. 0.8,0.1,0.1 (the default)")
+    seed = serializers.IntegerField(required=False, allow_null=True)
+    keep_splits = serializers.BooleanField(default=False)
+    formats = serializers.ListField(child=serializers.ChoiceField(choices=FORMATS), required=False,
+                                    default=list(FORMATS))
+
+
+class ReleaseListView(ProjectScoped, APIView):
+    """The project's releases, newest first; POST queues a new build (poll the release for progress)."""
+
+    roles = {"get": CURATE, "post": CURATE}
+
+    @extend_schema(responses=ReleaseSerializer(many=True))
+    def get(self, request: Request, project_pk: int) -> Response:
+        return Response(ReleaseSerializer(selectors.releases_of(self.project)[:100], many=True).data)
+
+    @extend_schema(request=ReleaseCreateSerializer,
+                   responses={202: ReleaseSerializer, 400: OpenApiResponse(description="Bad specification."),
+                              409: OpenApiResponse(description="The version exists.")})
+    def post(self, request: Request, project_pk: int) -> Response:
+        serializer = ReleaseCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            release = services.release_request(
+                project=self.project, version=data["version"], splits=data.get("splits") or None,
+                seed=data.get("seed"), keep_splits=data["keep_splits"], formats=data["formats"], user=request.user,
+            )
+        except ServiceError as error:
+            return service_error_response(error)
+        return Response(ReleaseSerializer(release).data, status=status.HTTP_202_ACCEPTED)
+
+
+class ReleaseScoped(ProjectScoped):
+    def release(self) -> Release:
+        return get_object_or_404(Release, pk=self.kwargs["pk"], project=self.project)
+
+
+class ReleaseDetailView(ReleaseScoped, APIView):
+    """One release: status and progress while it builds, then its counts, checks and provenance."""
+
+    roles = {"get": CURATE, "delete": CURATE}
+
+    @extend_schema(responses=ReleaseSerializer)
+    def get(self, request: Request, project_pk: int, pk: int) -> Response:
+        return Response(ReleaseSerializer(self.release()).data)
+
+    @extend_schema(responses={204: None, 409: OpenApiResponse(description="Published or still building.")})
+    def delete(self, request: Request, project_pk: int, pk: int) -> Response:
+        try:
+            services.release_delete(release=self.release())
+        except ServiceError as error:
+            return service_error_response(error)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ReleaseFilesView(ReleaseScoped, APIView):
+    roles = {"get": CURATE}
+
+    @extend_schema(responses=ReleaseFileSerializer(many=True))
+    def get(self, request: Request, project_pk: int, pk: int) -> Response:
+        return Response(ReleaseFileSerializer(selectors.release_files(self.release()), many=True).data)
+
+
+class ReleaseFileDownloadView(ReleaseScoped, APIView):
+    roles = {"get": CURATE}
+
+    @extend_schema(responses={(200, "application/octet-stream"): OpenApiResponse(description="The file.")})
+    def get(self, request: Request, project_pk: int, pk: int, file_pk: int) -> FileResponse:
+        release = self.release()
+        file = get_object_or_404(ReleaseFile, pk=file_pk, release=release)
+        path = file_path(release, file)
+        return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name)
+
+
+def file_path(release: Release, file: ReleaseFile) -> Path:
+    """The file on disk, refusing anything outside the release folder or a build still in progress."""
+    if release.status not in DOWNLOADABLE:
+        raise NotFound("This release has no finished files.")
+    folder = Path(release.out_dir).resolve()
+    path = (folder / file.path).resolve()
+    if not path.is_relative_to(folder) or not path.is_file():
+        raise NotFound("This file is not in the release folder.")
+    return path
+
+
+class ReleaseVerifyView(ReleaseScoped, APIView):
+    """Re-hash the release folder against SHA256SUMS and the checksums recorded at build time."""
+
+    roles = {"post": CURATE}
+
+    @extend_schema(request=None, responses=OpenApiResponse(description="{ok, files, missing, changed, unlisted}"))
+    def post(self, request: Request, project_pk: int, pk: int) -> Response:
+        return Response(services.release_verify(self.release()))
+
+
+class ReleasePublishView(ReleaseScoped, APIView):
+    """Publish a release that passed its checks; it is immutable from then on."""
+
+    roles = {"post": PUBLISH}
+
+    @extend_schema(request=None, responses={200: ReleaseSerializer,
+                                            409: OpenApiResponse(description="Not passed, or already published.")})
+    def post(self, request: Request, project_pk: int, pk: int) -> Response:
+        try:
+            release = services.release_publish(release=self.release(), user=request.user)
+        except ServiceError as error:
+            return service_error_response(error)
+        return Response(ReleaseSerializer(release).data)

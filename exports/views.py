@@ -1,0 +1,146 @@
+"""Release pages: the list with a build form, and one release with its card, files, checks and publish.
+
+The same roles as the API: managers and maintainers see releases (annotators never), maintainers
+publish. Builds run as background jobs; a release page refreshes itself while its build runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_http_methods, require_POST
+from rest_framework.exceptions import NotFound
+
+from annotation.permissions import CURATE, MANAGE
+from annotation.rendering import render_markdown
+from annotation.services import ServiceError
+from annotation.views import project_for
+
+from . import selectors, services
+from .api import DOWNLOADABLE, PUBLISH, file_path
+from .card import CARD_NAME
+from .models import Release, ReleaseFile, ReleaseStatus
+from .writers import FORMATS
+
+
+class ReleaseForm(forms.Form):
+    version = forms.CharField(label=gettext_lazy("Version"), max_length=64, initial="1.0.0",
+                              help_text=gettext_lazy("Semantic version, never reused (1.0.0)."))
+    mode = forms.ChoiceField(label=gettext_lazy("Splits"), initial="ratios", widget=forms.RadioSelect, choices=[
+        ("ratios", gettext_lazy("New splits by ratio and seed")),
+        ("keep", gettext_lazy("Keep each item's split")),
+    ])
+    splits = forms.CharField(label=gettext_lazy("Ratios (train,dev,test)"), initial="0.8,0.1,0.1", required=False)
+    seed = forms.IntegerField(label=gettext_lazy("Seed"), initial=0, required=False)
+    formats = forms.MultipleChoiceField(label=gettext_lazy("Formats"), choices=[(f, f) for f in FORMATS],
+                                        initial=list(FORMATS), widget=forms.CheckboxSelectMultiple)
+
+
+def _context(project, role: str) -> dict[str, object]:
+    return {"project": project, "role": role, "tab": "releases", "can_manage": role in MANAGE,
+            "can_curate": role in CURATE, "can_publish": role in PUBLISH}
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def release_list(request: HttpRequest, project_id: int) -> HttpResponse:
+    project, role = project_for(request, project_id, CURATE)
+    form = ReleaseForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        keep = data["mode"] == "keep"
+        try:
+            release = services.release_request(
+                project=project, version=data["version"], splits=None if keep else (data["splits"] or None),
+                seed=None if keep else data["seed"], keep_splits=keep, formats=data["formats"], user=request.user,
+            )
+        except ServiceError as error:
+            form.add_error(error.field if error.field in form.fields else None, error.message)
+        else:
+            messages.success(request, _("Release %(version)s is being built.") % {"version": release.version})
+            return redirect("release-detail", project.pk, release.pk)
+    context = _context(project, role)
+    context.update({"releases": selectors.releases_of(project), "form": form})
+    return render(request, "exports/release_list.html", context)
+
+
+def _card_parts(release: Release) -> tuple[str, str]:
+    """The card's YAML header and its Markdown body (the header would render as a heading)."""
+    path = Path(release.out_dir) / CARD_NAME
+    if release.status not in DOWNLOADABLE or not path.is_file():
+        return "", ""
+    text = path.read_text(encoding="utf-8")
+    if text.startswith("---\n"):
+        end = text.find("\n---\n", 4)
+        if end != -1:
+            return text[4:end], text[end + 5:]
+    return "", text
+
+
+@login_required
+def release_detail(request: HttpRequest, project_id: int, release_id: int) -> HttpResponse:
+    project, role = project_for(request, project_id, CURATE)
+    release = get_object_or_404(Release.objects.select_related("created_by", "published_by"), pk=release_id,
+                                project=project)
+    header, body = _card_parts(release)
+    context = _context(project, role)
+    context.update({
+        "release": release,
+        "files": selectors.release_files(release),
+        "card_header": header,
+        "card_html": render_markdown(body),
+        "building": release.status in (ReleaseStatus.BUILDING, ReleaseStatus.CHECKING),
+        "publishable": release.status == ReleaseStatus.PASSED,
+        "check": release.baseline_check,
+    })
+    return render(request, "exports/release_detail.html", context)
+
+
+@login_required
+@require_POST
+def release_publish(request: HttpRequest, project_id: int, release_id: int) -> HttpResponse:
+    project, _role = project_for(request, project_id, PUBLISH)
+    release = get_object_or_404(Release, pk=release_id, project=project)
+    try:
+        services.release_publish(release=release, user=request.user)
+    except ServiceError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, _("Release %(version)s is published and can no longer change.")
+                         % {"version": release.version})
+    return redirect("release-detail", project.pk, release.pk)
+
+
+@login_required
+@require_POST
+def release_verify(request: HttpRequest, project_id: int, release_id: int) -> HttpResponse:
+    project, _role = project_for(request, project_id, CURATE)
+    release = get_object_or_404(Release, pk=release_id, project=project)
+    result = services.release_verify(release)
+    if result.get("ok"):
+        messages.success(request, _("All %(n)s files match their checksums.") % {"n": result["files"]})
+    else:
+        problems = result.get("error") or "; ".join(
+            f"{key}: {', '.join(result[key])}" for key in ("missing", "changed", "unlisted", "differs_from_record")
+            if result.get(key))
+        messages.error(request, _("Verification failed: %(problems)s") % {"problems": problems})
+    return redirect("release-detail", project.pk, release.pk)
+
+
+@login_required
+def release_file(request: HttpRequest, project_id: int, release_id: int, file_id: int) -> FileResponse:
+    project, _role = project_for(request, project_id, CURATE)
+    release = get_object_or_404(Release, pk=release_id, project=project)
+    file = get_object_or_404(ReleaseFile, pk=file_id, release=release)
+    try:
+        path = file_path(release, file)
+    except NotFound as error:
+        raise Http404(str(error.detail)) from None
+    return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name)
