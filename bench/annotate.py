@@ -131,6 +131,7 @@ def client_loop(port: int, project_id: int, token: str, index: int, start: threa
             if done == WARMUP_SUBMISSIONS:
                 stats.warmed_up.set()
                 start.wait()
+                conn.close()  # the server may have dropped the idle keep-alive connection while we waited
             timed = done >= WARMUP_SUBMISSIONS
             if timed and time.monotonic() >= stop_at[0]:
                 break
@@ -167,7 +168,7 @@ def start_gunicorn(port: int, database_url: str, vendor: str) -> subprocess.Pope
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
          "--threads", str(threads), "--worker-class", "gthread" if threads > 1 else "sync", "--log-level", "warning",
-         "--timeout", "120"],
+         "--timeout", "120", "--keep-alive", "30"],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
     deadline = time.monotonic() + 60
