@@ -125,11 +125,13 @@ class Command(BaseCommand):
 
     @staticmethod
     def _agreement(project: Project) -> dict[str, Any]:
-        from annotation.agreement.report import agreement_report
+        from annotation.agreement.services import report_now
+        from annotation.gold.services import gold_compute
 
-        report = agreement_report(project)
+        report = report_now(project)
         return {"agreement": [{"name": c["name"], "level": c.get("level"), "value": c["value"]}
-                              for c in report["coefficients"]]}
+                              for c in report["coefficients"]],
+                "gold": gold_compute(project)}
 
     @staticmethod
     def _release(project: Project, out: Path) -> dict[str, Any]:
