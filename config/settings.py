@@ -8,6 +8,7 @@ with ``DATABASE_URL``, ``CELERY_BROKER_URL``, ``SECRET_KEY`` and ``ALLOWED_HOSTS
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -50,6 +51,7 @@ INSTALLED_APPS = [
     "datasets_build",
     "exports",
     "demo",
+    "axes",
 ]
 
 MIDDLEWARE = [
@@ -62,6 +64,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, so it sees the lockout flag set by the authentication backend and answers 429.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -105,6 +110,40 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Login rate limiting (django-axes): five failures for one username from one address lock that pair out
+# for 15 minutes. The backend comes first so a locked-out pair is refused before the password is checked;
+# the DRF token endpoint authenticates through the same backends, so its failures count too.
+AUTHENTICATION_BACKENDS = [
+    "config.auth_backends.RequestOptionalAxesBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_ENABLED = env_bool("AXES_ENABLED", True)
+AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("AXES_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+# Lockouts are lifted with `manage.py axes_reset_username <name>` (or axes_reset); axes' read-only admin
+# pages stay off so the admin only lists models that can be added and changed.
+AXES_ENABLE_ADMIN = False
+# Behind the production proxy the client address is the first X-Forwarded-For entry.
+AXES_IPWARE_PROXY_COUNT = int(os.environ.get("AXES_PROXY_COUNT", "1" if PRODUCTION else "0")) or None
+AXES_IPWARE_META_PRECEDENCE_ORDER = ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"] if PRODUCTION else ["REMOTE_ADDR"]
+
+# Content Security Policy (django-csp 4): only our own scripts, styles and images; no framing, no plugins.
+# Inline scripts must carry the per-request nonce ({{ request.csp_nonce }}).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "frame-ancestors": ["'none'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+    },
+}
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -184,6 +223,10 @@ if PRODUCTION:
     SECURE_CONTENT_TYPE_NOSNIFF = True
     SECURE_REFERRER_POLICY = "same-origin"
     X_FRAME_OPTIONS = "DENY"
+    SESSION_COOKIE_HTTPONLY = True
+    SESSION_COOKIE_SAMESITE = "Lax"
+    CSRF_COOKIE_SAMESITE = "Lax"
+    SESSION_COOKIE_AGE = int(os.environ.get("SESSION_COOKIE_AGE", str(12 * 3600)))
 
 CELERY_BEAT_SCHEDULE = {
     "expire-leases": {"task": "annotation.expire_leases", "schedule": 300.0},
