@@ -7,6 +7,7 @@ Called by the release builder after the files are written (inside its Celery tas
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,15 @@ from exports.metrics import finite_or_zero
 DEFAULT_MARGIN = 5.0
 
 
+def _json_ready(metrics: dict[str, float] | None) -> dict[str, float | None] | None:
+    """Plain floats, an undefined metric (NaN) as None: the verdict goes into JSON columns and files."""
+    if metrics is None:
+        return None
+    return {name: None if math.isnan(value) else float(value) for name, value in metrics.items()}
+
+
 def check_result(result: BaselineResult, *, margin: float, leakage_clean: bool) -> dict[str, Any]:
-    """The verdict on a baseline run; an undefined metric (NaN) counts as 0."""
+    """The verdict on a baseline run (JSON-ready); an undefined metric (NaN) counts as 0 and is reported None."""
     baseline = finite_or_zero(result.metrics[result.primary])
     trivial = finite_or_zero(result.trivial[result.primary])
     beats = baseline - trivial >= margin
@@ -31,19 +39,19 @@ def check_result(result: BaselineResult, *, margin: float, leakage_clean: bool) 
     return {
         "passed": beats and leakage_clean,
         "task": result.task,
-        "metrics": result.metrics,
-        "trivial": result.trivial,
+        "metrics": _json_ready(result.metrics),
+        "trivial": _json_ready(result.trivial),
         "seconds": result.seconds,
         "primary": result.primary,
         "margin": margin,
-        "improvement": baseline - trivial,
+        "improvement": float(baseline - trivial),
         "leakage_clean": leakage_clean,
         "reasons": reasons,
         "seed": result.seed,
         "n_train": result.n_train,
         "n_dev": result.n_dev,
-        "test_metrics": result.test_metrics,
-        "test_trivial": result.test_trivial,
+        "test_metrics": _json_ready(result.test_metrics),
+        "test_trivial": _json_ready(result.test_trivial),
         "baseline": result.description,
         "trivial_baseline": result.trivial_description,
         "environment": result.environment,

@@ -79,3 +79,11 @@ def test_train_baseline_bad_input(tmp_path: Path) -> None:
     (tmp_path / "manifest.json").write_text('{"task_type": "pos"}', encoding="utf-8")
     with pytest.raises(CommandError, match="task_type"):
         call_command("train_baseline", str(tmp_path))
+
+
+def test_the_verdict_is_json_ready(tmp_path: Path) -> None:
+    """Undefined metrics (the constant STS prediction's Pearson r) are None, so JSON columns accept it."""
+    release = write_synthetic_release(tmp_path / "sts", "sts", 200)
+    check = release_check(release, "sts", margin=5.0, leakage_clean=True, seed=13)
+    assert check["trivial"]["pearsonr"] is None
+    json.dumps(check, allow_nan=False)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +12,6 @@ from exports.baselines import ReleaseError
 from exports.baselines.release_files import read_manifest
 from exports.metrics import ScoringError
 from exports.release_check import DEFAULT_MARGIN, release_check
-
-
-def _clean(metrics: dict[str, float] | None) -> dict[str, float | None] | None:
-    return None if metrics is None else {k: None if math.isnan(v) else v for k, v in metrics.items()}
 
 
 class Command(BaseCommand):
@@ -41,10 +36,10 @@ class Command(BaseCommand):
                                   leakage_clean=leakage_clean, seed=options["seed"])
         except (ReleaseError, ScoringError) as exc:
             raise CommandError(str(exc)) from exc
-        result = {"task": check["task"], "metrics": _clean(check["metrics"]), "trivial": _clean(check["trivial"]),
+        result = {"task": check["task"], "metrics": check["metrics"], "trivial": check["trivial"],
                   "passed": check["passed"], "seconds": check["seconds"], "primary": check["primary"],
                   "margin": check["margin"], "reasons": check["reasons"], "n_train": check["n_train"],
-                  "n_dev": check["n_dev"], "test_metrics": _clean(check["test_metrics"]),
+                  "n_dev": check["n_dev"], "test_metrics": check["test_metrics"],
                   "environment": check["environment"]}
         if options["json"]:
             self.stdout.write(json.dumps(result, ensure_ascii=False))
