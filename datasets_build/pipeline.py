@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection, reset_queries, transaction
 
 from annotation.models import Annotation, Flag, FlagKind, Item, Project, ScreeningStatus, Source, User
 from annotation.services import item_build
@@ -338,6 +338,9 @@ class ImportPipeline:
         self.outcome.items += len(items)
         self.outcome.annotations += len(annotations)
         self.outcome.progress.written = self.outcome.items
+        # With DEBUG on (the embedded default) Django keeps the last 9,000 queries, bulk inserts included;
+        # an import must not hold megabytes of SQL text.
+        reset_queries()
 
     def _user(self, annotator: str) -> User:
         name = annotator or CORPUS_ANNOTATOR
@@ -357,11 +360,15 @@ class ImportPipeline:
         keys = [dedup.band_keys(s) for s in signatures]
         candidates: dict[int, set[int]] = {}
         all_keys = sorted({k for ks in keys for k in ks})
-        for start in range(0, len(all_keys), 900):
-            chunk = all_keys[start:start + 900]
-            for key, item_id in MinHashBand.objects.filter(project=self.project, key__in=chunk).values_list(
-                    "key", "item_id"):
-                candidates.setdefault(key, set()).add(item_id)
+        table = connection.ops.quote_name(MinHashBand._meta.db_table)
+        with connection.cursor() as cursor:
+            # Raw SQL: thousands of integer parameters per batch cost more through the ORM than the query.
+            for start in range(0, len(all_keys), 900):
+                chunk = all_keys[start:start + 900]
+                cursor.execute(f"SELECT key, item_id FROM {table} WHERE project_id = %s AND key IN "
+                               f"({', '.join(['%s'] * len(chunk))})", [self.project.pk, *chunk])
+                for key, item_id in cursor.fetchall():
+                    candidates.setdefault(key, set()).add(item_id)
         by_id = {item.pk: (item, signature) for item, signature in zip(items, signatures, strict=True)}
         pairs: dict[tuple[int, int], float] = {}
         others: dict[int, Any] = {}
@@ -386,8 +393,7 @@ class ImportPipeline:
         NearDuplicate.objects.bulk_create(
             [NearDuplicate(project=self.project, item_id=a, duplicate_of_id=b, similarity=s)
              for (a, b), s in pairs.items()], ignore_conflicts=True)
-        # Sixteen rows per item: plain executemany, because model instances would cost more than the import.
-        table = connection.ops.quote_name(MinHashBand._meta.db_table)
+        # Ten rows per item: plain executemany, because model instances would cost more than the import.
         with connection.cursor() as cursor:
             cursor.executemany(f"INSERT INTO {table} (project_id, item_id, key) VALUES (%s, %s, %s)",
                                [(self.project.pk, item.pk, k) for item, item_keys in zip(items, keys, strict=True)

@@ -91,7 +91,7 @@ def _phones(text: str) -> Iterator[Finding]:
 
 # -- e-mail and URLs ------------------------------------------------------------------------------
 
-_EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w-])")
+_EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![A-Za-z0-9-])")
 _URL = re.compile(r"(?:https?://|www\.)[^\s<>\"'()\[\]가-힣]+", re.IGNORECASE)
 #: Path shapes that name a person: ~user, /@handle, /users/x, /profile, blogs and social profiles.
 _PERSONAL_PATH = re.compile(
@@ -275,14 +275,16 @@ _TITLES = (
 _TITLE_ALT = "|".join(sorted(_TITLES, key=len, reverse=True))
 _SURNAME_ALT = "|".join(sorted(set(SURNAMES), key=len, reverse=True))
 _HONORIFICS = "씨|님|군|양"
+#: Before a title or honorific a name is a full name: surname + two syllables. Surname + one syllable
+#: is far more often a common word there (마음씨, 예수님, 태평양, 이중 학생) than a two-syllable name.
 _PERSON_BEFORE_TITLE = re.compile(
-    r"(?<![가-힣])((?:" + _SURNAME_ALT + r")[가-힣]{1,2})(?:\s?(?:" + _HONORIFICS + r")(?![가-힣]{2})|\s(?:"
+    r"(?<![가-힣])((?:" + _SURNAME_ALT + r")[가-힣]{2})(?:\s?(?:" + _HONORIFICS + r")(?![가-힣]{2})|\s(?:"
     + _TITLE_ALT + r"))"
 )
 #: A last syllable that makes "surname + syllables" an organisation (정의당, 교육청, 국방부) rather than a name.
 _ORG_ENDINGS = frozenset("당청처회팀실단협련사부과국")
 _PERSON_AFTER_CUE = re.compile(
-    r"(?:성명|이름|작성자|예약자|수령인|보호자|신청인|담당자|고객명)\s?[:은는]?\s?((?:" + _SURNAME_ALT
+    r"(?:성명|이름|작성자|예약자|수령인|수취인|예금주|보호자|신청인|담당자|고객명)\s?[:은는]?\s?((?:" + _SURNAME_ALT
     + r")[가-힣]{1,2})(?![가-힣])"
 )
 #: Words that look like surname + syllables but are common nouns (or titles) before a title cue.

@@ -48,15 +48,27 @@ class _View:
     origin: list[int]
 
 
+_KEEP_WITH_DIGITS = re.compile(r"[^\W_]")
+_KEEP_WITHOUT_DIGITS = re.compile(r"[^\W\d_]")
+
+
 def _squeeze_both(text: str) -> tuple[_View, _View]:
     """Two squeezed views of ``text``: without separators, and without separators or digits."""
-    views = ([], [], [], [])  # chars and origins, for each view
+    folded = unicodedata.normalize("NFKC", text).lower()
+    if len(folded) == len(text):
+        # The usual case: folding kept every offset, so the whole string can be filtered at once.
+        views = []
+        for pattern in (_KEEP_WITH_DIGITS, _KEEP_WITHOUT_DIGITS):
+            origin = [m.start() for m in pattern.finditer(folded)]
+            views.append(_View("".join(folded[i] for i in origin), origin))
+        return views[0], views[1]
+    chars: tuple[list[str], list[int], list[str], list[int]] = ([], [], [], [])
     for i, ch in enumerate(text):
         for view, part in enumerate(_fold(ch)):
             for c in part:
-                views[2 * view].append(c)
-                views[2 * view + 1].append(i)
-    return _View("".join(views[0]), views[1]), _View("".join(views[2]), views[3])
+                chars[2 * view].append(c)
+                chars[2 * view + 1].append(i)
+    return _View("".join(chars[0]), chars[1]), _View("".join(chars[2]), chars[3])
 
 
 def _squeeze(text: str, *, digits: bool) -> _View:
@@ -123,6 +135,8 @@ class LexiconScreener:
 
     @staticmethod
     def _counts(view: _View, text: str, start: int, end: int, term: _Term) -> bool:
+        if term.form[0].isdigit() and start > 0 and view.text[start - 1].isdigit():
+            return False  # "18놈" is not inside "2018년"
         for allowed in term.allow:
             # Is the match inside an occurrence of an allowed word?
             lo = max(0, start - len(allowed) + 1)

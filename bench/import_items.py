@@ -1,0 +1,150 @@
+"""Import throughput and memory: ``python -m bench.import_items [--size small|full]``.
+
+Workloads (full size): a 100,000-record JSONL file and a 25,000-record one, each imported through the
+Celery task path (``import_job_create`` → on commit, the ``run_import`` task → pipeline) with PII pseudonymization,
+toxicity screening, exact and near-duplicate detection on. Each file runs in its own process, so its peak
+RSS is its own; memory that does not grow with the file (100k ≈ 25k) shows the import streams.
+The task runs eagerly in the measuring process (a worker elsewhere would hide its memory).
+
+Runs on the configured database (PostgreSQL when ``DATABASE_URL`` is set, else a throw-away SQLite file)
+in a test database created for the run. Generating the file is not timed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+SIZES = {"small": (2_500, 10_000), "full": (25_000, 100_000)}
+#: Items per second through the whole pipeline on the 2-core CI machine.
+TARGET_ITEMS_PER_SECOND = 300
+#: Peak RSS of the 4× larger file may exceed the smaller one's by at most this factor.
+MEMORY_GROWTH_LIMIT = 1.25
+SYLLABLES = list("가나다라마바사아자차카타파하거너더러머버서어저처커터퍼허"
+                 "고노도로모보소오조초코토포호구누두루무부수우주")
+
+
+def _setup() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+
+
+def _peak_rss_mb() -> float:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def write_corpus(path: Path, n: int, seed: int = 7) -> None:
+    """Headlines of random words; 1 in 10 carries a phone number, 1 in 25 an e-mail, 1 in 100 repeats
+    an earlier headline with one character changed (a near duplicate)."""
+    rng = np.random.default_rng(seed)
+    vocabulary = ["".join(rng.choice(SYLLABLES, size=rng.integers(2, 5))) for _ in range(3000)]
+    recent: list[str] = []
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(n):
+            if recent and i % 100 == 99:
+                title = recent[int(rng.integers(len(recent)))] + "!"
+            else:
+                words = rng.choice(vocabulary, size=int(rng.integers(8, 16)))
+                title = " ".join(words) + f" {i}"
+                if i % 10 == 3:
+                    title += f" 문의 010-{rng.integers(1000, 9999)}-{rng.integers(1000, 9999)}"
+                if i % 25 == 7:
+                    title += f" 메일 user{i}@example.com"
+                recent = [*recent[-49:], title]
+            out.write(json.dumps({"guid": f"bench-{i:06d}", "title": title, "label": "사회"}, ensure_ascii=False)
+                      + "\n")
+
+
+def run_workload(n: int) -> dict[str, Any]:
+    _setup()
+    from django.db import connection
+
+    from annotation.services import project_create
+    from config.celery import app as celery_app
+    from datasets_build.models import ImportJob
+    from datasets_build.services import import_job_create
+
+    celery_app.conf.task_always_eager = True
+    work = Path(tempfile.mkdtemp(prefix="goldset-bench-"))
+    from django.conf import settings
+
+    settings.MEDIA_ROOT = work / "media"
+    if connection.vendor == "sqlite":
+        # A file, not the in-memory test database: the database must not count in the process's memory.
+        connection.settings_dict.setdefault("TEST", {})["NAME"] = str(work / "bench.sqlite3")
+    old_name = connection.settings_dict["NAME"]
+    connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+    try:
+        corpus = work / f"corpus-{n}.jsonl"
+        write_corpus(corpus, n)
+        project = project_create(name="bench", slug="bench", task_type="tc", created_by=None)
+        started, cpu_started = time.monotonic(), time.process_time()
+        # Upload, job row, then the task (run_import, eager) as soon as the job is committed.
+        with corpus.open("rb") as handle:
+            job = import_job_create(project=project, upload=handle, file_name=corpus.name, fmt="jsonl", user=None,
+                                    source="bench", license="CC0-1.0")
+        seconds, cpu_seconds = time.monotonic() - started, time.process_time() - cpu_started
+        corpus.unlink()
+        job = ImportJob.objects.get(pk=job.pk)
+        if job.status != "succeeded":
+            raise RuntimeError(f"import failed: {job.message}")
+        return {
+            "name": f"import_items_jsonl_{n}", "records": n, "items": job.items_written,
+            "seconds": round(seconds, 2), "items_per_second": round(job.items_written / seconds),
+            # Wall time depends on what else runs on the machine; CPU time of this process does not.
+            "cpu_seconds": round(cpu_seconds, 2), "items_per_cpu_second": round(job.items_written / cpu_seconds),
+            "load_average": round(os.getloadavg()[0], 2),
+            "peak_rss_mb": _peak_rss_mb(), "pii_findings": job.summary.get("pii"),
+            "duplicates_skipped": job.summary.get("duplicates_skipped"),
+            "near_duplicates": job.summary.get("near_duplicates"), "database": connection.vendor,
+            "target_items_per_second": TARGET_ITEMS_PER_SECOND,
+            "met": job.items_written / seconds >= TARGET_ITEMS_PER_SECOND,
+        }
+    finally:
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.import_items", description=__doc__)
+    parser.add_argument("--size", choices=tuple(SIZES), default="small")
+    parser.add_argument("--records", type=int, help=argparse.SUPPRESS)  # one workload, in this process
+    args = parser.parse_args(argv)
+    if args.records:
+        print(json.dumps({"size": args.size, **run_workload(args.records)}, ensure_ascii=False), flush=True)
+        return 0
+    results = []
+    for n in SIZES[args.size]:
+        completed = subprocess.run([sys.executable, "-m", "bench.import_items", "--size", args.size,
+                                    "--records", str(n)], capture_output=True, text=True,
+                                   cwd=Path(__file__).resolve().parent.parent)
+        if completed.returncode != 0:
+            sys.stderr.write(completed.stderr)
+            return 1
+        result = json.loads(completed.stdout.strip().splitlines()[-1])
+        results.append(result)
+        print(json.dumps(result, ensure_ascii=False), flush=True)
+    small, large = results
+    growth = large["peak_rss_mb"] / small["peak_rss_mb"]
+    print(json.dumps({
+        "name": "import_items_memory_scaling", "size": args.size,
+        "records": [small["records"], large["records"]], "peak_rss_mb": [small["peak_rss_mb"], large["peak_rss_mb"]],
+        "seconds": round(small["seconds"] + large["seconds"], 2), "rss_growth": round(growth, 3),
+        "target_rss_growth": MEMORY_GROWTH_LIMIT, "met": growth <= MEMORY_GROWTH_LIMIT,
+    }), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""Deduplication: exact (normalised text hash) and near duplicates (MinHash LSH bands in the database)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from annotation.models import Item
+from datasets_build import dedup
+from datasets_build.models import MinHashBand, NearDuplicate
+from datasets_build.selectors import near_duplicate_groups
+from datasets_build.services import items_import
+
+BASE = "호스트가 체크인 전에 자세한 안내를 보내 주셔서 처음 가는 길인데도 쉽게 찾아갈 수 있었어요"
+
+
+def write(path: Path, titles: list[str]) -> Path:
+    path.write_text("\n".join(json.dumps({"guid": f"{path.stem}-{i}", "title": t}, ensure_ascii=False)
+                              for i, t in enumerate(titles)), encoding="utf-8")
+    return path
+
+
+def test_similarity_of_near_and_far_texts():
+    far_text = "전혀 관계없는 야구 경기 결과 기사입니다"
+    near, edited, far = dedup.signatures([BASE, BASE.replace("쉽게", "금방"), far_text])
+    assert dedup.similarity(near, edited) >= 0.7
+    assert dedup.similarity(near, far) < 0.1
+    assert len(dedup.band_keys(near)) == dedup.BANDS
+
+
+def test_normalisation_makes_spacing_and_width_variants_equal():
+    assert dedup.normalise("ＡＢＣ  호텔\n추천") == dedup.normalise("abc 호텔 추천")
+
+
+@pytest.mark.django_db
+def test_near_duplicates_across_imports_and_their_groups(tmp_path, make_project):
+    project = make_project("tc")
+    items_import(project, write(tmp_path / "a.jsonl", [BASE, "완전히 다른 두 번째 기사의 제목입니다 정말로"]), "jsonl")
+    result = items_import(project, write(tmp_path / "b.jsonl", [BASE + ".", BASE + "!!"]), "jsonl")
+    # Both new items are near duplicates of the first import's item (and of each other).
+    assert result.items == 2 and result.summary["near_duplicates"] == 3
+    assert MinHashBand.objects.filter(project=project).count() == 4 * dedup.BANDS
+    groups = near_duplicate_groups(project)
+    first = Item.objects.get(project=project, payload__title=BASE).pk
+    assert len(groups) == 1 and first in groups[0] and len(groups[0]) == 3
+    assert all(p.similarity >= dedup.threshold() for p in NearDuplicate.objects.filter(project=project))
+
+
+@pytest.mark.django_db
+def test_items_of_one_group_are_not_reported_as_near_duplicates(tmp_path, make_project):
+    project = make_project("mrc")
+    context = BASE * 5
+    path = tmp_path / "mrc.jsonl"
+    path.write_text("\n".join(json.dumps({"guid": f"q-{i}", "title": "제목", "context": context, "question": q},
+                                         ensure_ascii=False) for i, q in enumerate(["어디에?", "언제?"])),
+                    encoding="utf-8")
+    result = items_import(project, path, "jsonl")
+    assert result.items == 2 and result.summary["near_duplicates"] == 0
+
+
+@pytest.mark.django_db
+def test_the_threshold_is_a_setting(tmp_path, make_project, settings):
+    settings.GOLDSET_NEAR_DUPLICATE_THRESHOLD = 0.99
+    project = make_project("tc")
+    result = items_import(project, write(tmp_path / "a.jsonl", [BASE, BASE.replace("쉽게", "금방")]), "jsonl")
+    assert result.summary["near_duplicates"] == 0
