@@ -50,6 +50,8 @@ class ItemRow:
     annotators: dict[str, int] = field(default_factory=dict)
     gold: dict[str, Any] | None = None
     gold_status: str | None = None
+    #: Every annotation came with the corpus (its own labels, e.g. KLUE's), none from Goldset's annotators.
+    corpus_only: bool = True
 
 
 def releases_of(project: Project) -> QuerySet[Release]:
@@ -82,6 +84,21 @@ def gold_source(project: Project) -> str:
 
 def usable_gold_statuses() -> tuple[str, ...]:
     return tuple(getattr(annotation_models, "USABLE_GOLD", ()))
+
+
+#: Gold statuses that are a decision against releasing the item. ``excluded`` (an open flag) is not one:
+#: the release leaves out only what a manager dropped, and counts items still awaiting review.
+BLOCKING_GOLD = ("discarded", "needs_adjudication")
+
+
+def gold_refresh(project: Project) -> bool:
+    """Apply the project's gold rule first (the agreement work's ``gold_compute``), when it exists."""
+    try:
+        from annotation.gold.services import gold_compute
+    except ImportError:
+        return False
+    gold_compute(project)
+    return True
 
 
 def annotator_name(username: str, is_imported: bool) -> str:
@@ -118,6 +135,7 @@ def iter_item_rows(project: Project, *, with_gold: bool, chunk: int = CHUNK) -> 
                 continue
             name = annotator_name(username, is_imported)
             item.annotations.append(RecordAnnotation(name, stage, payload))
+            item.corpus_only = item.corpus_only and imported
             if guideline is not None and not imported:
                 item.guideline_versions.add(guideline)
             seen.setdefault(item_id, {}).setdefault(stage, set()).add(name)

@@ -84,6 +84,7 @@ def release_create(
     user: User | None = None,
     agreement: bool = True,
     check_margin: float | None = None,
+    refresh_gold: bool = True,
 ) -> Release:
     """Record a release to build (status ``building``); :func:`release_run` builds it."""
     if not SEMVER.match(version or ""):
@@ -111,7 +112,8 @@ def release_create(
         raise ServiceError(f"{final} already exists", code="conflict", field="out")
     return Release.objects.create(
         project=project, version=version, split_spec=spec, seed=seed, formats=chosen, out_dir=str(final),
-        options={"agreement": agreement, "check_margin": check_margin}, created_by=user,
+        options={"agreement": agreement, "check_margin": check_margin, "refresh_gold": refresh_gold},
+        created_by=user,
         progress={"phase": "queued"},
     )
 
@@ -129,10 +131,12 @@ def release_request(**kwargs: Any) -> Release:
 def release_build(project: Project, *, version: str, splits: str | list[float] | None = None,
                   seed: int | None = None, keep_splits: bool = False, formats: Any = DEFAULT_FORMATS,
                   out: str | Path | None = None, user: User | None = None, agreement: bool = True,
-                  check_margin: float | None = None, progress: Progress | None = None) -> Release:
+                  check_margin: float | None = None, refresh_gold: bool = True,
+                  progress: Progress | None = None) -> Release:
     """Create and build a release in this process (the command's and the demo's path)."""
     release = release_create(project=project, version=version, splits=splits, seed=seed, keep_splits=keep_splits,
-                             formats=formats, out=out, user=user, agreement=agreement, check_margin=check_margin)
+                             formats=formats, out=out, user=user, agreement=agreement, check_margin=check_margin,
+                             refresh_gold=refresh_gold)
     return release_run(release.pk, progress=progress)
 
 
@@ -195,12 +199,14 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     task = project.task
     schema = flat_schema(project.task_type)
     keep = release.split_spec.get("mode") == "keep"
+    refreshed = release.options.get("refresh_gold", True) and selectors.gold_refresh(project)
     source = selectors.gold_source(project)
     usable = selectors.usable_gold_statuses()
 
     units = split_lib.SplitUnits()
     kept = array("B")
     excluded: Counter[str] = Counter()
+    by_source: Counter[str] = Counter()
     pii: Counter[str] = Counter()
     included_status: Counter[str] = Counter()
     per_item: dict[str, Counter[int]] = {}
@@ -215,13 +221,18 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
             if n % _PROGRESS_EVERY == 0:
                 report("items", n, total)
             gold = None
-            if source == selectors.GOLD_TABLE:
-                if row.gold_status is None or row.gold_status not in usable:
-                    excluded[f"gold_{row.gold_status or 'missing'}"] += 1
-                    continue
+            if row.gold_status in usable:
                 gold = row.gold
-            elif not row.annotations:
-                excluded["unlabelled"] += 1
+                by_source["gold_labels"] += 1
+            elif row.gold_status in selectors.BLOCKING_GOLD:
+                excluded[f"gold_{row.gold_status}"] += 1
+                continue
+            elif row.annotations and (row.corpus_only or source == selectors.GOLD_FALLBACK):
+                # No gold decision yet: the corpus's own label (an import), or, in a project whose gold
+                # was never computed, the task's rule over the annotations.
+                by_source["corpus" if row.corpus_only else "annotations"] += 1
+            else:
+                excluded["gold_incomplete" if row.annotations else "unlabelled"] += 1
                 continue
             if keep and row.split not in split_lib.SPLIT_NAMES:
                 excluded["no_split"] += 1
@@ -275,7 +286,8 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
 
     report("card")
     stats = {
-        "gold": {"source": source, "rule": _gold_rule(source, project), "excluded": dict(sorted(excluded.items()))},
+        "gold": {"source": source, "rule": _gold_rule(source, project), "refreshed": bool(refreshed),
+                 "items_by_source": dict(sorted(by_source.items())), "excluded": dict(sorted(excluded.items()))},
         "guideline_versions": sorted(guideline_versions),
         "split_counts": counts,
         "label_counts": label_counts,

@@ -11,6 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import transaction
 
+from annotation.models import Annotation
 from annotation.task_types import slugs
 from datasets_build.klue_formats import write_klue_file
 from datasets_build.models import NearDuplicate
@@ -285,3 +286,26 @@ def test_card_is_generated_from_the_release(make_project, tmp_path):
         assert f"| {split} | {n} |" in card
     # The template guideline's ethics and PII sections are quoted.
     assert "윤리 지침" in card and "개인정보 지침" in card
+
+
+def test_gold_comes_from_the_gold_rule_and_imported_labels_fill_in(make_project, annotator_in, tmp_path):
+    from annotation import services as annotation_services
+
+    project = make_project("tc", k=3)
+    load_records(project, sample_records("tc", 21))
+    # A Goldset item annotated by one of its three annotators: its gold is incomplete, so it stays out.
+    item = annotation_services.item_create(project=project, payload={"title": "새로 올라온 기사 제목"},
+                                           external_id="new-1")
+    Annotation.objects.create(item=item, annotator=annotator_in(project), stage="label",
+                              payload={"label": "사회", "second": None, "third": None})
+    result = build(project, tmp_path, "--version", "1.0.0", "--format", "jsonl")
+    assert result["gold"]["source"] == "gold_labels" and result["gold"]["refreshed"]
+    assert result["gold"]["items_by_source"] == {"gold_labels": 21}
+    assert result["excluded"] == {"gold_incomplete": 1}
+    assert sum(result["splits"].values()) == 21
+
+    # NER corpus labels are one "annotation" per sentence: the gold rule waits for k, the corpus label is used.
+    ner = make_project("ner", k=3)
+    load_records(ner, sample_records("ner", 10))
+    result = build(ner, tmp_path, "--version", "1.0.0", "--format", "klue")
+    assert result["gold"]["items_by_source"] == {"corpus": 10} and result["excluded"] == {}
