@@ -310,7 +310,7 @@ def annotate(request: HttpRequest, project_id: int) -> HttpResponse:
         gate = reverse("guideline-read", args=[project.pk])
         return redirect(f"{gate}?next={reverse('annotate', args=[project.pk])}")
     guideline = selectors.current_guideline(project)
-    api = f"/api/projects/{project.pk}/"
+    scoped = {"project_pk": project.pk}
     config = {
         "project": project.pk,
         "task": project.task_type,
@@ -319,14 +319,13 @@ def annotate(request: HttpRequest, project_id: int) -> HttpResponse:
         "schema": project.label_schema,
         "stages": {stage.name: stage_title(stage.title) for stage in project.task.stages},
         "api": {
-            "next": f"{api}next/",
-            "annotations": f"{api}annotations/",
-            "flags": f"{api}flags/",
-            "progress": f"/api/projects/{project.pk}/progress/",
-            "assignment": f"{api}assignments/",
+            "next": reverse("next-item", kwargs=scoped),
+            "annotations": reverse("annotation-list", kwargs=scoped),
+            "flags": reverse("flag-list", kwargs=scoped),
+            "progress": reverse("project-progress", args=[project.pk]),
+            "assignment": reverse("assignment-list", kwargs=scoped),
         },
         "gate": f"{reverse('guideline-read', args=[project.pk])}?next={reverse('annotate', args=[project.pk])}",
-        "guideline_version": guideline.version if guideline else None,
         "user": request.user.pk,
         "strings": workspace_strings(),
     }

@@ -1,7 +1,9 @@
-"""Browser fixtures: one headless Debian Chromium per session, a fresh context per test.
+"""Browser fixtures: one headless Debian Chromium for the run of browser tests, a fresh context per test.
 
 The tests skip cleanly when /usr/bin/chromium is absent. Playwright's sync API runs an event loop in
-the test thread, so Django's async-safety check has to be told that ORM calls there are fine.
+the test thread, so while it runs Django's async-safety check has to be told that ORM calls there are
+fine (``DJANGO_ALLOW_ASYNC_UNSAFE``). Chromium and that setting live only from the first browser test
+to the last one: the tests after them (and the subprocesses they start) see neither.
 """
 
 from __future__ import annotations
@@ -18,8 +20,6 @@ import pytest
 from annotation import services
 from annotation.models import Item, Project, Role, User
 from annotation.task_types import get_task_type
-
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -38,23 +38,64 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     in-memory database fails at once with "database table is locked".
     """
     from django.conf import settings
+    from django.core.signals import request_finished, request_started
+    from django.db import close_old_connections
 
     database = settings.DATABASES["default"]
     selected = any(item.get_closest_marker("browser") for item in items)
     if selected and Path(CHROMIUM).exists() and database["ENGINE"].endswith("sqlite3"):
         database.setdefault("TEST", {})["NAME"] = str(ROOT / f".test-browser-{os.getpid()}.sqlite3")
+        # Closing a file database's connection (unlike an in-memory one's) is real: a test that calls the
+        # WSGI app in-process would lose its test transaction at the end of each request. Django's test
+        # client disconnects this handler for the same reason; the live server closes its own threads'
+        # connections after every request anyway.
+        request_started.disconnect(close_old_connections)
+        request_finished.disconnect(close_old_connections)
 
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
+class _Chromium:
+    """The running Playwright and browser, started by the first browser test, stopped after the last."""
+
+    playwright: Any = None
+    browser: Any = None
+    async_unsafe: str | None = None
+
+    @classmethod
+    def start(cls) -> Any:
+        if cls.browser is None:
+            from playwright.sync_api import sync_playwright
+
+            cls.async_unsafe = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+            cls.playwright = sync_playwright().start()
+            cls.browser = cls.playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        return cls.browser
+
+    @classmethod
+    def stop(cls) -> None:
+        if cls.browser is None:
+            return
+        cls.browser.close()
+        cls.playwright.stop()
+        cls.browser = cls.playwright = None
+        if cls.async_unsafe is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = cls.async_unsafe
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    yield  # the test's fixtures (page, database flush) are torn down while Playwright still runs
+    if nextitem is None or nextitem.get_closest_marker("browser") is None:
+        _Chromium.stop()
+
+
+@pytest.fixture
+def browser() -> Any:
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+    return _Chromium.start()
 
 
 @pytest.fixture
@@ -62,9 +103,13 @@ def page(browser: Any, live_server: Any) -> Iterator[Any]:
     context = browser.new_context(base_url=live_server.url, locale="en-US",
                                   viewport={"width": 1280, "height": 860})
     page = context.new_page()
-    page.set_default_timeout(10_000)
+    page.set_default_timeout(15_000)
+    page.set_default_navigation_timeout(30_000)  # the first request of a session warms the server up
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    # A blocked script, style or request (e.g. by the Content Security Policy) shows up as a console error.
+    page.on("console", lambda message: errors.append(message.text)
+            if message.type == "error" and "Content Security Policy" in message.text else None)
     yield page
     # Nothing may reach the server after the test: the pagehide autosave would hit a flushed database.
     context.route("**/*", lambda route: route.abort())

@@ -32,6 +32,8 @@ def test_draft_survives_a_reload_and_a_lost_local_copy(page, seed) -> None:
     first = shown_item(page)
     page.keyboard.press("3")
     page.keyboard.press("2")
+    page.wait_for_function("() => document.getElementById('ws-timer').textContent >= '0:02'")
+    page.keyboard.press("Shift")  # activity after the wait: the counter only runs while the annotator works
     wait_for_server_draft(page)
     draft = Draft.objects.get(assignment__annotator=seeded.annotator)
     assert draft.payload == {"ranked": ["사회", "경제"]}
@@ -47,6 +49,13 @@ def test_draft_survives_a_reload_and_a_lost_local_copy(page, seed) -> None:
     page.wait_for_selector(".widget[data-item]")
     assert ranked(page) == ["사회", "경제"]
     assert not Annotation.objects.exists()
+    # The time spent carried over both reloads and is stored with the annotation.
+    page.keyboard.press("Enter")
+    page.wait_for_function("first => Number(document.querySelector('.widget[data-item]')?.dataset.item) !== first",
+                           arg=first)
+    annotation = Annotation.objects.get(annotator=seeded.annotator)
+    assert annotation.payload == {"label": "사회", "second": "경제", "third": None}
+    assert annotation.seconds_spent >= 2
 
 
 def test_a_submission_whose_answer_was_lost_is_retried_into_one_annotation(page, seed) -> None:

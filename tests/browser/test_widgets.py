@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from annotation.models import Annotation, GuidelineAcknowledgement
+from annotation.task_types import get_task_type
 
 from .conftest import demo_records, screenshot, sign_in_and_acknowledge, submit_and_reload
 
@@ -86,10 +87,8 @@ NER_SENTENCE = "🎉 가상전자 판교 공장이 문을 열었다."
 
 
 def test_ner_widget_offsets_with_hangul_space_and_emoji(page, seed) -> None:
-    demo = demo_records("ner")[:1]
-    from annotation.task_types import get_task_type
-
-    seeded = seed("ner", payloads=[{"sentence": NER_SENTENCE}, get_task_type("ner").parse_record(demo[0]).payload])
+    demo = get_task_type("ner").parse_record(demo_records("ner")[0]).payload
+    seeded = seed("ner", payloads=[{"sentence": NER_SENTENCE}, demo])
     sign_in_and_acknowledge(page, seeded)
     assert page.locator(".span-text").inner_text() == NER_SENTENCE
     # The emoji is one code point (two UTF-16 units): 가상전자 starts at code point 2.
