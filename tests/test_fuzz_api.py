@@ -18,16 +18,6 @@ from annotation import services
 from annotation.models import Role, User
 
 MAX_EXAMPLES = 4
-#: Bugs the fuzzer found in other modules, reported to their owners: excluded from the strict run and
-#: kept in ``test_known_bugs`` (non-strict xfail), so they stay visible until fixed.
-KNOWN_BUGS = {
-    # annotators_per_item=0 passes the serializer and hits the project_k_at_least_one constraint: 500.
-    "POST /api/projects/": "annotators_per_item < 1 is a 500 (IntegrityError), not a 400",
-    # The view paginates ({count, next, previous, results}) but the schema documents a bare array.
-    "GET /api/projects/{project_pk}/gold/": "paginated answer documented as an array",
-    # Item.source is nullable but the serializer documents a non-null string.
-    "GET /api/projects/{project_pk}/items/": "source may be null, the schema says string",
-}
 CHECKS = [checks.not_a_server_error, checks.response_schema_conformance, checks.content_type_conformance]
 
 
@@ -38,9 +28,7 @@ def _load_schema() -> schemathesis.BaseSchema:
     return schemathesis.openapi.from_wsgi("/api/schema/", application)
 
 
-full_schema = _load_schema()
-schema = full_schema.exclude(name=list(KNOWN_BUGS))
-known = full_schema.include(name=list(KNOWN_BUGS))
+schema = _load_schema()
 
 
 @pytest.fixture
@@ -69,14 +57,6 @@ FUZZ = settings(max_examples=MAX_EXAMPLES, deadline=None,
 @schema.parametrize()
 @FUZZ
 def test_api_never_fails_and_keeps_its_schema(case, manager_token) -> None:
-    call(case, manager_token)
-
-
-@pytest.mark.django_db
-@pytest.mark.xfail(reason="; ".join(KNOWN_BUGS.values()), strict=False)
-@known.parametrize()
-@FUZZ
-def test_known_bugs(case, manager_token) -> None:
     call(case, manager_token)
 
 

@@ -22,6 +22,7 @@ from ..task_types import slugs
 
 class ProjectSerializer(serializers.ModelSerializer):
     task_type = serializers.ChoiceField(choices=[])
+    annotators_per_item = serializers.IntegerField(min_value=1, max_value=50, default=3)
 
     class Meta:
         model = Project
@@ -73,7 +74,7 @@ class AcknowledgementSerializer(serializers.Serializer):
 
 
 class ItemSerializer(serializers.ModelSerializer):
-    source = serializers.StringRelatedField()
+    source = serializers.CharField(source="source.name", read_only=True, allow_null=True, default=None)
 
     class Meta:
         model = Item

@@ -94,13 +94,22 @@ class GoldLabelSerializer(serializers.ModelSerializer):
                   "updated_at"]
 
 
+class GoldLabelPageSerializer(serializers.Serializer):
+    """One page of gold labels (the view paginates like the list endpoints)."""
+
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = GoldLabelSerializer(many=True)
+
+
 class GoldListView(ProjectScoped, APIView):
     """Gold labels of the project (``?status=`` filters); POST recomputes them with the project's rule."""
 
     roles = {"get": CURATE, "post": MANAGE}
 
     @extend_schema(parameters=[OpenApiParameter("status", str, required=False, enum=GoldStatus.values)],
-                   responses=GoldLabelSerializer(many=True))
+                   responses=GoldLabelPageSerializer)
     def get(self, request: Request, project_pk: int) -> Response:
         qs = gold_selectors.gold_list(self.project, status=request.query_params.get("status") or None)
         paginator = PageNumberPagination()
