@@ -8,8 +8,12 @@ permission checks are reached too.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 import schemathesis
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from rest_framework.authtoken.models import Token
 from schemathesis import checks
@@ -58,6 +62,17 @@ FUZZ = settings(max_examples=MAX_EXAMPLES, deadline=None,
 @FUZZ
 def test_api_never_fails_and_keeps_its_schema(case, manager_token) -> None:
     call(case, manager_token)
+
+
+@pytest.fixture(autouse=True)
+def _keep_test_connection_open() -> Iterator[None]:
+    """Calling the WSGI app directly fires request_started/finished, whose handler would close the test's
+    database connection mid-transaction; Django's own test client disconnects it the same way."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
 
 
 def call(case: schemathesis.Case, manager_token: tuple[str, int]) -> None:
