@@ -322,6 +322,10 @@ def flag_resolve(*, flag: Flag, resolution: str, by: User, note: str = "") -> Fl
     flag.save()
     if resolution == FlagResolution.DROPPED:
         Item.objects.filter(pk=flag.item_id).update(screening_status=ScreeningStatus.DROPPED)
+    elif not Flag.objects.filter(item_id=flag.item_id, resolution=FlagResolution.OPEN).exists():
+        # The last open flag resolved in the item's favour: a screened item goes back to the queue.
+        Item.objects.filter(pk=flag.item_id, screening_status=ScreeningStatus.NEEDS_REVIEW).update(
+            screening_status=ScreeningStatus.KEPT)
     return flag
 
 
