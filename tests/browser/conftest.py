@@ -30,29 +30,6 @@ SCREENSHOTS = ROOT / "docs" / "screenshots"
 PASSWORD = "pw-goldset-123"
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Browser tests on SQLite use a test database file rather than shared memory.
-
-    The live server answers in several threads while the test thread reads the database too; with a file
-    each thread has its own connection and SQLite's busy timeout serialises writers, where a shared
-    in-memory database fails at once with "database table is locked".
-    """
-    from django.conf import settings
-    from django.core.signals import request_finished, request_started
-    from django.db import close_old_connections
-
-    database = settings.DATABASES["default"]
-    selected = any(item.get_closest_marker("browser") for item in items)
-    if selected and Path(CHROMIUM).exists() and database["ENGINE"].endswith("sqlite3"):
-        database.setdefault("TEST", {})["NAME"] = str(ROOT / f".test-browser-{os.getpid()}.sqlite3")
-        # Closing a file database's connection (unlike an in-memory one's) is real: a test that calls the
-        # WSGI app in-process would lose its test transaction at the end of each request. Django's test
-        # client disconnects this handler for the same reason; the live server closes its own threads'
-        # connections after every request anyway.
-        request_started.disconnect(close_old_connections)
-        request_finished.disconnect(close_old_connections)
-
-
 class _Chromium:
     """The running Playwright and browser, started by the first browser test, stopped after the last."""
 
@@ -181,6 +158,16 @@ def sign_in_and_acknowledge(page: Any, seeded: Seeded) -> None:
     page.keyboard.press("Enter")
     page.wait_for_url(f"**/projects/{seeded.project.pk}/annotate/")
     page.wait_for_selector(".widget[data-item]")
+    settle(page)
+
+
+def settle(page: Any) -> None:
+    """Wait until the workspace has no request in flight and no autosave scheduled.
+
+    The tests read the database between browser actions; on SQLite's shared in-memory test database a
+    read that overlaps a live-server write fails with "database table is locked", so they wait first.
+    """
+    page.wait_for_function("() => document.getElementById('workspace')?.dataset.busy === '0'")
 
 
 def shown_item(page: Any) -> int:
@@ -202,4 +189,5 @@ def submit_and_reload(page: Any, key: str = "Enter") -> int:
         arg=before)
     page.reload()
     page.wait_for_selector(".widget[data-item], #ws-empty")
+    settle(page)
     return shown_item(page) if page.locator(".widget[data-item]").count() else 0

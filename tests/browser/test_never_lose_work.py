@@ -10,13 +10,14 @@ import pytest
 from annotation import services
 from annotation.models import Annotation, Assignment, Draft, Flag, GuidelineAcknowledgement
 
-from .conftest import screenshot, shown_item, sign_in_and_acknowledge
+from .conftest import screenshot, settle, shown_item, sign_in_and_acknowledge
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def wait_for_server_draft(page) -> None:
     page.wait_for_function("() => document.getElementById('ws-draft').textContent.includes('Draft saved')")
+    settle(page)
 
 
 def ranked(page) -> list[str]:
@@ -40,6 +41,7 @@ def test_draft_survives_a_reload_and_a_lost_local_copy(page, seed) -> None:
 
     page.reload()
     page.wait_for_selector(".widget[data-item]")
+    settle(page)
     assert shown_item(page) == first and ranked(page) == ["사회", "경제"]
     assert "restored" in page.locator("#ws-status").inner_text()
 
@@ -47,12 +49,14 @@ def test_draft_survives_a_reload_and_a_lost_local_copy(page, seed) -> None:
     page.evaluate("() => localStorage.clear()")
     page.reload()
     page.wait_for_selector(".widget[data-item]")
+    settle(page)
     assert ranked(page) == ["사회", "경제"]
     assert not Annotation.objects.exists()
     # The time spent carried over both reloads and is stored with the annotation.
     page.keyboard.press("Enter")
     page.wait_for_function("first => Number(document.querySelector('.widget[data-item]')?.dataset.item) !== first",
                            arg=first)
+    settle(page)
     annotation = Annotation.objects.get(annotator=seeded.annotator)
     assert annotation.payload == {"label": "사회", "second": "경제", "third": None}
     assert annotation.seconds_spent >= 2
@@ -77,6 +81,7 @@ def test_a_submission_whose_answer_was_lost_is_retried_into_one_annotation(page,
     page.keyboard.press("Enter")
     page.wait_for_function("first => Number(document.querySelector('.widget[data-item]')?.dataset.item) !== first",
                            arg=first)
+    settle(page)
     assert calls["n"] == 2
     annotations = Annotation.objects.filter(annotator=seeded.annotator)
     assert annotations.count() == 1 and annotations.get().payload == {"label": "IT과학", "second": None,
@@ -97,6 +102,7 @@ def test_a_submission_made_offline_is_sent_after_the_reload(page, seed) -> None:
     page.unroute("**/annotations/")
     page.reload()
     page.wait_for_selector(".widget[data-item]")
+    settle(page)
     assert shown_item(page) == seeded.items[1].pk
     assert Annotation.objects.get(annotator=seeded.annotator).payload["label"] == "세계"
     assert page.evaluate("() => Object.keys(localStorage).filter(k => k.endsWith(':pending')).length") == 0
@@ -120,6 +126,7 @@ def test_skip_flag_and_the_guideline_drawer(page, seed) -> None:
     page.keyboard.press("Enter")
     page.wait_for_function("first => Number(document.querySelector('.widget[data-item]')?.dataset.item) !== first",
                            arg=first)
+    settle(page)
     skipped = Assignment.objects.get(item_id=first, annotator=seeded.annotator)
     assert (skipped.status, skipped.skip_reason) == ("skipped", "제목이 잘려 있음")
 
@@ -132,11 +139,13 @@ def test_skip_flag_and_the_guideline_drawer(page, seed) -> None:
     page.keyboard.press("Enter")
     page.wait_for_function("s => Number(document.querySelector('.widget[data-item]')?.dataset.item) !== s",
                            arg=second)
+    settle(page)
     flag = Flag.objects.get(item_id=second)
     assert (flag.kind, flag.note, flag.user) == ("toxic", "혐오 표현", seeded.annotator)
     assert Assignment.objects.get(item_id=second, annotator=seeded.annotator).status == "flagged"
     assert shown_item(page) == extra.pk
     page.wait_for_function("() => document.getElementById('ws-skipped').textContent === '2'")
+    settle(page)
 
 
 def test_a_new_guideline_version_sends_the_annotator_back_to_the_gate(page, seed) -> None:
@@ -153,6 +162,7 @@ def test_a_new_guideline_version_sends_the_annotator_back_to_the_gate(page, seed
     page.locator("#ack-confirm").check()
     page.locator("#ack-submit").click()
     page.wait_for_selector(".widget[data-item]")
+    settle(page)
     assert GuidelineAcknowledgement.objects.filter(user=seeded.annotator, guideline=v2).exists()
 
 
@@ -161,6 +171,7 @@ def test_workspace_in_korean(page, seed) -> None:
     sign_in_and_acknowledge(page, seeded)
     page.locator(".lang-switch button[value=ko]").click()
     page.wait_for_selector(".widget[data-item]")
+    settle(page)
     assert page.locator("#ws-submit").inner_text().startswith("제출")
     assert "단축키" in page.content()
     for key in ("ArrowRight", "ArrowRight", "Shift+ArrowRight", "Shift+ArrowRight", "Shift+ArrowRight", "3"):
@@ -168,4 +179,5 @@ def test_workspace_in_korean(page, seed) -> None:
     screenshot(page, "ner-ko")
     page.locator(".lang-switch button[value=en]").click()
     page.wait_for_selector(".widget[data-item]")
+    settle(page)
     assert page.locator("#ws-submit").inner_text().startswith("Submit")

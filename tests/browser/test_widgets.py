@@ -10,7 +10,7 @@ import pytest
 from annotation.models import Annotation, GuidelineAcknowledgement
 from annotation.task_types import get_task_type
 
-from .conftest import demo_records, screenshot, sign_in_and_acknowledge, submit_and_reload
+from .conftest import demo_records, screenshot, settle, sign_in_and_acknowledge, submit_and_reload
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -166,6 +166,7 @@ def test_dp_widget_refuses_bad_trees(page, seed) -> None:
     page.keyboard.press("Escape")
     page.keyboard.press("Enter")
     assert "cycle" in page.locator("#ws-status").inner_text()
+    settle(page)
     assert not Annotation.objects.exists()
     # The real tree: every eojeol's head is the verb (5), the verb is the root.
     page.keyboard.press("ArrowLeft")

@@ -21,6 +21,7 @@ const IDLE_AFTER_MS = 120_000;
 let current = null; // {assignment, stage, itemId, widget, seconds}
 let widgetModule = null;
 let draftTimer = null;
+let draftDirty = false; // changed since the server last stored the draft
 let lastActivity = Date.now();
 let busy = false;
 
@@ -34,8 +35,20 @@ class NetworkError extends Error {}
 // One request at a time: a draft autosave never races the submission of the same item.
 let queue = Promise.resolve();
 
+let inFlight = 0;
+
+/** Requests queued or running plus a scheduled autosave, on the page for tests and tools to wait on. */
+function showBusy() {
+  els.workspace.dataset.busy = String(inFlight + (draftTimer === null ? 0 : 1));
+}
+
 function api(method, url, body, options = {}) {
-  const run = queue.then(() => request(method, url, body, options));
+  inFlight += 1;
+  showBusy();
+  const run = queue.then(() => request(method, url, body, options)).finally(() => {
+    inFlight -= 1;
+    showBusy();
+  });
   queue = run.catch(() => undefined);
   return run;
 }
@@ -121,22 +134,32 @@ function saveDraftLocally() {
             { state: current.widget.getDraft(), seconds: current.seconds, savedAt: Date.now() });
 }
 
+function cancelDraftTimer() {
+  clearTimeout(draftTimer);
+  draftTimer = null;
+  showBusy();
+}
+
 function onWidgetChange() {
   if (els.status.dataset.kind === "error") say(""); // the annotator is fixing what was refused
   saveDraftLocally();
-  clearTimeout(draftTimer);
+  draftDirty = true;
+  cancelDraftTimer();
   draftTimer = setTimeout(() => saveDraftOnServer(), DRAFT_DELAY_MS);
+  showBusy();
 }
 
 async function saveDraftOnServer({ keepalive = false } = {}) {
-  clearTimeout(draftTimer);
+  cancelDraftTimer();
   if (!current) return;
   const { assignment } = current;
   const body = { payload: current.widget.getDraft(), seconds_spent: current.seconds };
+  draftDirty = false;
   try {
     const { status } = await api("PUT", draftUrl(assignment), body, { keepalive });
     if (status === 200) els.draft.textContent = `${T.draft_saved} ${new Date().toLocaleTimeString()}`;
   } catch {
+    draftDirty = true;
     els.draft.textContent = T.draft_local;
   }
 }
@@ -190,6 +213,7 @@ async function refreshProgress() {
 
 async function loadNext() {
   current = null;
+  draftDirty = false;
   setButtons(false);
   els.item.replaceChildren(h("p", { class: "muted" }, T.loading));
   let response;
@@ -287,7 +311,7 @@ async function submit() {
     throw error;
   }
   busy = true;
-  clearTimeout(draftTimer);
+  cancelDraftTimer();
   const submission = {
     assignment: current.assignment,
     body: { item: current.itemId, stage: current.stage, payload, seconds_spent: Math.round(current.seconds) },
@@ -329,7 +353,7 @@ function retryLater() {
 // -- skip and flag ------------------------------------------------------------------------------------------------
 
 function closeDraft(assignment) {
-  clearTimeout(draftTimer);
+  cancelDraftTimer();
   writeJSON(storageKey("draft", assignment), null);
 }
 
@@ -444,11 +468,11 @@ els.submit.addEventListener("click", () => submit());
 els.skip.addEventListener("click", () => openDialog(els.skipDialog));
 els.flag.addEventListener("click", () => openDialog(els.flagDialog));
 
-// Leaving the page (reload, closing the tab, a dropped connection's recovery): push the draft now.
+// Leaving the page (reload, closing the tab, a dropped connection's recovery): push unsaved changes now.
 window.addEventListener("pagehide", () => {
   if (current) {
     saveDraftLocally();
-    saveDraftOnServer({ keepalive: true });
+    if (draftDirty) saveDraftOnServer({ keepalive: true });
   }
 });
 
