@@ -225,12 +225,59 @@ class Item(models.Model):
         return self.external_id or f"item {self.pk}"
 
 
+class Suggestion(models.Model):
+    """A model's answer for one item in one stage, offered to annotators as a pre-filled starting point.
+
+    Rows come from the project's suggester (its baseline retrained on the current gold, or an uploaded
+    predictions file); each training run or upload writes a new ``model_version`` and makes it current.
+    Rows that an assignment or annotation refers to are kept when superseded (so the record of what an
+    annotator saw survives); the others are deleted.
+    """
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="suggestions")
+    stage = models.CharField(max_length=30)
+    payload = models.JSONField(help_text=_("An annotation payload of the task, validated like an annotator's."))
+    #: 0..1: how sure the model is of this answer (None when an uploaded file gives none).
+    confidence = models.FloatField(null=True, blank=True)
+    #: 0..1, larger = less sure (1 − margin, or normalised entropy): the uncertainty-first queue order.
+    uncertainty = models.FloatField(null=True, blank=True)
+    #: Margin, entropy and per-part confidences, as the suggester computed them.
+    detail = models.JSONField(default=dict, blank=True)
+    model_version = models.CharField(max_length=120)
+    #: ``baseline`` (trained on the project's gold) or ``upload`` (a predictions file).
+    source = models.CharField(max_length=20)
+    is_current = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["item_id", "stage", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "stage", "model_version"], name="suggestion_unique_version"),
+            models.UniqueConstraint(fields=["item", "stage"], condition=Q(is_current=True),
+                                    name="suggestion_one_current"),
+        ]
+        indexes = [models.Index(fields=["item", "stage", "is_current"], name="suggestion_current")]
+
+    def __str__(self) -> str:
+        return f"suggestion for {self.item} ({self.stage}, {self.model_version})"
+
+
 class AssignmentStatus(models.TextChoices):
     LEASED = "leased", _("In progress")
     SUBMITTED = "submitted", _("Submitted")
     SKIPPED = "skipped", _("Skipped")
     FLAGGED = "flagged", _("Flagged")
     EXPIRED = "expired", _("Lease expired")
+
+
+class SuggestionArm(models.TextChoices):
+    UNDECIDED = "", _("Not decided yet")
+    #: A suggestion was shown.
+    ASSISTED = "assisted", _("Suggestion shown")
+    #: Eligible, but the fraction put it in the unassisted (control) share.
+    CONTROL = "control", _("Control: no suggestion")
+    #: Never eligible: suggestions off, a gold / attention item, a writing stage, or no suggestion for the item.
+    NONE = "none", _("No suggestion available")
 
 
 class Assignment(models.Model):
@@ -242,6 +289,12 @@ class Assignment(models.Model):
     status = models.CharField(max_length=20, choices=AssignmentStatus.choices, default=AssignmentStatus.LEASED)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     skip_reason = models.CharField(max_length=300, blank=True)
+    #: Whether this assignment shows a model's suggestion, decided once when it is first handed out.
+    suggestion_arm = models.CharField(max_length=12, choices=SuggestionArm.choices, blank=True,
+                                      default=SuggestionArm.UNDECIDED)
+    #: The suggestion shown (arm ``assisted``); submit compares the annotation with exactly this one.
+    suggestion = models.ForeignKey("Suggestion", null=True, blank=True, on_delete=models.PROTECT,
+                                   related_name="assignments")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -249,6 +302,8 @@ class Assignment(models.Model):
         ordering = ["-created_at"]
         constraints = [
             models.UniqueConstraint(fields=["item", "annotator", "stage"], name="assignment_unique"),
+            models.CheckConstraint(condition=Q(suggestion__isnull=True) | Q(suggestion_arm="assisted"),
+                                   name="assignment_suggestion_only_when_assisted"),
         ]
         indexes = [
             models.Index(fields=["item", "stage", "status"], name="assignment_item_stage_status"),
@@ -268,6 +323,14 @@ class Annotation(models.Model):
                                   related_name="annotations", help_text=_("The guideline version in force."))
     seconds_spent = models.FloatField(null=True, blank=True)
     imported = models.BooleanField(default=False, help_text=_("Came with the corpus (e.g. KLUE's own annotators)."))
+    #: Model-assisted annotation: the suggestion the annotator saw (recorded at submit from the assignment).
+    suggestion = models.ForeignKey("Suggestion", null=True, blank=True, on_delete=models.PROTECT,
+                                   related_name="annotations")
+    suggestion_shown = models.BooleanField(default=False)
+    #: True when the submitted payload equals the suggestion; None when none was shown.
+    suggestion_accepted = models.BooleanField(null=True, blank=True)
+    #: Part by part (spans, arcs, turns…): accepted, changed, added — see ``TaskType.suggestion_parts``.
+    suggestion_parts = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

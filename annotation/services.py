@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from .assist import submission_fields
 from .models import (
     Annotation,
     Assignment,
@@ -282,7 +283,7 @@ def annotation_submit(
     annotation, created = Annotation.objects.update_or_create(
         item=item, annotator=user, stage=assignment.stage,
         defaults={"payload": normalised, "guideline": current_guideline(project),
-                  "seconds_spent": seconds_spent},
+                  "seconds_spent": seconds_spent, **submission_fields(assignment, normalised, project)},
     )
     if assignment.status != AssignmentStatus.SUBMITTED:
         assignment.status = AssignmentStatus.SUBMITTED

@@ -91,16 +91,34 @@ class ItemBriefSerializer(serializers.ModelSerializer):
         fields = ["id", "payload"]
 
 
+class SuggestionSerializer(serializers.Serializer):
+    """A model's suggestion shown with the item: pre-fills the widget, marked as suggested."""
+
+    id = serializers.IntegerField()
+    payload = serializers.JSONField()
+    confidence = serializers.FloatField(allow_null=True)
+    model = serializers.CharField(help_text="The suggester's model version.")
+    source = serializers.CharField(help_text="baseline (trained on the project's gold) or upload.")
+
+
 class NextItemSerializer(serializers.Serializer):
     assignment = serializers.IntegerField(source="id")
     stage = serializers.CharField()
     lease_expires_at = serializers.DateTimeField()
     item = serializers.SerializerMethodField()
 
+    suggestion = serializers.SerializerMethodField()
+
     @extend_schema_field(ItemBriefSerializer)
     def get_item(self, assignment: Assignment) -> dict:
         item = assignment.item
         return {"id": item.id, "payload": item.project.task.annotator_view(item.payload, assignment.stage)}
+
+    @extend_schema_field(SuggestionSerializer(allow_null=True))
+    def get_suggestion(self, assignment: Assignment) -> dict | None:
+        from ..assist import suggestion_view
+
+        return suggestion_view(self.context.get("suggestion"))
 
 
 class SkipSerializer(serializers.Serializer):
@@ -120,7 +138,7 @@ class AnnotationSerializer(serializers.ModelSerializer):
     class Meta:
         model = Annotation
         fields = ["id", "item", "annotator", "stage", "payload", "guideline_version", "seconds_spent", "imported",
-                  "created_at", "updated_at"]
+                  "suggestion_shown", "suggestion_accepted", "suggestion_parts", "created_at", "updated_at"]
         read_only_fields = fields
 
 

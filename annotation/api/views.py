@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .. import selectors, services
+from .. import assist, selectors, services
 from ..models import Assignment, Flag, Guideline, Item, Membership, Project, User
 from ..permissions import ANNOTATE, CURATE, MANAGE, MEMBERS, can_create_projects
 from ..task_types import all_task_types
@@ -266,7 +266,9 @@ class NextItemView(ProjectScoped, APIView):
             return service_error_response(error)
         if assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(s.NextItemSerializer(assignment).data)
+        # Chosen by the queue; whether it shows a model's suggestion is decided here, once per assignment.
+        suggestion = assist.suggestion_for(assignment)
+        return Response(s.NextItemSerializer(assignment, context={"suggestion": suggestion}).data)
 
 
 class AssignmentViewSet(ProjectScoped, mixins.ListModelMixin, viewsets.GenericViewSet):

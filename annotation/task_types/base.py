@@ -134,6 +134,26 @@ class TaskType:
             return None
         return {**item, **{item_field: annotation.get(field) for field, item_field in produces}}
 
+    # -- model-assisted annotation ------------------------------------------------------------
+
+    @property
+    def suggestion_stages(self) -> tuple[str, ...]:
+        """The stages a suggester may pre-fill: labelling stages, never a writing stage (a model does not
+        write hypotheses or questions for people)."""
+        return tuple(s.name for s in self.stages if not s.produces)
+
+    def suggestion_parts(self, suggested: dict[str, Any], annotated: dict[str, Any]) -> dict[str, Any]:
+        """Which parts of a shown suggestion the annotator kept, part by part.
+
+        Both payloads are normalised (validated). Returns ``{"unit", "accepted", "changed", "added",
+        "parts": [...]}``: counts of suggested parts kept as they were, suggested parts changed or removed,
+        parts the annotator added, and one entry per part. Task types with structured payloads (spans,
+        arcs, states) override this; the default treats the whole payload as one part.
+        """
+        same = suggested == annotated
+        return {"unit": "payload", "accepted": int(same), "changed": int(not same), "added": 0,
+                "parts": [{"part": "payload", "status": "accepted" if same else "changed"}]}
+
     # -- helpers shared by the subclasses -------------------------------------------------------
 
     def stage(self, name: str) -> Stage:

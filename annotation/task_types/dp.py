@@ -167,6 +167,23 @@ class DependencyParsing(TaskType):
                    for i, d in enumerate(deprels_raw)]
         return {"heads": heads, "deprels": deprels}
 
+    def suggestion_parts(self, suggested: dict[str, Any], annotated: dict[str, Any]) -> dict[str, Any]:
+        """Per eojeol's arc: ``accepted`` when head and DEPREL are the suggested ones, else ``changed`` with
+        what changed (``head``, ``deprel`` or both)."""
+        parts = []
+        for i, (head, deprel, new_head, new_deprel) in enumerate(zip(
+                suggested.get("heads") or [], suggested.get("deprels") or [], annotated.get("heads") or [],
+                annotated.get("deprels") or [], strict=False)):
+            part: dict[str, Any] = {"token": i + 1, "head": head, "deprel": deprel}
+            how = [name for name, same in (("head", head == new_head), ("deprel", deprel == new_deprel)) if not same]
+            if how:
+                part.update(status="changed", how="+".join(how), now={"head": new_head, "deprel": new_deprel})
+            else:
+                part["status"] = "accepted"
+            parts.append(part)
+        accepted = sum(p["status"] == "accepted" for p in parts)
+        return {"unit": "arc", "accepted": accepted, "changed": len(parts) - accepted, "added": 0, "parts": parts}
+
     def parse_record(self, record: dict[str, Any]) -> ParsedRecord:
         """The HF column layout; a record with only ``sentence`` is a raw sentence whose eojeol, lemmas and
         POS tags the importer adds (``tokens``) before the item is validated."""

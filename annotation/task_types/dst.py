@@ -182,6 +182,20 @@ class DialogueStateTracking(TaskType):
             states.append(state)
         return {"states": states}
 
+    def suggestion_parts(self, suggested: dict[str, Any], annotated: dict[str, Any]) -> dict[str, Any]:
+        """Per user turn's state: ``accepted`` when the annotator kept the suggested state as it was, else
+        ``changed`` with the entries they removed and added."""
+        parts = []
+        for t, (state, new_state) in enumerate(zip(suggested.get("states") or [], annotated.get("states") or [],
+                                                   strict=False)):
+            removed, added = sorted(set(state) - set(new_state)), sorted(set(new_state) - set(state))
+            part: dict[str, Any] = {"turn": t + 1, "status": "changed" if removed or added else "accepted"}
+            if removed or added:
+                part.update(removed=removed, added=added)
+            parts.append(part)
+        accepted = sum(p["status"] == "accepted" for p in parts)
+        return {"unit": "turn", "accepted": accepted, "changed": len(parts) - accepted, "added": 0, "parts": parts}
+
     def parse_record(self, record: dict[str, Any]) -> ParsedRecord:
         record = require_dict(record)
         guid = external_id(record)

@@ -126,6 +126,34 @@ class NamedEntityRecognition(TaskType):
                     furthest = (end, start, i)
         return {"entities": [{"start": s, "end": e, "type": t} for s, e, t, _ in spans]}
 
+    def suggestion_parts(self, suggested: dict[str, Any], annotated: dict[str, Any]) -> dict[str, Any]:
+        """Per suggested span: ``accepted`` (kept exactly), else ``changed`` — retyped (same characters,
+        another type), resized (an overlapping span replaced it) or removed; spans no suggestion
+        accounts for count as ``added``."""
+        mine = [(e["start"], e["end"], e["type"]) for e in annotated.get("entities") or []]
+        offered = [(e["start"], e["end"], e["type"]) for e in suggested.get("entities") or []]
+        # Kept spans first, so a retyped or resized span is matched only against what the annotator added.
+        used = set(offered) & set(mine)
+        parts = []
+        for start, end, entity_type in offered:
+            part: dict[str, Any] = {"start": start, "end": end, "type": entity_type, "status": "accepted"}
+            if (start, end, entity_type) not in used:
+                free = [m for m in mine if m not in used and m not in offered]
+                retyped = next((m for m in free if m[:2] == (start, end)), None)
+                resized = next((m for m in free if m[0] < end and start < m[1]), None)
+                replacement = retyped or resized
+                part["status"] = "changed"
+                part["how"] = "type" if retyped else "boundary" if resized else "removed"
+                if replacement is not None:
+                    part["now"] = {"start": replacement[0], "end": replacement[1], "type": replacement[2]}
+                    used.add(replacement)
+            parts.append(part)
+        added = [m for m in mine if m not in used and m not in offered]
+        parts += [{"start": start, "end": end, "type": entity_type, "status": "added"}
+                  for start, end, entity_type in added]
+        return {"unit": "entity", "accepted": sum(p["status"] == "accepted" for p in parts),
+                "changed": sum(p["status"] == "changed" for p in parts), "added": len(added), "parts": parts}
+
     def parse_record(self, record: dict[str, Any]) -> ParsedRecord:
         """Three shapes: the TSV reader's (``chars`` + ``tags``, with ``markup``), a ``sentence`` with
         ``<text:TYPE>`` markup, or a plain ``sentence`` (no entities: an item still to be annotated)."""
