@@ -228,3 +228,78 @@ def test_settings_are_validated(make_project):
             assist.assist_settings_update(project=project, **bad)
     settings = assist.assist_settings_update(project=project, fraction=0.5, show=True)
     assert settings.fraction == 0.5 and assist.assist_settings(project).show
+
+
+# -- the acceptance test: simulated annotators, suggestions on for half of the assignments ---------------------
+
+
+def test_simulated_annotators_half_assisted_split_alpha_and_record_acceptance(api, make_project, annotator_in):
+    """Six simulated annotators, four per item, suggestions on 50 % of assignments. Assisted annotators take
+    the suggestion as is 80 % of the time (so they agree with each other through the model); the others
+    label on their own with 30 % errors. The report must keep the two apart."""
+    import random
+
+    from annotation.agreement.services import report_now
+    from annotation.gold.services import gold_compute
+
+    rng = random.Random(5)
+    project, items = tc_project(make_project, n=60, k=4)
+    labels = project.label_schema["labels"]
+    truth = {item.pk: rng.choice(labels) for item in items}
+    # The model is right 70 % of the time.
+    model = {pk: label if rng.random() < 0.7 else rng.choice([x for x in labels if x != label])
+             for pk, label in truth.items()}
+    stage = project.task.suggestion_stages[0]
+    assist.suggestions_replace(project=project, model_version="sim-1", source="upload", rows=[
+        SuggestionRow(pk, stage, {"label": label}, 0.7, 0.3) for pk, label in model.items()])
+    assist.assist_settings_update(project=project, show=True, fraction=0.5)
+
+    def own_label(pk: int) -> str:
+        return truth[pk] if rng.random() >= 0.3 else rng.choice([x for x in labels if x != truth[pk]])
+
+    accepted_by_us = shown_to_us = 0
+    for n in range(6):
+        client = api(annotator_in(project, f"sim{n}"))
+        while (response := client.get(next_url(project))).status_code == 200:
+            body = response.json()
+            pk = body["item"]["id"]
+            if body["suggestion"] is not None:
+                shown_to_us += 1
+                if rng.random() < 0.8:
+                    accepted_by_us += 1
+                    payload = body["suggestion"]["payload"]
+                else:
+                    payload = {"label": own_label(pk)}
+                    if payload["label"] == body["suggestion"]["payload"]["label"]:
+                        accepted_by_us += 1  # their own answer happened to be the suggestion
+            else:
+                payload = {"label": own_label(pk)}
+            assert client.post(annotations_url(project), {"item": pk, "payload": payload},
+                               format="json").status_code == 201
+
+    total = Annotation.objects.filter(item__project=project).count()
+    assert total == 240
+    shown = Annotation.objects.filter(item__project=project, suggestion_shown=True)
+    assert shown.count() == shown_to_us and 0.35 < shown_to_us / total < 0.65
+    # Acceptance is recorded per annotation, computed by the server.
+    assert shown.filter(suggestion_accepted=True).count() == accepted_by_us
+    assert not Annotation.objects.filter(item__project=project, suggestion_shown=False,
+                                         suggestion_accepted__isnull=False).exists()
+
+    gold_compute(project)
+    report = report_now(project)["assist"]
+    assert report["assisted_annotations"] == shown_to_us
+    assert report["unassisted_annotations"] == total - shown_to_us
+    assert report["acceptance_rate"] == pytest.approx(accepted_by_us / shown_to_us)
+    assisted, unassisted = report["alpha"]["assisted"], report["alpha"]["unassisted"]
+    assert assisted["value"] is not None and unassisted["value"] is not None
+    assert assisted["items_with_2"] > 10 and unassisted["items_with_2"] > 10
+    assert assisted["ci95"][0] is not None and unassisted["ci95"][0] is not None
+    # Anchoring on the suggestion inflates agreement: the split shows it.
+    assert assisted["value"] > unassisted["value"]
+    assert report["alpha"]["difference"] == pytest.approx(assisted["value"] - unassisted["value"])
+    # Accepted suggestions agree with the annotation by definition; changed ones do not.
+    agreement = report["model_agreement"]
+    assert agreement["accepted"]["with_annotation"] == 1.0 and agreement["changed"]["with_annotation"] == 0.0
+    assert agreement["accepted"]["annotations"] + agreement["changed"]["annotations"] == shown_to_us
+    assert agreement["accepted"]["gold_items"] > 0 and 0 <= agreement["accepted"]["with_gold"] <= 1

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from ..models import Annotation, GoldLabel, GoldStatus, Project
 from . import coefficients as co
+from .assisted import assist_split
 from .data import ProjectData, load
 from .measures import Measure, MeasureResult, measure_for
 
@@ -56,6 +57,8 @@ def agreement_report(project: Project, *, seed: int = co.SEED, n_boot: int = co.
     quality = annotator_quality(data, measure, result, primary.value if primary else None, schema)
     progress(80, "building the timeline")
     timeline = _timeline(data, measure, schema, seed)
+    progress(90, "splitting assisted and unassisted annotations")
+    assist = assist_split(data, measure, schema, seed)
     annotator_ids = sorted(int(a) for a in data.frame["annotator"].unique())
     report = {
         "project": project.slug,
@@ -76,6 +79,7 @@ def agreement_report(project: Project, *, seed: int = co.SEED, n_boot: int = co.
         "distribution": result.distribution,
         "disagreement": _disagreement_summary(result),
         "timeline": timeline,
+        "assist": assist,
         "computed_at": timezone.now().isoformat(),
         "seconds": round(time.perf_counter() - started, 3),
     }

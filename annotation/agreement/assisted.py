@@ -1,0 +1,102 @@
+"""Agreement split by model assistance: α of the annotations made with a suggestion shown and of those made
+without, the acceptance rate, and how well the suggestions agreed with the annotators and with gold.
+
+Pre-filled suggestions anchor annotators: two people who accept the same suggestion agree because of the
+model, not because the guideline is clear. So the report never mixes the two: the headline coefficient is
+computed separately on the assisted annotations (items with at least two of them) and on the unassisted
+ones, each with its bootstrap interval, and the dashboard shows the difference. With the fraction at 50 %
+(a random half of the assignments assisted, decided per assignment) the two halves are a controlled
+comparison of the same items, annotators and period.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..models import USABLE_GOLD, Annotation, GoldLabel
+from .data import ProjectData
+from .measures import Measure
+
+#: Bootstrap resamples of each half's interval (the headline uses the full count; halves are a comparison).
+SPLIT_BOOT = 200
+
+
+def _flags(project_id: int) -> pd.DataFrame:
+    rows = list(Annotation.objects.filter(item__project_id=project_id, imported=False).values_list(
+        "item_id", "annotator_id", "stage", "suggestion_shown", "suggestion_accepted", "suggestion_id"))
+    return pd.DataFrame.from_records(rows, columns=["item", "annotator", "stage", "shown", "accepted", "suggestion"])
+
+
+def _half(frame: pd.DataFrame, measure: Measure, schema: dict[str, Any], seed: int) -> dict[str, Any]:
+    per_item = frame.groupby("item").size()
+    counted = frame[frame["item"].isin(per_item.index[per_item >= 2])]
+    entry: dict[str, Any] = {"annotations": len(frame), "items_with_2": int((per_item >= 2).sum())}
+    if counted.empty:
+        entry.update(value=None, ci95=[None, None], reason="no item has two annotations of this kind")
+        return entry
+    coefficient = measure.primary(counted, schema, seed=seed, n_boot=SPLIT_BOOT).as_dict()
+    entry.update(value=coefficient["value"], ci95=coefficient["ci95"], units=coefficient["units"],
+                 unit=coefficient["unit"], name=coefficient["name"], level=coefficient["level"])
+    return entry
+
+
+def _mean(values: list[float]) -> float | None:
+    return float(np.mean(values)) if values else None
+
+
+def assist_split(data: ProjectData, measure: Measure, schema: dict[str, Any], seed: int) -> dict[str, Any]:
+    """The ``assist`` section of the agreement report (``{"assisted_annotations": 0}`` when none was assisted)."""
+    flags = _flags(data.project.pk)
+    shown = flags[flags["shown"].astype(bool)] if len(flags) else flags
+    if shown.empty:
+        return {"assisted_annotations": 0, "unassisted_annotations": len(flags)}
+    frame = data.frame.merge(flags[["item", "annotator", "stage", "shown"]], on=["item", "annotator", "stage"],
+                             how="left")
+    frame["shown"] = frame["shown"].fillna(False).astype(bool)
+    assisted = _half(frame[frame["shown"]].drop(columns="shown"), measure, schema, seed)
+    unassisted = _half(frame[~frame["shown"]].drop(columns="shown"), measure, schema, seed)
+    difference = (assisted["value"] - unassisted["value"]
+                  if assisted["value"] is not None and unassisted["value"] is not None else None)
+
+    accepted_n = int(shown["accepted"].fillna(False).astype(bool).sum())
+    parts = {"accepted": 0, "changed": 0, "added": 0, "unit": None}
+    agreement: dict[str, dict[str, list[float]]] = {"accepted": {"annotation": [], "gold": []},
+                                                    "changed": {"annotation": [], "gold": []}}
+    suggestion_ids = [int(s) for s in shown["suggestion"].dropna().unique()]
+    from ..models import Suggestion
+
+    suggestions = dict(Suggestion.objects.filter(pk__in=suggestion_ids).values_list("id", "payload"))
+    gold = dict(GoldLabel.objects.filter(item__project=data.project, status__in=USABLE_GOLD)
+                .values_list("item_id", "payload"))
+    for annotation_payload, accepted, suggestion_id, item_id, annotation_parts in Annotation.objects.filter(
+            item__project=data.project, suggestion_shown=True).values_list(
+            "payload", "suggestion_accepted", "suggestion_id", "item_id", "suggestion_parts"):
+        group = "accepted" if accepted else "changed"
+        suggested = suggestions.get(suggestion_id)
+        if suggested is not None:
+            agreement[group]["annotation"].append(measure.score(annotation_payload, suggested))
+            if gold.get(item_id) is not None:
+                agreement[group]["gold"].append(measure.score(suggested, gold[item_id]))
+        if annotation_parts:
+            parts["unit"] = annotation_parts.get("unit")
+            for key in ("accepted", "changed", "added"):
+                parts[key] += int(annotation_parts.get(key) or 0)
+    offered = parts["accepted"] + parts["changed"]
+    return {
+        "assisted_annotations": len(shown),
+        "unassisted_annotations": int(len(flags) - len(shown)),
+        "alpha": {"assisted": assisted, "unassisted": unassisted, "difference": difference},
+        "acceptance_rate": accepted_n / len(shown),
+        "accepted_unchanged": accepted_n,
+        "parts": {**parts, "acceptance_rate": parts["accepted"] / offered if offered else None},
+        "model_agreement": {
+            group: {"annotations": len(values["annotation"]),
+                    "with_annotation": _mean(values["annotation"]),
+                    "with_gold": _mean(values["gold"]), "gold_items": len(values["gold"])}
+            for group, values in agreement.items()},
+        "note": "α of assisted and unassisted annotations, each on items with two or more annotations of its kind; "
+                "model agreement = the measure's score of the suggestion against the annotation and against gold",
+    }
