@@ -230,4 +230,6 @@ if PRODUCTION:
 
 CELERY_BEAT_SCHEDULE = {
     "expire-leases": {"task": "annotation.expire_leases", "schedule": 300.0},
+    # Model-assisted annotation: retrain suggesters whose project gained ``retrain_every`` gold items.
+    "suggester-retrain-due": {"task": "exports.suggester_retrain_due", "schedule": 600.0},
 }

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import api
+from . import api, api_assist
 
 urlpatterns = [
     path("releases/", api.ReleaseListView.as_view(), name="api-releases"),
@@ -12,4 +12,9 @@ urlpatterns = [
          name="api-release-file-download"),
     path("releases/<int:pk>/verify/", api.ReleaseVerifyView.as_view(), name="api-release-verify"),
     path("releases/<int:pk>/publish/", api.ReleasePublishView.as_view(), name="api-release-publish"),
+    path("suggester/", api_assist.SuggesterView.as_view(), name="api-suggester"),
+    path("suggester/train/", api_assist.SuggesterTrainView.as_view(), name="api-suggester-train"),
+    path("suggester/predictions/", api_assist.SuggesterUploadView.as_view(), name="api-suggester-upload"),
+    path("suggester/runs/", api_assist.SuggesterRunListView.as_view(), name="api-suggester-runs"),
+    path("suggester/runs/<int:pk>/", api_assist.SuggesterRunDetailView.as_view(), name="api-suggester-run"),
 ]

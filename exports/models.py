@@ -173,3 +173,58 @@ def _refuse_published_release_delete(sender: type[Release], instance: Release, *
 def _refuse_published_file_delete(sender: type[ReleaseFile], instance: ReleaseFile, **kwargs: Any) -> None:
     if Release.objects.filter(pk=instance.release_id, status=ReleaseStatus.PUBLISHED).exists():
         raise ImmutableReleaseError("the files of a published release cannot be deleted")
+
+
+class SuggesterRunKind(models.TextChoices):
+    TRAIN = "train", _("Retrain the baseline on the current gold")
+    UPLOAD = "upload", _("Uploaded predictions file")
+
+
+class SuggesterRunStatus(models.TextChoices):
+    QUEUED = "queued", _("Queued")
+    RUNNING = "running", _("Running")
+    DONE = "done", _("Done")
+    FAILED = "failed", _("Failed")
+
+
+class SuggesterRun(models.Model):
+    """One refresh of a project's suggestions: the baseline retrained on the current gold (a background job
+    with progress), or an uploaded predictions file read into suggestions. ``metrics`` keeps the held-out
+    score and the learning curve the expected-effect estimate is fitted on."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="suggester_runs")
+    kind = models.CharField(max_length=10, choices=SuggesterRunKind.choices)
+    status = models.CharField(max_length=10, choices=SuggesterRunStatus.choices, default=SuggesterRunStatus.QUEUED)
+    #: 0–100, and what the job is doing now.
+    progress = models.PositiveSmallIntegerField(default=0)
+    progress_note = models.CharField(max_length=200, blank=True)
+    #: Why the run was started: ``manual``, ``every_n_gold`` (the project's retrain_every), ``upload``.
+    trigger = models.CharField(max_length=20, default="manual")
+    model_version = models.CharField(max_length=120, blank=True)
+    #: Gold items trained on (train) and items given a suggestion.
+    gold_items = models.PositiveIntegerField(default=0)
+    suggestions = models.PositiveIntegerField(default=0)
+    #: {"primary", "holdout": {...}, "learning_curve": [{"n", "score"}], "stored": …}.
+    metrics = models.JSONField(default=dict, blank=True)
+    #: Uploads: the file name given, the stored path (random, never served) and its format.
+    file_name = models.CharField(max_length=255, blank=True)
+    stored_path = models.CharField(max_length=500, blank=True)
+    format = models.CharField(max_length=10, blank=True)
+    error = models.TextField(blank=True)
+    task_id = models.CharField(max_length=100, blank=True)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                     related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["project", "-created_at"], name="suggester_run_latest")]
+
+    def __str__(self) -> str:
+        return f"suggester {self.kind} of {self.project} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (SuggesterRunStatus.DONE, SuggesterRunStatus.FAILED)

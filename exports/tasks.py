@@ -18,3 +18,25 @@ def release_build_task(self, release_id: int) -> dict:
 
     release = services.release_run(release_id, progress=progress)
     return {"release": release.pk, "status": release.status}
+
+
+@shared_task(name="exports.suggester_run", bind=True)
+def suggester_run_task(self, run_id: int) -> dict:
+    """Retrain the project's baseline (or read an uploaded predictions file) into suggestions; progress goes
+    to the run row and, on a worker, to the task state."""
+    from . import assist
+
+    def progress(percent: int, note: str) -> None:
+        if not self.request.is_eager:
+            self.update_state(state="PROGRESS", meta={"percent": percent, "note": note, "run": run_id})
+
+    run = assist.suggester_run(run_id, progress=progress)
+    return {"run": run.pk, "status": run.status, "suggestions": run.suggestions}
+
+
+@shared_task(name="exports.suggester_retrain_due")
+def suggester_retrain_due() -> list[int]:
+    """Queue a retraining for each project whose gold grew by its ``retrain_every`` since the last one."""
+    from . import assist
+
+    return assist.retrain_due_projects()

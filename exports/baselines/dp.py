@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.feature_extraction import FeatureHasher
 from sklearn.linear_model import SGDClassifier
 
-from ._base import Predictor, Records, TaskBaseline, majority
+from ._base import Model, Predictor, Records, Scored, TaskBaseline, majority, probability_stats, softmax
 
 _PREDICATE_ENDINGS = ("EC", "EF", "ETM", "ETN")
 _HASHER = FeatureHasher(n_features=1 << 18, input_type="string", alternate_sign=False)
@@ -69,7 +69,7 @@ def _label_features(words: list[dict[str, str]], i: int, head: int) -> list[str]
             f"dm={d['lastm']}|hl={h['last']}", f"df={d['first']}|dl={d['last']}", f"hf={h['first']}|dl={d['last']}"]
 
 
-def train_dp(train: Records, seed: int, ontology: Any = None) -> Predictor:
+def train_dp(train: Records, seed: int, ontology: Any = None) -> Model:
     arc_features, arc_targets, label_features, labels = [], [], [], []
     for record in train:
         heads = [int(h) for h in record["head"]]
@@ -103,7 +103,37 @@ def train_dp(train: Records, seed: int, ontology: Any = None) -> Predictor:
             deprels[n][i] = str(label)
         return [{**r, "head": h, "deprel": d} for r, h, d in zip(records, heads, deprels, strict=True)]
 
-    return predict
+    def scored(records: Records) -> list[Scored]:
+        """Per eojeol: a softmax over its candidate heads' scores (the last eojeol is the root for sure) times
+        the labeller's probability of its DEPREL; the sentence's confidence is the mean over its arcs, its
+        margin the smallest head margin."""
+        predicted = predict(records)
+        candidates = [(n, i, j, f) for n, r in enumerate(records) for i, j, f in _arcs(r)]
+        scores = arcs.decision_function(_HASHER.transform([c[3] for c in candidates])) if candidates else []
+        by_dependent: dict[tuple[int, int], list[float]] = {}
+        for (n, i, _, _), score in zip(candidates, scores, strict=True):
+            by_dependent.setdefault((n, i), []).append(float(score))
+        rows = [(n, i) for n, r in enumerate(predicted) for i in range(len(r["head"]))]
+        features = [_label_features(_sentence(records[n])[0], i, predicted[n]["head"][i]) for n, i in rows]
+        label_top = probability_stats(labeller.predict_proba(_HASHER.transform(features)))[0] if rows else []
+        label_p = {row: float(p) for row, p in zip(rows, label_top, strict=True)}
+        out = []
+        for n, record in enumerate(predicted):
+            confidences, margins, entropies = [], [], []
+            for i in range(len(record["head"])):
+                head_scores = by_dependent.get((n, i))
+                if head_scores:
+                    top, margin, entropy = (float(v[0]) for v in probability_stats(softmax(head_scores)))
+                else:
+                    top, margin, entropy = 1.0, 1.0, 0.0
+                confidences.append(top * label_p.get((n, i), 1.0))
+                margins.append(margin)
+                entropies.append(entropy)
+            out.append(Scored(record, float(np.mean(confidences)) if confidences else 1.0, min(margins, default=1.0),
+                              float(np.mean(entropies)) if entropies else 0.0, confidences))
+        return out
+
+    return Model(predict, scored)
 
 
 def trivial_dp(train: Records) -> Predictor:

@@ -17,7 +17,7 @@ from sklearn.linear_model import SGDClassifier
 
 from exports.metrics.dst import user_states
 
-from ._base import Predictor, Records, TaskBaseline
+from ._base import Model, Predictor, Records, Scored, TaskBaseline, probability_stats
 
 NONE, DONTCARE, SPAN = "none", "dontcare", "<span>"
 #: A slot with at most this many distinct train values is classified value by value.
@@ -54,7 +54,7 @@ def _ontology(train: Records, ontology: dict[str, list[str]] | None) -> dict[str
     return {slot: sorted(v - {NONE, DONTCARE}) for slot, v in values.items()}
 
 
-def train_dst(train: Records, seed: int, ontology: dict[str, list[str]] | None = None) -> Predictor:
+def train_dst(train: Records, seed: int, ontology: dict[str, list[str]] | None = None) -> Model:
     values = _ontology(train, ontology)
     texts: list[str] = []
     states: list[dict[str, str]] = []
@@ -114,7 +114,30 @@ def train_dst(train: Records, seed: int, ontology: dict[str, list[str]] | None =
             out.append({**record, "dialogue": turns})
         return out
 
-    return predict
+    def scored(records: Records) -> list[Scored]:
+        """Per user turn: the least sure slot decision (its top probability and margin); the dialogue's
+        confidence is the mean over its turns, its margin the smallest."""
+        predicted = predict(records)
+        histories = [_turns(r) for r in records]
+        flat = [t for h in histories for t in h]
+        stats = {}
+        if flat:
+            x = _VECTORIZER.transform(flat)
+            stats = {slot: probability_stats(model.predict_proba(x)) for slot, model in models.items()}
+        out, k = [], 0
+        for record, history in zip(predicted, histories, strict=True):
+            turns, margins, entropies = [], [], []
+            for u in range(len(history)):
+                top = [float(s[0][k + u]) for s in stats.values()]
+                margins.append(min((float(s[1][k + u]) for s in stats.values()), default=1.0))
+                entropies.append(max((float(s[2][k + u]) for s in stats.values()), default=0.0))
+                turns.append(min(top, default=1.0))
+            k += len(history)
+            out.append(Scored(record, float(np.mean(turns)) if turns else 1.0, min(margins, default=1.0),
+                              float(np.mean(entropies)) if entropies else 0.0, turns))
+        return out
+
+    return Model(predict, scored)
 
 
 def trivial_dst(train: Records) -> Predictor:

@@ -18,7 +18,7 @@ from sklearn.linear_model import SGDClassifier
 
 from exports.metrics.mrc import gold_answers, normalize_answer, rouge_w_single
 
-from ._base import Predictor, Records, TaskBaseline
+from ._base import Model, Predictor, Records, Scored, TaskBaseline
 
 _SENTENCE_END = re.compile(r"(?<=[.?!])\s+|\n+")
 _PARTICLES = sorted(
@@ -98,7 +98,7 @@ def _best(model: SGDClassifier, records: Records) -> list[tuple[str, float]]:
     return out
 
 
-def train_mrc(train: Records, seed: int, ontology: Any = None) -> Predictor:
+def train_mrc(train: Records, seed: int, ontology: Any = None) -> Model:
     features, targets = [], []
     for record in train:
         answers = {normalize_answer(strip_particle(a)) for a in gold_answers(record)} - {""}
@@ -107,7 +107,8 @@ def train_mrc(train: Records, seed: int, ontology: Any = None) -> Predictor:
             targets.append(normalize_answer(span) in answers)
     model = SGDClassifier(loss="log_loss", alpha=1e-5, max_iter=10, tol=None, random_state=seed)
     if not any(targets) or all(targets):
-        return trivial_mrc(train)
+        return Model(trivial_mrc(train), lambda records: [Scored({"guid": r["guid"], "answer": ""}, 0.5, 0.0, 1.0)
+                                                          for r in records])
     model.fit(_HASHER.transform(features), targets)
 
     # Answerability: the score threshold that maximises ROUGE-W on train (empty answer below it).
@@ -127,7 +128,22 @@ def train_mrc(train: Records, seed: int, ontology: Any = None) -> Predictor:
         return {r["guid"]: span if score >= threshold else ""
                 for r, (span, score) in zip(records, _best(model, records), strict=True)}
 
-    return predict
+    def scored(records: Records) -> list[Scored]:
+        """The answer (or none, below the threshold); confidence is the logistic of the score's distance
+        from the answerability threshold — near the threshold the model cannot tell answer from no answer."""
+        out = []
+        for record, (span, score) in zip(records, _best(model, records), strict=True):
+            distance = 0.0 if not np.isfinite(threshold) and not np.isfinite(score) else (
+                -10.0 if not np.isfinite(threshold) else score - threshold if np.isfinite(score) else -10.0)
+            p = 1 / (1 + np.exp(-distance))
+            answered = score >= threshold
+            confidence = float(p if answered else 1 - p)
+            entropy = float(-(p * np.log(max(p, 1e-12)) + (1 - p) * np.log(max(1 - p, 1e-12))) / np.log(2))
+            out.append(Scored({"guid": record["guid"], "answer": span if answered else ""}, confidence,
+                              abs(2 * confidence - 1), entropy))
+        return out
+
+    return Model(predict, scored)
 
 
 def trivial_mrc(train: Records) -> Predictor:

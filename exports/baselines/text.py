@@ -14,7 +14,7 @@ from sklearn.preprocessing import normalize
 from annotation.task_types.re import RELATIONS
 from exports.metrics.classification import sts_value
 
-from ._base import Predictor, Records, TaskBaseline, majority, with_label
+from ._base import Model, Predictor, Records, Scored, TaskBaseline, majority, probability_stats, with_label
 
 
 def _char_tfidf(max_features: int = 200_000, ngrams: tuple[int, int] = (1, 3)) -> TfidfVectorizer:
@@ -29,11 +29,28 @@ def _logreg(seed: int, alpha: float = 2e-5) -> SGDClassifier:
 
 # -- tc --------------------------------------------------------------------------------------------
 
-def train_tc(train: Records, seed: int, ontology: Any = None) -> Predictor:
+def _scored_labels(records: Records, key: str, probs: np.ndarray, classes: Any) -> list[Scored]:
+    """The most probable class of each record with its probability, margin and entropy."""
+    top, margin, entropy = probability_stats(probs)
+    labels = np.asarray(classes)[probs.argmax(axis=1)]
+    return [Scored({**r, key: str(label)}, float(t), float(m), float(e))
+            for r, label, t, m, e in zip(records, labels, top, margin, entropy, strict=True)]
+
+
+def _classifier_model(model: SGDClassifier, features: Any, key: str) -> Model:
+    def predict(records: Records) -> list[dict[str, Any]]:
+        return with_label(records, key, model.predict(features(records)))
+
+    def scored(records: Records) -> list[Scored]:
+        return _scored_labels(records, key, model.predict_proba(features(records)), model.classes_)
+
+    return Model(predict, scored)
+
+
+def train_tc(train: Records, seed: int, ontology: Any = None) -> Model:
     vectorizer = _char_tfidf()
     model = _logreg(seed).fit(vectorizer.fit_transform([r["title"] for r in train]), [r["label"] for r in train])
-    return lambda records: with_label(records, "label",
-                                      model.predict(vectorizer.transform([r["title"] for r in records])))
+    return _classifier_model(model, lambda records: vectorizer.transform([r["title"] for r in records]), "label")
 
 
 def trivial_label(key: str) -> Any:
@@ -53,14 +70,14 @@ def _pair_features(vectorizer: TfidfVectorizer, first: list[str], second: list[s
     return sp.hstack([h, shared, h - shared]).tocsr()
 
 
-def train_nli(train: Records, seed: int, ontology: Any = None) -> Predictor:
+def train_nli(train: Records, seed: int, ontology: Any = None) -> Model:
     vectorizer = _char_tfidf(150_000).fit([r["premise"] for r in train] + [r["hypothesis"] for r in train])
 
     def features(records: Records) -> sp.csr_matrix:
         return _pair_features(vectorizer, [r["premise"] for r in records], [r["hypothesis"] for r in records])
 
     model = _logreg(seed).fit(features(train), [r["gold_label"] for r in train])
-    return lambda records: with_label(records, "gold_label", model.predict(features(records)))
+    return _classifier_model(model, features, "gold_label")
 
 
 # -- re --------------------------------------------------------------------------------------------
@@ -84,7 +101,7 @@ def _between(record: dict[str, Any]) -> str:
     return f"{order} {subj['type']}-{obj['type']} {record['sentence'][start:end][:60]}"
 
 
-def train_re(train: Records, seed: int, ontology: Any = None) -> Predictor:
+def train_re(train: Records, seed: int, ontology: Any = None) -> Model:
     whole = _char_tfidf(150_000, (2, 4)).fit([marked_sentence(r) for r in train])
     between = TfidfVectorizer(analyzer="char_wb", ngram_range=(1, 3), min_df=2, sublinear_tf=True,
                               dtype=np.float32).fit([_between(r) for r in train])
@@ -96,13 +113,17 @@ def train_re(train: Records, seed: int, ontology: Any = None) -> Predictor:
     model = _logreg(seed).fit(features(train), [r["label"] for r in train])
     columns = [RELATIONS.index(label) for label in model.classes_]
 
-    def predict(records: Records) -> list[dict[str, Any]]:
+    def probabilities(records: Records) -> np.ndarray:
         probs = np.zeros((len(records), len(RELATIONS)))
         probs[:, columns] = model.predict_proba(features(records))
+        return probs
+
+    def predict(records: Records) -> list[dict[str, Any]]:
+        probs = probabilities(records)
         labels = [RELATIONS[i] for i in probs.argmax(axis=1)]
         return [{**r, "label": label, "probs": p.tolist()} for r, label, p in zip(records, labels, probs, strict=True)]
 
-    return predict
+    return Model(predict, lambda records: _scored_labels(records, "label", probabilities(records), RELATIONS))
 
 
 def trivial_re(train: Records) -> Predictor:
@@ -140,20 +161,51 @@ def _similarities(vectorizers: list[TfidfVectorizer], records: Records) -> np.nd
     return np.column_stack(columns)
 
 
-def train_sts(train: Records, seed: int, ontology: Any = None) -> Predictor:
+#: STS confidence: 1 − expected absolute error / this many points (half the 0–5 scale).
+STS_ERROR_SCALE = 2.5
+
+
+def train_sts(train: Records, seed: int, ontology: Any = None) -> Model:
     texts = [r["sentence1"] for r in train] + [r["sentence2"] for r in train]
     vectorizers = [TfidfVectorizer(analyzer="char_wb", ngram_range=ngrams, sublinear_tf=True).fit(texts)
                    for ngrams in ((1, 1), (2, 3))]
     # Plain gradient boosting: the histogram variant's OpenMP threads stall on a busy 2-core machine.
     model = GradientBoostingRegressor(n_estimators=120, max_depth=3, learning_rate=0.08, random_state=seed)
-    model.fit(_similarities(vectorizers, train), [sts_value(r) for r in train])
+    x_train, y_train = _similarities(vectorizers, train), np.asarray([sts_value(r) for r in train])
+    model.fit(x_train, y_train)
+    error_model: list[Any] = []
+
+    def expected_error(x: np.ndarray) -> np.ndarray:
+        """A second regressor, fitted on first use (scoring only), predicts the absolute error from
+        out-of-fold residuals: a regression has no class probabilities to be sure or unsure with."""
+        if not error_model:
+            from sklearn.model_selection import KFold, cross_val_predict
+
+            if len(y_train) >= 6:
+                light = GradientBoostingRegressor(n_estimators=60, max_depth=3, learning_rate=0.1, random_state=seed)
+                folds = KFold(3, shuffle=True, random_state=seed)
+                residual = np.abs(cross_val_predict(light, x_train, y_train, cv=folds) - y_train)
+                error_model.append(GradientBoostingRegressor(n_estimators=60, max_depth=2, random_state=seed)
+                                   .fit(x_train, residual))
+            else:
+                error_model.append(None)
+        if error_model[0] is None:
+            return np.full(len(x), STS_ERROR_SCALE / 2)
+        return np.clip(error_model[0].predict(x), 0.0, None)
 
     def predict(records: Records) -> list[dict[str, Any]]:
         values = np.clip(model.predict(_similarities(vectorizers, records)), 0.0, 5.0)
         return [{**r, "labels": {"label": round(float(v), 1), "real-label": float(v)}}
                 for r, v in zip(records, values, strict=True)]
 
-    return predict
+    def scored(records: Records) -> list[Scored]:
+        x = _similarities(vectorizers, records)
+        values = np.clip(model.predict(x), 0.0, 5.0)
+        confidence = np.clip(1 - expected_error(x) / STS_ERROR_SCALE, 0.0, 1.0)
+        return [Scored({**r, "labels": {"label": round(float(v), 1), "real-label": float(v)}}, float(c), float(c),
+                       float(1 - c)) for r, v, c in zip(records, values, confidence, strict=True)]
+
+    return Model(predict, scored)
 
 
 def trivial_sts(train: Records) -> Predictor:
