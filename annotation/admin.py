@@ -29,6 +29,7 @@ from .models import (
     Membership,
     Project,
     Source,
+    Suggestion,
     User,
     content_hash,
 )
@@ -173,7 +174,7 @@ class AssignmentAdmin(admin.ModelAdmin):
     list_display = ("item", "annotator", "stage", "status", "lease_expires_at", "updated_at")
     list_filter = ("status", "stage", "item__project")
     search_fields = ("item__external_id", "annotator__username")
-    raw_id_fields = ("item",)  # projects hold many thousands of items: no giant <select>
+    raw_id_fields = ("item", "suggestion")  # projects hold many thousands of items: no giant <select>
     autocomplete_fields = ("annotator",)
     readonly_fields = ("created_at", "updated_at")
     list_select_related = ("item", "annotator")
@@ -181,13 +182,27 @@ class AssignmentAdmin(admin.ModelAdmin):
 
 @admin.register(Annotation)
 class AnnotationAdmin(admin.ModelAdmin):
-    list_display = ("item", "annotator", "stage", "imported", "guideline", "created_at")
-    list_filter = ("item__project", "stage", "imported")
+    list_display = ("item", "annotator", "stage", "imported", "suggestion_shown", "suggestion_accepted", "guideline",
+                    "created_at")
+    list_filter = ("item__project", "stage", "imported", "suggestion_shown", "suggestion_accepted")
     search_fields = ("item__external_id", "annotator__username")
-    raw_id_fields = ("item", "guideline")
+    raw_id_fields = ("item", "guideline", "suggestion")
     autocomplete_fields = ("annotator",)
     readonly_fields = ("created_at", "updated_at")
     list_select_related = ("item", "annotator", "guideline__project")
+
+
+@admin.register(Suggestion)
+class SuggestionAdmin(admin.ModelAdmin):
+    """Read-mostly: suggestions come from the suggester (a retraining or an uploaded file), never by hand."""
+
+    list_display = ("item", "stage", "model_version", "source", "confidence", "uncertainty", "is_current",
+                    "created_at")
+    list_filter = ("is_current", "source", "item__project")
+    search_fields = ("item__external_id", "model_version")
+    raw_id_fields = ("item",)
+    readonly_fields = ("created_at",)
+    list_select_related = ("item",)
 
 
 @admin.register(Flag)

@@ -47,6 +47,11 @@ def workspace_strings() -> dict[str, str]:
         "key_skip": _("skip (with an optional reason)"),
         "key_flag": _("flag the item"),
         "key_guideline": _("show or hide the guideline"),
+        "key_accept": _("accept the model's suggestion as is and submit it"),
+        "suggested_part": _("suggested"),
+        "suggestion_banner": _("Pre-filled with a model's suggestion (%(model)s, confidence %(confidence)s). Check "
+                               "every part: what you submit counts as your own answer."),
+        "suggestion_accept": _("accepts it unchanged."),
         "first": _("1st"),
         "second": _("2nd"),
         "third": _("3rd"),

@@ -211,6 +211,17 @@ async function refreshProgress() {
   }
 }
 
+/** The note above a pre-filled widget: whose suggestion it is, how sure, and the key that takes it as is. */
+function suggestionBanner(suggestion) {
+  const confidence = suggestion.confidence === null || suggestion.confidence === undefined
+    ? "—" : `${Math.round(suggestion.confidence * 100)}%`;
+  return h("p", { class: "ws-suggestion", id: "ws-suggestion", role: "note",
+                  dataset: { model: suggestion.model, confidence: String(suggestion.confidence ?? "") } },
+    h("span", { class: "suggested-tag" }, T.suggested_part), " ",
+    fmt(T.suggestion_banner, { model: suggestion.model, confidence }), " ",
+    kbd("Alt+A"), " ", T.suggestion_accept);
+}
+
 async function loadNext() {
   current = null;
   draftDirty = false;
@@ -243,17 +254,23 @@ async function loadNext() {
   }
   const module = await loadWidget();
   const restored = await restoreDraft(data.assignment);
-  const root = h("div", { class: `widget widget-${config.task}`, dataset: { item: String(data.item.id) } });
-  els.item.replaceChildren(root);
+  const suggestion = data.suggestion || null;
+  // A suggestion pre-fills the widget (in the widget's own draft shape); the annotator's saved work wins.
+  const prefill = restored ? restored.state
+    : suggestion ? (module.draftFromPayload ? module.draftFromPayload(suggestion.payload) : suggestion.payload) : null;
+  const root = h("div", { class: `widget widget-${config.task}${suggestion ? " has-suggestion" : ""}`,
+                          dataset: { item: String(data.item.id) } });
+  els.item.replaceChildren(...(suggestion ? [suggestionBanner(suggestion)] : []), root);
   const widget = module.mount(root, {
     item: data.item.payload, itemId: data.item.id, stage: data.stage, schema: config.schema, strings: T,
-    draft: restored ? restored.state : null, onChange: onWidgetChange, say,
+    draft: prefill, suggestion: suggestion ? suggestion.payload : null, onChange: onWidgetChange, say,
   });
-  current = { assignment: data.assignment, stage: data.stage, itemId: data.item.id, widget,
+  current = { assignment: data.assignment, stage: data.stage, itemId: data.item.id, widget, suggestion,
               seconds: restored ? restored.seconds : 0 };
   els.workspace.dataset.assignment = String(data.assignment);
+  els.workspace.dataset.suggestion = suggestion ? String(suggestion.id) : "";
   els.stage.textContent = config.stages[data.stage] || data.stage;
-  renderShortcuts(widget.shortcuts || []);
+  renderShortcuts([...(widget.shortcuts || []), ...(suggestion ? [["Alt+A", T.key_accept]] : [])]);
   setButtons(true);
   if (restored) say(T.draft_restored);
   if (widget.focus) widget.focus();
@@ -298,11 +315,13 @@ async function flushPending() {
   return true;
 }
 
-async function submit() {
+/** Submit the widget's answer, or (``asSuggested``) the model's suggestion exactly as it was shown. */
+async function submit({ asSuggested = false } = {}) {
   if (!current || busy) return;
+  if (asSuggested && !current.suggestion) return;
   let payload;
   try {
-    payload = current.widget.getPayload();
+    payload = asSuggested ? current.suggestion.payload : current.widget.getPayload();
   } catch (error) {
     if (error instanceof Incomplete) {
       say(fmt(T.invalid, { detail: error.message }), "error");
@@ -434,7 +453,8 @@ document.addEventListener("keydown", (event) => {
   if (els.skipDialog.open || els.flagDialog.open) return; // the dialogs handle their own keys
   if (event.altKey && !event.ctrlKey && !event.metaKey) {
     const action = { KeyK: () => openDialog(els.skipDialog), KeyF: () => openDialog(els.flagDialog),
-                     KeyG: () => toggleGuideline() }[event.code];
+                     KeyG: () => toggleGuideline(),
+                     KeyA: current?.suggestion ? () => submit({ asSuggested: true }) : null }[event.code];
     if (action) {
       event.preventDefault();
       action();

@@ -36,13 +36,17 @@ export function headFinal(n) {
   return Array.from({ length: n }, (_, i) => (i < n - 1 ? i + 2 : 0));
 }
 
-export function mount(root, { item, schema, strings: T, draft, onChange }) {
+export function mount(root, { item, schema, strings: T, draft, suggestion = null, onChange }) {
   const tokens = item.tokens || [];
   const n = tokens.length;
   const deprelList = schema.deprels || [];
   let heads = Array.isArray(draft?.heads) && draft.heads.length === n ? [...draft.heads] : headFinal(n);
   let deprels = Array.isArray(draft?.deprels) && draft.deprels.length === n ? [...draft.deprels] : new Array(n).fill("");
   let selected = Number.isInteger(draft?.selected) ? Math.min(Math.max(0, draft.selected), n - 1) : 0;
+
+  // An arc (head and DEPREL) still as the model suggested it is marked; one the annotator changed is not.
+  const offered = Array.isArray(suggestion?.heads) && suggestion.heads.length === n ? suggestion : null;
+  const fromModel = (i) => Boolean(offered) && heads[i] === offered.heads[i] && deprels[i] === offered.deprels[i];
 
   const datalistId = `dp-deprels-${Math.random().toString(36).slice(2)}`;
   const arcs = svg("svg", { class: "dp-arcs", role: "img", "aria-label": T.dp_arcs });
@@ -102,8 +106,17 @@ export function mount(root, { item, schema, strings: T, draft, onChange }) {
     changed(true);
   }
 
+  function markSuggested() {
+    if (!offered) return;
+    rows.forEach((tr, i) => {
+      tr.classList.toggle("suggested", fromModel(i));
+      tr.dataset.suggested = String(fromModel(i));
+    });
+  }
+
   function changed(syncInputs) {
     if (syncInputs) fill();
+    markSuggested();
     draw();
     errors.replaceChildren(...problems().map((p) => h("li", {}, p)));
     onChange();
@@ -146,7 +159,7 @@ export function mount(root, { item, schema, strings: T, draft, onChange }) {
     heads.forEach((head, i) => {
       if (!Number.isInteger(head) || head < 0 || head > n || head === i + 1) return;
       const x2 = centers[i];
-      const cls = i === selected ? "sel" : "";
+      const cls = [i === selected ? "sel" : "", fromModel(i) ? "suggested" : ""].filter(Boolean).join(" ");
       if (head === 0) {
         shapes.push(svg("path", { d: `M ${x2} 4 L ${x2} ${height - 2}`, class: cls, "marker-end": `url(#${datalistId}-arrow)` }));
         shapes.push(svg("text", { x: x2 + 4, y: 14 }, `${T.dp_root}${deprels[i] ? " " + deprels[i] : ""}`));
@@ -163,6 +176,7 @@ export function mount(root, { item, schema, strings: T, draft, onChange }) {
   }
 
   fill();
+  markSuggested();
   requestAnimationFrame(() => { select(selected); errors.replaceChildren(...problems().map((p) => h("li", {}, p))); });
   redraw = draw;
 

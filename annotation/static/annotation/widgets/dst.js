@@ -3,7 +3,7 @@
 // not touched carries over the state of the previous user turn.
 import { Incomplete, fmt, h, isTyping, plain } from "./_util.js";
 
-export function mount(root, { item, schema, strings: T, draft, onChange }) {
+export function mount(root, { item, schema, strings: T, draft, suggestion = null, onChange }) {
   const ontology = schema.ontology || {};
   const special = schema.special_values || ["none", "dontcare"];
   const free = new Set(schema.free_value_slots || []);
@@ -20,6 +20,10 @@ export function mount(root, { item, schema, strings: T, draft, onChange }) {
   // null = untouched: the state carries over from the previous user turn.
   let states = Array.isArray(draft?.states) && draft.states.length === m ? draft.states : new Array(m).fill(null);
   let current = Number.isInteger(draft?.current) ? Math.min(Math.max(draft.current, 0), m - 1) : 0;
+
+  // Entries of a turn's state that are still the model's suggestion for that turn are marked.
+  const offered = Array.isArray(suggestion?.states) && suggestion.states.length === m ? suggestion.states : null;
+  const fromModel = (t, entry) => Boolean(offered) && offered[t].includes(entry);
 
   const uid = Math.random().toString(36).slice(2);
   const list = (id, values) => h("datalist", { id: `${uid}-${id}` }, values.map((v) => h("option", { value: v })));
@@ -121,8 +125,11 @@ export function mount(root, { item, schema, strings: T, draft, onChange }) {
     stateView.replaceChildren(
       h("h3", { class: "ws-small-head" }, `${T.dst_state} (${fmt(T.dst_turn, { n: current + 1 })})`),
       entries.length
-        ? h("ul", {}, entries.map((entry) => h("li", { class: carried ? "carried" : "", lang: "ko", dataset: { entry } },
-            entry, h("button", { type: "button", class: "x", title: T.remove, "aria-label": T.remove,
+        ? h("ul", {}, entries.map((entry) => h("li", {
+            class: [carried ? "carried" : "", fromModel(current, entry) ? "suggested" : ""].filter(Boolean).join(" "),
+            lang: "ko", dataset: { entry, suggested: String(fromModel(current, entry)) } },
+            entry, fromModel(current, entry) ? [" ", h("span", { class: "suggested-tag" }, T.suggested_part)] : null,
+            h("button", { type: "button", class: "x", title: T.remove, "aria-label": T.remove,
                                   onclick: () => remove(entry) }, "×"))))
         : h("p", { class: "muted" }, T.dst_empty_state),
       carried ? h("p", { class: "muted" }, T.dst_carried) : null,

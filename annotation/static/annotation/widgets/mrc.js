@@ -11,7 +11,12 @@ function validSpan(span, chars) {
     && chars.slice(span.start, span.start + Array.from(span.text).length).join("") === span.text ? span : null;
 }
 
-export function mount(root, { item, stage, schema, strings: T, draft, onChange }) {
+/** The widget's draft from a validation payload (a model's suggested answer pre-fills the widget with it). */
+export function draftFromPayload(payload) {
+  return { answer: payload?.answer ?? null, unanswerable: payload?.answer === null };
+}
+
+export function mount(root, { item, stage, schema, strings: T, draft, suggestion = null, onChange }) {
   const writing = stage === "writing";
   const types = Object.entries(schema.question_types || { 1: "paraphrase", 2: "multi-sentence reasoning",
                                                            3: "unanswerable" })
@@ -106,8 +111,13 @@ export function mount(root, { item, stage, schema, strings: T, draft, onChange }
     passage.setMarks(marks);
     typeButtons.forEach((b) => b.setAttribute("aria-pressed", String(Number(b.dataset.qtype) === qtype)));
     root.querySelector(".mrc-unanswerable")?.setAttribute("aria-pressed", String(unanswerable));
-    const rows = [h("span", {}, h("strong", {}, T.mrc_answer), ": ",
-                    h("span", { lang: "ko", class: "mrc-answer-text" }, unanswerable ? T.mrc_unanswerable : spanLabel(answer)))];
+    // Still the model's answer (the same span, or both "unanswerable")?
+    const fromModel = !writing && suggestion !== null && (suggestion.answer === null ? unanswerable
+      : !unanswerable && answer !== null && answer.start === suggestion.answer.start && answer.text === suggestion.answer.text);
+    const rows = [h("span", { class: fromModel ? "suggested" : null, dataset: { suggested: String(fromModel) } },
+                    h("strong", {}, T.mrc_answer), ": ",
+                    h("span", { lang: "ko", class: "mrc-answer-text" }, unanswerable ? T.mrc_unanswerable : spanLabel(answer)),
+                    fromModel ? [" ", h("span", { class: "suggested-tag" }, T.suggested_part)] : null)];
     if (writing && qtype === UNANSWERABLE) {
       rows.push(" · ", h("span", {}, h("strong", {}, T.mrc_plausible), ": ",
                                  h("span", { lang: "ko", class: "mrc-plausible-text" }, spanLabel(plausible))));

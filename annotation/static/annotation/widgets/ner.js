@@ -5,7 +5,14 @@ import { Incomplete, digitOf, h, isTyping, kbd, plain } from "./_util.js";
 
 const KNOWN_TYPES = new Set(["PS", "LC", "OG", "DT", "TI", "QT"]);
 
-export function mount(root, { item, schema, strings: T, draft, onChange, say }) {
+/** The widget's draft from an annotation payload (a model's suggestion pre-fills the widget with it). */
+export function draftFromPayload(payload) {
+  return { entities: Array.isArray(payload?.entities) ? payload.entities.map((e) => ({ ...e })) : [] };
+}
+
+const spanKey = (e) => `${e.start}:${e.end}:${e.type}`;
+
+export function mount(root, { item, schema, strings: T, draft, suggestion = null, onChange, say }) {
   const types = schema.labels || [];
   const descriptions = schema.descriptions || {};
   const allowOverlap = Boolean(schema.allow_overlap);
@@ -28,6 +35,10 @@ export function mount(root, { item, schema, strings: T, draft, onChange, say }) 
     h("h3", { class: "ws-small-head" }, T.ner_entities),
     list,
   );
+
+  // Spans still exactly as the model suggested them are marked; a changed or new span is the annotator's.
+  const offered = new Set((suggestion?.entities || []).map(spanKey));
+  const fromModel = (e) => offered.has(spanKey(e));
 
   function typeClass(type) {
     return KNOWN_TYPES.has(type) ? `ent-${type}` : "ent-other";
@@ -87,12 +98,15 @@ export function mount(root, { item, schema, strings: T, draft, onChange, say }) 
   }
 
   function render() {
-    text.setMarks(entities.map((e) => ({ start: e.start, end: e.end, classes: [typeClass(e.type)], tag: e.type })));
+    text.setMarks(entities.map((e) => ({ start: e.start, end: e.end, tag: e.type,
+                                         classes: [typeClass(e.type), ...(fromModel(e) ? ["suggested"] : [])] })));
     list.replaceChildren(...(entities.length ? entities.map((e) =>
-      h("li", { dataset: { start: String(e.start), end: String(e.end), type: e.type } },
+      h("li", { class: fromModel(e) ? "suggested" : null,
+                dataset: { start: String(e.start), end: String(e.end), type: e.type, suggested: String(fromModel(e)) } },
         h("span", { lang: "ko" }, text.text(e.start, e.end)), " ",
         h("span", { class: `type-tag ${typeClass(e.type)}` }, e.type), " ",
         h("small", { class: "muted" }, `[${e.start}, ${e.end})`),
+        fromModel(e) ? [" ", h("span", { class: "suggested-tag" }, T.suggested_part)] : null,
         h("button", { type: "button", class: "x", title: T.remove, "aria-label": T.remove,
                       onclick: () => remove(e) }, "×")))
       : [h("li", { class: "muted empty-entities" }, T.ner_no_entities)]));

@@ -2,14 +2,15 @@
 // annotator writes a hypothesis. Validation: the premise and someone else's hypothesis; three labels.
 import { Incomplete, digitOf, h, isTyping, kbd, plain } from "./_util.js";
 
-export function mount(root, { item, stage, schema, strings: T, draft, onChange }) {
+export function mount(root, { item, stage, schema, strings: T, draft, suggestion = null, onChange }) {
   const labels = schema.labels || ["entailment", "neutral", "contradiction"];
   const writing = stage === "writing";
   const target = writing && labels.includes(item.target_label) ? item.target_label : null;
   let label = target ?? (labels.includes(draft?.label) ? draft.label : null);
 
   const buttons = labels.map((value, i) =>
-    h("button", { type: "button", class: "choice", dataset: { label: value }, disabled: target !== null && value !== target,
+    h("button", { type: "button", class: "choice", dataset: { label: value, suggested: String(suggestion?.label === value) },
+                  disabled: target !== null && value !== target,
                   onclick: () => set(value) },
       kbd(String(i + 1)), " ", value));
   const premise = h("div", { class: "nli-text" }, h("h3", {}, T.nli_premise), h("p", { lang: "ko" }, item.premise));

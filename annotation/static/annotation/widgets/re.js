@@ -2,7 +2,7 @@
 // project's relations in a searchable list grouped by org:/per: (no_relation on 0).
 import { Incomplete, codePoints, h, isTyping, kbd, plain } from "./_util.js";
 
-export function mount(root, { item, schema, strings: T, draft, onChange }) {
+export function mount(root, { item, schema, strings: T, draft, suggestion = null, onChange }) {
   const labels = schema.labels || [];
   let chosen = labels.includes(draft?.label) ? draft.label : null;
   let query = "";
@@ -66,9 +66,11 @@ export function mount(root, { item, schema, strings: T, draft, onChange }) {
       h("section", { class: "re-group" }, h("h4", {}, group || "—"),
         h("ul", {}, members.map((label) => h("li", {},
           h("button", { type: "button", role: "option", class: `re-option${visible[active] === label ? " active" : ""}`,
-                        "aria-selected": String(label === chosen), dataset: { label }, tabindex: "-1",
+                        "aria-selected": String(label === chosen), tabindex: "-1",
+                        dataset: { label, suggested: String(suggestion?.label === label) },
                         onclick: () => choose(label) },
-            label === "no_relation" ? [kbd("0"), " "] : null, label)))))));
+            label === "no_relation" ? [kbd("0"), " "] : null, label,
+            suggestion?.label === label ? [" ", h("span", { class: "suggested-tag" }, T.suggested_part)] : null)))))));
     picker.querySelector(".re-option.active")?.scrollIntoView({ block: "nearest" });
     chosenView.replaceChildren(T.re_chosen, ": ", h("span", { class: "re-chosen" }, chosen ?? T.none));
   }

@@ -2,7 +2,7 @@
 // (integers, or half points when the schema's step is 0.5).
 import { Incomplete, digitOf, h, isTyping, kbd, plain } from "./_util.js";
 
-export function mount(root, { item, schema, strings: T, draft, onChange }) {
+export function mount(root, { item, schema, strings: T, draft, suggestion = null, onChange }) {
   const low = Number(schema.min ?? 0);
   const high = Number(schema.max ?? 5);
   const step = Number(schema.step ?? 1) || 1;
@@ -11,7 +11,8 @@ export function mount(root, { item, schema, strings: T, draft, onChange }) {
   let score = values.includes(draft?.score) ? draft.score : null;
 
   const buttons = values.map((value) =>
-    h("button", { type: "button", class: "choice score", dataset: { score: String(value) },
+    h("button", { type: "button", class: "choice score",
+                  dataset: { score: String(value), suggested: String(suggestion?.score === value) },
                   onclick: () => set(value) },
       Number.isInteger(value) ? kbd(String(value)) : null, " ", String(value)));
   root.append(

@@ -2,13 +2,19 @@
 // ranks it next (1st, then the optional 2nd and 3rd); pressing a ranked topic again removes it.
 import { Incomplete, digitOf, h, isTyping, kbd, plain } from "./_util.js";
 
-export function mount(root, { item, schema, strings: T, draft, onChange }) {
+/** The widget's draft from an annotation payload (a model's suggestion pre-fills the widget with it). */
+export function draftFromPayload(payload) {
+  return { ranked: [payload?.label, payload?.second, payload?.third].filter((l) => typeof l === "string") };
+}
+
+export function mount(root, { item, schema, strings: T, draft, suggestion = null, onChange }) {
   const labels = schema.labels || [];
   let ranked = Array.isArray(draft?.ranked) ? draft.ranked.filter((l) => labels.includes(l)).slice(0, 3) : [];
   const rankNames = [T.first, T.second, T.third];
 
   const buttons = labels.map((label, i) =>
-    h("button", { type: "button", class: "choice", dataset: { label }, onclick: () => toggle(label) },
+    h("button", { type: "button", class: "choice", dataset: { label, suggested: String(suggestion?.label === label) },
+                  onclick: () => toggle(label) },
       i < 9 ? kbd(String(i + 1)) : null, " ", h("span", { lang: "ko" }, label), h("span", { class: "rank" })));
   const summary = h("p", { class: "tc-summary", "aria-live": "polite" });
   root.append(
