@@ -6,7 +6,8 @@
 * validator — ``item_build`` and ``validate_annotation`` check the item and every label;
 * screener — PII pseudonymization with offset remapping (:mod:`.pii`), toxicity/bias screening
   (:mod:`.screening`), exact-duplicate check (content hash);
-* writer — ``bulk_create`` in batches inside the caller's transaction, then near-duplicate indexing.
+* writer — ``COPY`` (PostgreSQL; ``bulk_create`` elsewhere, :mod:`.bulk`) in batches inside the caller's
+  transaction, then near-duplicate indexing.
 
 All or nothing: after the first bad record nothing more is written, but reading and checking go on so
 the report lists every problem (up to the cap); the caller then rolls the transaction back. Memory is
@@ -30,7 +31,7 @@ from annotation.models import Annotation, Flag, FlagKind, Item, Project, Screeni
 from annotation.services import item_build
 from annotation.task_types import ParsedRecord, PayloadError
 
-from . import dedup, morph
+from . import bulk, dedup, morph
 from .licenses import normalise_spdx
 from .models import MinHashBand, NearDuplicate
 from .pii import PiiPolicy, Scrubber
@@ -326,14 +327,14 @@ class ImportPipeline:
         if not kept:
             return
         with transaction.atomic():
-            items = Item.objects.bulk_create([p.item for p in kept])
+            items = bulk.insert(Item, [p.item for p in kept])
             annotations = [
                 Annotation(item=item, annotator=self._user(who), stage=stage, payload=payload, imported=True)
                 for item, p in zip(items, kept, strict=True) for who, stage, payload in p.annotations
             ]
-            Annotation.objects.bulk_create(annotations)
-            Flag.objects.bulk_create([Flag(item=item, user=None, kind=kind, note=note)
-                                      for item, p in zip(items, kept, strict=True) for kind, note in p.flags])
+            bulk.insert(Annotation, annotations)
+            bulk.insert(Flag, [Flag(item=item, user=None, kind=kind, note=note)
+                               for item, p in zip(items, kept, strict=True) for kind, note in p.flags])
             self._index_near_duplicates(items)
         self.outcome.items += len(items)
         self.outcome.annotations += len(annotations)
