@@ -235,14 +235,36 @@ _ROAD_AFTER_CUE = re.compile(
 )
 
 
+#: Every road address holds a road name followed by a number, every lot address 동/리/가 before one; a
+#: match starts at most ``_ADDRESS_REACH`` characters before that anchor (3 areas of ≤ 8, a name of ≤ 10).
+_ROAD_ANCHOR = re.compile(r"[로길]\s?\d")
+_LOT_ANCHOR = re.compile(r"[동리가]\s?(?:산\s?)?\d")
+_ADDRESS_REACH = 40
+
+
+def _anchored(pattern: re.Pattern[str], anchor: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    """The matches ``pattern.finditer(text)`` yields, trying only the starts near an anchor: scanning every
+    position with the address patterns cost more than all other detectors together."""
+    pos = 0
+    while (hit := anchor.search(text, pos)) is not None:
+        for start in range(max(pos, hit.start() - _ADDRESS_REACH), hit.start() + 1):
+            m = pattern.match(text, start)
+            if m is not None:
+                yield m
+                pos = max(m.end(), start + 1)
+                break
+        else:
+            pos = hit.start() + 1
+
+
 def _addresses(text: str) -> Iterator[Finding]:
     """Road-name and lot-number addresses down to the building or lot number (and unit, when present).
 
     An administrative area (시·도, 시·군·구, 읍·면) must precede the road or neighbourhood, except right
     after a cue such as 주소: — a bare "대학로 10" is as often a phrase as an address.
     """
-    for pattern in (_ROAD, _LOT):
-        for m in pattern.finditer(text):
+    for pattern, anchor in ((_ROAD, _ROAD_ANCHOR), (_LOT, _LOT_ANCHOR)):
+        for m in _anchored(pattern, anchor, text):
             value = m.group(0).rstrip()
             yield Finding("address", m.start(), m.start() + len(value), value)
     for cue in _ADDRESS_CUE.finditer(text):
