@@ -110,6 +110,8 @@ _PERSONAL_SUBDOMAIN = re.compile(r"^(?:https?://)?[\w-]+\.(?:tistory\.com|github
 
 
 def _emails(text: str) -> Iterator[Finding]:
+    if "@" not in text:
+        return
     for m in _EMAIL.finditer(text):
         yield Finding("email", m.start(), m.end(), m.group(0))
 
@@ -200,8 +202,12 @@ _IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){2,7}(?::|[0-9A-Fa-f]{1,4})(
 
 
 def _ips(text: str) -> Iterator[Finding]:
-    for m in _IPV4.finditer(text):
-        yield Finding("ip", m.start(), m.end(), m.group(0))
+    # ``in`` scans in C; most texts have no dotted or colon-separated numbers at all.
+    if "." in text:
+        for m in _IPV4.finditer(text):
+            yield Finding("ip", m.start(), m.end(), m.group(0))
+    if ":" not in text:
+        return
     for m in _IPV6.finditer(text):
         if m.group(0).count(":") >= 3:
             yield Finding("ip", m.start(), m.end(), m.group(0))
