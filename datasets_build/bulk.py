@@ -11,13 +11,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
-from django.db import connection, models
+from django.db import DEFAULT_DB_ALIAS, connections, models
 
 M = TypeVar("M", bound=models.Model)
 
 
 def insert(model: type[M], objs: Sequence[M]) -> list[M]:
     """Insert ``objs`` (all new) and set their primary keys; ``COPY`` on PostgreSQL, ``bulk_create`` elsewhere."""
+    # The connection itself, not the ``django.db.connection`` proxy: fields look it up once per value.
+    connection = connections[DEFAULT_DB_ALIAS]
     if connection.vendor != "postgresql":
         return model.objects.bulk_create(objs)
     if not objs:
