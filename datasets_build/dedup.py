@@ -2,9 +2,10 @@
 
 Exact duplicates are caught by ``Item.content_hash`` (NFKC, collapsed whitespace). Near duplicates —
 the same sentence with a word changed, a re-posted review with different punctuation — are found by
-MinHash (datasketch) on character 5-grams of the normalised text: the signature is cut into bands, an
-item whose band matches an earlier item's band is a candidate, and candidates whose estimated Jaccard
-similarity reaches the threshold are recorded as :class:`~datasets_build.models.NearDuplicate` pairs.
+MinHash (datasketch's affine32 scheme, computed for a whole batch with numpy) on character 5-grams of
+the normalised text: the signature is cut into bands, an item whose band matches an earlier item's band
+is a candidate, and candidates whose estimated Jaccard similarity reaches the threshold are recorded as
+:class:`~datasets_build.models.NearDuplicate` pairs.
 Band keys live in :class:`~datasets_build.models.MinHashBand`, so memory does not grow with the project.
 """
 
