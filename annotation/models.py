@@ -478,3 +478,36 @@ class Adjudication(models.Model):
 
     def __str__(self) -> str:
         return f"adjudication of {self.item} by {self.decided_by}"
+
+
+class AuditObject(models.TextChoices):
+    ANNOTATION = "annotation", _("annotation")
+    GOLD = "gold", _("gold decision")
+    GUIDELINE = "guideline", _("guideline")
+    RELEASE = "release", _("release")
+    IMPORT = "import", _("import")
+
+
+class AuditEvent(models.Model):
+    """One recorded change: who did what to which object of a project, when, and the state before and after.
+
+    Written by the services in the same transaction as the change (so a rolled-back change leaves no
+    event); an import is one event, not one per imported item or annotation.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="audit_events")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="+")
+    at = models.DateTimeField(auto_now_add=True)
+    object_type = models.CharField(max_length=20, choices=AuditObject.choices)
+    object_id = models.PositiveBigIntegerField(null=True, blank=True)
+    action = models.CharField(max_length=30)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["project", "object_type", "-at"], name="audit_project_type_at")]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.object_type} {self.object_id} by {self.actor}"

@@ -15,6 +15,8 @@ from .models import (
     Annotation,
     Assignment,
     AssignmentStatus,
+    AuditEvent,
+    AuditObject,
     Draft,
     Flag,
     FlagResolution,
@@ -280,3 +282,11 @@ def annotator_worklist(user: User) -> list[dict[str, Any]]:
         rows.append({"project": project.slug, "task_type": project.task_type,
                      "path": reverse("annotate", args=[project.pk]), **annotator_progress(project, user)})
     return rows
+
+
+def audit_events(project: Project, *, object_type: str | None = None) -> QuerySet[AuditEvent]:
+    """The project's audit trail, newest first; ``object_type`` (an ``AuditObject`` value) narrows it."""
+    events = AuditEvent.objects.filter(project=project).select_related("actor")
+    if object_type in AuditObject.values:
+        events = events.filter(object_type=object_type)
+    return events

@@ -18,11 +18,13 @@ from django.db.models import Count, F, Max, Q, QuerySet, Value
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
+from .audit import audit_record
 from .models import (
     SLOT_HOLDING,
     Annotation,
     Assignment,
     AssignmentStatus,
+    AuditObject,
     Draft,
     Flag,
     FlagResolution,
@@ -86,7 +88,7 @@ def project_create(
         project=project, instructions=template.instructions, ethics=template.ethics, pii=template.pii,
         change_note="Template guideline", created_by=created_by,
     )
-    guideline_publish(guideline=guideline)
+    guideline_publish(guideline=guideline, by=created_by)
     return project
 
 
@@ -125,22 +127,31 @@ def guideline_create(
             raise ServiceError(f"the {field} section must not be empty", field=field)
     Project.objects.select_for_update().get(pk=project.pk)  # serialise version numbering
     last = Guideline.objects.filter(project=project).order_by("-version").values_list("version", flat=True).first()
-    return Guideline.objects.create(
+    guideline = Guideline.objects.create(
         project=project, version=(last or 0) + 1, instructions=instructions, ethics=ethics, pii=pii,
         change_note=change_note, created_by=created_by,
     )
+    audit_record(project=project, actor=created_by, object_type=AuditObject.GUIDELINE, object_id=guideline.pk,
+                 action="create", after={"version": guideline.version, "instructions": instructions,
+                                         "ethics": ethics, "pii": pii, "change_note": change_note})
+    return guideline
 
 
 @transaction.atomic
-def guideline_publish(*, guideline: Guideline) -> Guideline:
+def guideline_publish(*, guideline: Guideline, by: User | None = None) -> Guideline:
     """Make this version the current one; annotators must acknowledge it before their next item."""
     Project.objects.select_for_update().get(pk=guideline.project_id)
     if guideline.is_published:
         raise ServiceError(f"version {guideline.version} is already published", code="conflict")
+    previous = Guideline.objects.filter(project_id=guideline.project_id, is_current=True).values_list(
+        "version", flat=True).first()
     Guideline.objects.filter(project_id=guideline.project_id, is_current=True).update(is_current=False)
     guideline.published_at = timezone.now()
     guideline.is_current = True
     guideline.save(update_fields=["published_at", "is_current"])
+    audit_record(project=guideline.project_id, actor=by, object_type=AuditObject.GUIDELINE, object_id=guideline.pk,
+                 action="publish", before={"current_version": previous},
+                 after={"current_version": guideline.version, "published_at": guideline.published_at.isoformat()})
     return guideline
 
 
@@ -368,11 +379,17 @@ def annotation_submit(
         )
     except PayloadError as error:
         raise ServiceError(error.message, field=f"payload.{error.field}" if error.field else "payload") from None
+    before = Annotation.objects.filter(item=item, annotator=user, stage=assignment.stage).values_list(
+        "payload", flat=True).first()
     annotation, created = Annotation.objects.update_or_create(
         item=item, annotator=user, stage=assignment.stage,
         defaults={"payload": normalised, "guideline": current_guideline(project),
                   "seconds_spent": seconds_spent},
     )
+    if created or before != normalised:
+        audit_record(project=project, actor=user, object_type=AuditObject.ANNOTATION, object_id=annotation.pk,
+                     action="create" if created else "update", before=None if created else before,
+                     after={"item": item.pk, "stage": assignment.stage, "payload": normalised})
     if assignment.status != AssignmentStatus.SUBMITTED:
         if assignment.status not in SLOT_HOLDING:  # a late submission of an expired or flagged lease
             _slots_add(Counter({(assignment.item_id, assignment.stage): 1}))
