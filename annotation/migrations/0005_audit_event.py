@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0003_adjudication_agreementreport_goldlabel'),
+        ('annotation', '0004_queueslot'),
     ]
 
     operations = [
