@@ -21,6 +21,7 @@ from . import services
 from .models import (
     Annotation,
     Assignment,
+    AuditEvent,
     Draft,
     Flag,
     Guideline,
@@ -104,7 +105,7 @@ class GuidelineAdmin(admin.ModelAdmin):
     def publish(self, request: HttpRequest, queryset: QuerySet[Guideline]) -> None:
         for guideline in queryset.order_by("project_id", "version"):
             try:
-                services.guideline_publish(guideline=guideline)
+                services.guideline_publish(guideline=guideline, by=request.user)
             except services.ServiceError as error:
                 self.message_user(request, f"{guideline}: {error.message}", messages.WARNING)
             else:
@@ -224,6 +225,25 @@ class DraftAdmin(admin.ModelAdmin):
     raw_id_fields = ("assignment",)
     readonly_fields = ("updated_at",)
     list_select_related = ("assignment__item", "assignment__annotator")
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(admin.ModelAdmin):
+    """Read-only: the trail is written by the services and never edited."""
+
+    list_display = ("at", "project", "actor", "object_type", "object_id", "action")
+    list_filter = ("object_type", "action", "project")
+    search_fields = ("actor__username",)
+    list_select_related = ("project", "actor")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: AuditEvent | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: AuditEvent | None = None) -> bool:
+        return False
 
 
 # Agreement, gold and adjudication models are registered in their own module.

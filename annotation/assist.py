@@ -93,7 +93,11 @@ _EDITABLE = ("show", "fraction", "seed", "queue_order", "uncertainty", "retrain_
 
 
 def assist_settings(project: Project) -> AssistSettings:
-    raw = (project.options or {}).get(OPTIONS_KEY) or {}
+    options = project.options or {}
+    raw = dict(options.get(OPTIONS_KEY) or {})
+    # The queue reads its order from the project's own ``queue_order`` option; that one is authoritative.
+    raw["queue_order"] = options.get("queue_order", "default") if options.get("queue_order") in QUEUE_ORDERS \
+        else "default"
     known = {k: raw[k] for k in AssistSettings.__dataclass_fields__ if k in raw and k != "extra"}
     try:
         return AssistSettings(**known)
@@ -137,7 +141,9 @@ def _validated(changes: dict[str, Any]) -> dict[str, Any]:
 
 def _write(project: Project, settings: AssistSettings) -> None:
     options = dict(project.options or {})
-    options[OPTIONS_KEY] = settings.as_dict()
+    data = settings.as_dict()
+    options["queue_order"] = data.pop("queue_order")
+    options[OPTIONS_KEY] = data
     Project.objects.filter(pk=project.pk).update(options=options)
     project.options = options
 
@@ -146,9 +152,12 @@ def _write(project: Project, settings: AssistSettings) -> None:
 def assist_settings_update(*, project: Project, **changes: Any) -> AssistSettings:
     """Change the project's assist settings (validated); returns the new settings."""
     locked = Project.objects.select_for_update().get(pk=project.pk)
-    settings = replace(assist_settings(locked), **_validated(changes))
+    before = assist_settings(locked)
+    settings = replace(before, **_validated(changes))
     _write(locked, settings)
     project.options = locked.options
+    if settings.queue_order == "uncertainty" and before.queue_order != "uncertainty":
+        transaction.on_commit(lambda: queue_priorities_refresh(project))
     return settings
 
 
@@ -325,6 +334,8 @@ def suggestions_replace(*, project: Project, rows: Iterable[SuggestionRow], mode
                        trained_on=assist_settings(locked).trained_on if trained_on is None else int(trained_on))
     _write(locked, settings)
     project.options = locked.options
+    # The queue's priorities follow after commit, in short transactions of their own (see below).
+    transaction.on_commit(lambda: queue_priorities_refresh(project))
     return {**counts, "errors": errors, "model_version": model_version}
 
 
@@ -334,7 +345,36 @@ def suggestions_clear(*, project: Project) -> int:
     Project.objects.select_for_update().get(pk=project.pk)
     n = Suggestion.objects.filter(item__project=project, is_current=True).update(is_current=False)
     _unreferenced(Suggestion.objects.filter(item__project=project, is_current=False)).delete()
+    transaction.on_commit(lambda: queue_priorities_refresh(project))
     return n
+
+
+# -- the uncertainty-first queue order ------------------------------------------------------------------------
+
+#: Items per priority update: each chunk is its own short transaction, so the queue's slot rows are never
+#: held locked for long (the take skips locked slots, and would otherwise find nothing to hand out).
+PRIORITY_CHUNK = 500
+
+
+def queue_priorities_refresh(project: Project) -> int:
+    """Give the queue's ``"uncertainty"`` order its keys: each item's priority is its current suggestion's
+    uncertainty (least sure first); items without one get none and come last. Returns slots updated.
+
+    The queue (``services.queue_priority_set`` and the slot index) is the queue's own; this only feeds it.
+    """
+    from .models import QueueSlot
+    from .services import queue_priority_set
+
+    priorities: dict[int, float | None] = dict.fromkeys(
+        QueueSlot.objects.filter(project=project, priority__isnull=False).values_list("item_id", flat=True))
+    priorities.update(Suggestion.objects.filter(item__project=project, is_current=True)
+                      .values_list("item_id", "uncertainty"))
+    ids = sorted(priorities)
+    updated = 0
+    for start in range(0, len(ids), PRIORITY_CHUNK):
+        with transaction.atomic():
+            updated += queue_priority_set(project, {i: priorities[i] for i in ids[start:start + PRIORITY_CHUNK]})
+    return updated
 
 
 # -- reads ----------------------------------------------------------------------------------------------

@@ -13,7 +13,8 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q, Value
+from django.db.models.functions import Coalesce
 from django.utils.translation import gettext_lazy as _
 
 from .task_types import TaskType, get_task_type, slugs
@@ -308,10 +309,49 @@ class Assignment(models.Model):
         indexes = [
             models.Index(fields=["item", "stage", "status"], name="assignment_item_stage_status"),
             models.Index(fields=["annotator", "status"], name="assignment_annotator_status"),
+            # The take's lazy expiry looks for open leases that ran out.
+            models.Index(fields=["lease_expires_at"], condition=Q(status="leased"), name="assignment_open_lease"),
         ]
 
     def __str__(self) -> str:
         return f"{self.item} → {self.annotator} ({self.stage}, {self.status})"
+
+
+#: Assignment statuses that hold a place for their item in the queue counter (``QueueSlot.live``).
+SLOT_HOLDING = (AssignmentStatus.LEASED, AssignmentStatus.SUBMITTED)
+
+
+#: The "uncertainty" queue order's sort key: priority, unset last. An expression rather than ``NULLS LAST``,
+#: which SQLite does not allow in an index.
+UNSET_PRIORITY_LAST = Coalesce(F("priority"), Value(-1e308))
+
+
+class QueueSlot(models.Model):
+    """The queue's per-(item, stage) counter: how many assignments hold a place (leased or submitted).
+
+    Maintained in the same transaction as every assignment status change, so the take is an index range
+    scan instead of a count per item. A lease past its expiry still counts until it is marked expired
+    (by ``annotation.expire_leases`` or lazily by the take). ``priority`` orders the queue when the
+    project's ``options["queue_order"]`` is ``"uncertainty"`` (highest first, unset last).
+    """
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="queue_slots")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="queue_slots")
+    stage = models.CharField(max_length=30)
+    live = models.PositiveIntegerField(default=0)
+    priority = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        #: (project, stage, item) rather than (item, stage): the same uniqueness, and it finds the newest slot.
+        constraints = [models.UniqueConstraint(fields=["project", "stage", "item"], name="queueslot_unique")]
+        indexes = [
+            models.Index(fields=["project", "stage", "-live", "item"], name="queueslot_take"),
+            models.Index(F("project"), F("stage"), UNSET_PRIORITY_LAST.desc(), F("item"),
+                         name="queueslot_take_priority"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item_id} {self.stage}: {self.live}"
 
 
 class Annotation(models.Model):
@@ -501,3 +541,36 @@ class Adjudication(models.Model):
 
     def __str__(self) -> str:
         return f"adjudication of {self.item} by {self.decided_by}"
+
+
+class AuditObject(models.TextChoices):
+    ANNOTATION = "annotation", _("annotation")
+    GOLD = "gold", _("gold decision")
+    GUIDELINE = "guideline", _("guideline")
+    RELEASE = "release", _("release")
+    IMPORT = "import", _("import")
+
+
+class AuditEvent(models.Model):
+    """One recorded change: who did what to which object of a project, when, and the state before and after.
+
+    Written by the services in the same transaction as the change (so a rolled-back change leaves no
+    event); an import is one event, not one per imported item or annotation.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="audit_events")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="+")
+    at = models.DateTimeField(auto_now_add=True)
+    object_type = models.CharField(max_length=20, choices=AuditObject.choices)
+    object_id = models.PositiveBigIntegerField(null=True, blank=True)
+    action = models.CharField(max_length=30)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["project", "object_type", "-at"], name="audit_project_type_at")]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.object_type} {self.object_id} by {self.actor}"

@@ -5,15 +5,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from .models import (
     ANNOTATABLE_SCREENING,
+    UNSET_PRIORITY_LAST,
     Annotation,
     Assignment,
     AssignmentStatus,
+    AuditEvent,
+    AuditObject,
     Draft,
     Flag,
     FlagResolution,
@@ -22,6 +25,7 @@ from .models import (
     Item,
     Membership,
     Project,
+    QueueSlot,
     Role,
     User,
 )
@@ -171,6 +175,34 @@ def eligible_items(project: Project, user: User, stage: str) -> QuerySet[Item]:
     return qs.order_by(F("live").desc(), "id")
 
 
+def queue_candidates(project: Project, user: User, stage: str) -> QuerySet[QueueSlot]:
+    """The take's candidates: the same rules as :func:`eligible_items`, read from the maintained counter.
+
+    ``QueueSlot.live`` counts leases not yet marked expired, so callers expire leases first. Ordered
+    closest-to-completion first, or by ``priority`` (highest first, unset last) when the project's
+    ``options["queue_order"]`` is ``"uncertainty"``; either order is an index range scan.
+    """
+    needed = project.annotations_needed(stage)
+    qs = (
+        QueueSlot.objects.filter(project=project, stage=stage, live__lt=needed,
+                                 item__screening_status__in=ANNOTATABLE_SCREENING)
+        .exclude(Exists(Flag.objects.filter(item=OuterRef("item"), resolution=FlagResolution.OPEN)))
+        .exclude(Exists(Assignment.objects.filter(item=OuterRef("item"), annotator=user, stage=stage)
+                        .exclude(status=AssignmentStatus.EXPIRED)))
+    )
+    stages = project.task.stages
+    index = [s.name for s in stages].index(stage)
+    if stages[index].done_marker:
+        qs = qs.exclude(item__payload__has_key=stages[index].done_marker)
+    if index > 0 and stages[index - 1].done_marker:
+        previous = stages[index - 1]
+        qs = qs.filter(item__payload__has_key=previous.done_marker).exclude(
+            Exists(Annotation.objects.filter(item=OuterRef("item"), annotator=user, stage=previous.name)))
+    if project.options.get("queue_order") == "uncertainty":
+        return qs.order_by(UNSET_PRIORITY_LAST.desc(), "item_id")
+    return qs.order_by("-live", "item_id")
+
+
 def projects_with_roles(user: User) -> list[tuple[Project, str]]:
     """The user's projects with their role in each, in one query (the home page lists them all)."""
     if user.is_superuser:
@@ -250,3 +282,11 @@ def annotator_worklist(user: User) -> list[dict[str, Any]]:
         rows.append({"project": project.slug, "task_type": project.task_type,
                      "path": reverse("annotate", args=[project.pk]), **annotator_progress(project, user)})
     return rows
+
+
+def audit_events(project: Project, *, object_type: str | None = None) -> QuerySet[AuditEvent]:
+    """The project's audit trail, newest first; ``object_type`` (an ``AuditObject`` value) narrows it."""
+    events = AuditEvent.objects.filter(project=project).select_related("actor")
+    if object_type in AuditObject.values:
+        events = events.filter(object_type=object_type)
+    return events

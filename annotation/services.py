@@ -8,18 +8,24 @@ two annotations for one double-click.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Count, F, Max, Q, QuerySet, Value
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from .assist import submission_fields
+from .audit import audit_record
 from .models import (
+    SLOT_HOLDING,
     Annotation,
     Assignment,
     AssignmentStatus,
+    AuditObject,
     Draft,
     Flag,
     FlagResolution,
@@ -28,13 +34,14 @@ from .models import (
     Item,
     Membership,
     Project,
+    QueueSlot,
     Role,
     ScreeningStatus,
     Source,
     User,
     content_hash,
 )
-from .selectors import current_guideline, eligible_items, has_acknowledged_current, live_assignments
+from .selectors import current_guideline, has_acknowledged_current, queue_candidates
 from .task_types import PayloadError, get_task_type
 
 
@@ -82,7 +89,7 @@ def project_create(
         project=project, instructions=template.instructions, ethics=template.ethics, pii=template.pii,
         change_note="Template guideline", created_by=created_by,
     )
-    guideline_publish(guideline=guideline)
+    guideline_publish(guideline=guideline, by=created_by)
     return project
 
 
@@ -121,22 +128,31 @@ def guideline_create(
             raise ServiceError(f"the {field} section must not be empty", field=field)
     Project.objects.select_for_update().get(pk=project.pk)  # serialise version numbering
     last = Guideline.objects.filter(project=project).order_by("-version").values_list("version", flat=True).first()
-    return Guideline.objects.create(
+    guideline = Guideline.objects.create(
         project=project, version=(last or 0) + 1, instructions=instructions, ethics=ethics, pii=pii,
         change_note=change_note, created_by=created_by,
     )
+    audit_record(project=project, actor=created_by, object_type=AuditObject.GUIDELINE, object_id=guideline.pk,
+                 action="create", after={"version": guideline.version, "instructions": instructions,
+                                         "ethics": ethics, "pii": pii, "change_note": change_note})
+    return guideline
 
 
 @transaction.atomic
-def guideline_publish(*, guideline: Guideline) -> Guideline:
+def guideline_publish(*, guideline: Guideline, by: User | None = None) -> Guideline:
     """Make this version the current one; annotators must acknowledge it before their next item."""
     Project.objects.select_for_update().get(pk=guideline.project_id)
     if guideline.is_published:
         raise ServiceError(f"version {guideline.version} is already published", code="conflict")
+    previous = Guideline.objects.filter(project_id=guideline.project_id, is_current=True).values_list(
+        "version", flat=True).first()
     Guideline.objects.filter(project_id=guideline.project_id, is_current=True).update(is_current=False)
     guideline.published_at = timezone.now()
     guideline.is_current = True
     guideline.save(update_fields=["published_at", "is_current"])
+    audit_record(project=guideline.project_id, actor=by, object_type=AuditObject.GUIDELINE, object_id=guideline.pk,
+                 action="publish", before={"current_version": previous},
+                 after={"current_version": guideline.version, "published_at": guideline.published_at.isoformat()})
     return guideline
 
 
@@ -201,46 +217,130 @@ def _resumable(project: Project, user: User) -> Assignment | None:
     )
 
 
+def _slots_add(deltas: Counter[tuple[int, str]]) -> None:
+    """Apply counter changes, in (item, stage) order so that concurrent writers never deadlock."""
+    for (item_id, stage), delta in sorted(deltas.items()):
+        if delta:
+            QueueSlot.objects.filter(item_id=item_id, stage=stage).update(live=Greatest(F("live") + delta, Value(0)))
+
+
+def _assignments_close(assignments: QuerySet[Assignment], status: str) -> int:
+    """Move assignments to a status that gives up their place (expired, flagged), keeping the counter."""
+    with transaction.atomic():
+        rows = list(assignments.select_for_update(of=("self",)).order_by("id")
+                    .values_list("id", "item_id", "stage", "status"))
+        if not rows:
+            return 0
+        Assignment.objects.filter(id__in=[row[0] for row in rows]).update(status=status, updated_at=timezone.now())
+        _slots_add(_holding_losses(rows))
+    return len(rows)
+
+
+def _holding_losses(rows: list[tuple[int, int, str, str]]) -> Counter[tuple[int, str]]:
+    losses: Counter[tuple[int, str]] = Counter()
+    for _, item_id, stage, old in rows:
+        if old in SLOT_HOLDING:
+            losses[(item_id, stage)] -= 1
+    return losses
+
+
+def _slot_rows(items: QuerySet[Item], stage: str) -> list[QueueSlot]:
+    counted = items.annotate(held=Count("assignments", filter=Q(assignments__stage=stage,
+                                                                assignments__status__in=SLOT_HOLDING)))
+    return [QueueSlot(item_id=item_id, project_id=project_id, stage=stage, live=held)
+            for item_id, project_id, held in counted.values_list("id", "project_id", "held")]
+
+
+def queue_slots_ensure(project: Project, stage: str) -> int:
+    """Give the project's items created since the newest slot (imports, the demo, the API) their slot.
+
+    Item ids grow, so this is one index probe when nothing is new; an import committing after a newer
+    item is caught by :func:`queue_slots_sync`. Returns how many slots were created.
+    """
+    newest = QueueSlot.objects.filter(project=project, stage=stage).aggregate(newest=Max("item_id"))["newest"]
+    items = Item.objects.filter(project=project)
+    if newest is not None:
+        items = items.filter(id__gt=newest)
+    return len(QueueSlot.objects.bulk_create(_slot_rows(items, stage), batch_size=2000, ignore_conflicts=True))
+
+
+def queue_slots_sync() -> int:
+    """Create every missing slot, whatever the item ids (run by ``annotation.expire_leases``)."""
+    created = 0
+    for project in Project.objects.all():
+        for stage in project.stage_names:
+            missing = Item.objects.filter(project=project).exclude(queue_slots__stage=stage)
+            created += len(QueueSlot.objects.bulk_create(_slot_rows(missing, stage), batch_size=2000,
+                                                         ignore_conflicts=True))
+    return created
+
+
+def queue_priority_set(project: Project, priorities: dict[int, float | None]) -> int:
+    """Set the item-level priority the ``"uncertainty"`` queue order uses (highest first, ``None`` last).
+
+    Applies to every stage of the item; returns how many slots were updated.
+    """
+    for stage in project.stage_names:
+        queue_slots_ensure(project, stage)
+    slots = list(QueueSlot.objects.filter(project=project, item_id__in=list(priorities)))
+    for slot in slots:
+        slot.priority = priorities[slot.item_id]
+    QueueSlot.objects.bulk_update(slots, ["priority"], batch_size=1000)
+    return len(slots)
+
+
 def assignment_next(*, project: Project, user: User) -> Assignment | None:
     """Hand the annotator their next item, or ``None`` when nothing is left for them.
 
-    On PostgreSQL the candidate item row is locked with ``FOR UPDATE SKIP LOCKED`` and the live count
-    re-read under the lock, so parallel requests never push an item past k.
+    Leases of the project that ran out are marked expired first, then the take reads the maintained
+    counter (``QueueSlot``). On PostgreSQL the candidate slot is locked with ``FOR UPDATE SKIP LOCKED``
+    and the holding assignments recounted under the lock (correcting the counter if it drifted), so
+    parallel requests never push an item past k.
     """
     if not has_acknowledged_current(user, project):
         raise ServiceError("acknowledge the current guideline first", code="guideline")
     resumed = _resumable(project, user)
     if resumed is not None:
         return resumed
+    _assignments_close(Assignment.objects.filter(item__project=project, status=AssignmentStatus.LEASED,
+                                                 lease_expires_at__lte=timezone.now()), AssignmentStatus.EXPIRED)
     for stage in project.stage_names:
+        queue_slots_ensure(project, stage)
         needed = project.annotations_needed(stage)
         for _attempt in range(5):
             with transaction.atomic():
-                item = (
-                    eligible_items(project, user, stage)
+                slot = (
+                    queue_candidates(project, user, stage)
                     .select_for_update(skip_locked=True, of=("self",))
                     .first()
                 )
-                if item is None:
+                if slot is None:
                     break
-                live = live_assignments().filter(item=item, stage=stage).exclude(annotator=user).count()
-                if live >= needed:
-                    continue  # filled while we waited for the lock; try the next candidate
+                held = Assignment.objects.filter(item_id=slot.item_id, stage=stage,
+                                                 status__in=SLOT_HOLDING).count()
+                if held >= needed:  # the counter drifted (it never should); correct it, try the next one
+                    QueueSlot.objects.filter(pk=slot.pk).update(live=held)
+                    continue
                 assignment, created = Assignment.objects.get_or_create(
-                    item=item, annotator=user, stage=stage,
+                    item_id=slot.item_id, annotator=user, stage=stage,
                     defaults={"status": AssignmentStatus.LEASED, "lease_expires_at": _lease_expiry(project)},
                 )
                 if not created:  # their own expired lease comes back to them
                     assignment.status = AssignmentStatus.LEASED
                     assignment.lease_expires_at = _lease_expiry(project)
                     assignment.save(update_fields=["status", "lease_expires_at", "updated_at"])
+                QueueSlot.objects.filter(pk=slot.pk).update(live=held + 1)
                 return assignment
     return None
 
 
+@transaction.atomic
 def assignment_skip(*, assignment: Assignment, reason: str = "") -> Assignment:
-    if assignment.status == AssignmentStatus.SUBMITTED:
+    locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    if locked.status == AssignmentStatus.SUBMITTED:
         raise ServiceError("this item is already submitted", code="conflict")
+    if locked.status in SLOT_HOLDING:
+        _slots_add(Counter({(locked.item_id, locked.stage): -1}))
     assignment.status = AssignmentStatus.SKIPPED
     assignment.skip_reason = reason[:300]
     assignment.save(update_fields=["status", "skip_reason", "updated_at"])
@@ -280,12 +380,20 @@ def annotation_submit(
         )
     except PayloadError as error:
         raise ServiceError(error.message, field=f"payload.{error.field}" if error.field else "payload") from None
+    before = Annotation.objects.filter(item=item, annotator=user, stage=assignment.stage).values_list(
+        "payload", flat=True).first()
     annotation, created = Annotation.objects.update_or_create(
         item=item, annotator=user, stage=assignment.stage,
         defaults={"payload": normalised, "guideline": current_guideline(project),
                   "seconds_spent": seconds_spent, **submission_fields(assignment, normalised, project)},
     )
+    if created or before != normalised:
+        audit_record(project=project, actor=user, object_type=AuditObject.ANNOTATION, object_id=annotation.pk,
+                     action="create" if created else "update", before=None if created else before,
+                     after={"item": item.pk, "stage": assignment.stage, "payload": normalised})
     if assignment.status != AssignmentStatus.SUBMITTED:
+        if assignment.status not in SLOT_HOLDING:  # a late submission of an expired or flagged lease
+            _slots_add(Counter({(assignment.item_id, assignment.stage): 1}))
         assignment.status = AssignmentStatus.SUBMITTED
         assignment.save(update_fields=["status", "updated_at"])
     updated_item = project.task.apply_stage_output(item.payload, assignment.stage, normalised)
@@ -303,9 +411,8 @@ def flag_create(*, item: Item, user: User | None, kind: str, note: str = "") -> 
     """Raise a flag; the item leaves every queue until a manager resolves it."""
     flag = Flag.objects.create(item=item, user=user, kind=kind, note=note)
     if user is not None:
-        Assignment.objects.filter(item=item, annotator=user).exclude(status=AssignmentStatus.SUBMITTED).update(
-            status=AssignmentStatus.FLAGGED, updated_at=timezone.now()
-        )
+        _assignments_close(Assignment.objects.filter(item=item, annotator=user)
+                           .exclude(status=AssignmentStatus.SUBMITTED), AssignmentStatus.FLAGGED)
     return flag
 
 
@@ -332,9 +439,9 @@ def flag_resolve(*, flag: Flag, resolution: str, by: User, note: str = "") -> Fl
 
 def assignments_expire() -> int:
     """Mark leases that ran out as expired, returning their items to the pool; returns how many."""
-    return Assignment.objects.filter(
+    return _assignments_close(Assignment.objects.filter(
         status=AssignmentStatus.LEASED, lease_expires_at__lte=timezone.now()
-    ).update(status=AssignmentStatus.EXPIRED, updated_at=timezone.now())
+    ), AssignmentStatus.EXPIRED)
 
 
 @transaction.atomic
@@ -349,10 +456,10 @@ def membership_remove(*, membership: Membership) -> None:
     ).exclude(pk=membership.pk).exists():
         raise ServiceError("a project needs at least one manager; add another before removing this one",
                            code="conflict", field="membership")
-    Assignment.objects.filter(
+    _assignments_close(Assignment.objects.filter(
         item__project_id=membership.project_id, annotator_id=membership.user_id,
         status=AssignmentStatus.LEASED,
-    ).update(status=AssignmentStatus.EXPIRED, updated_at=timezone.now())
+    ), AssignmentStatus.EXPIRED)
     membership.delete()
 
 

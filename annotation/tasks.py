@@ -7,9 +7,12 @@ from . import services
 
 @shared_task(name="annotation.expire_leases")
 def expire_leases() -> int:
-    """Return abandoned items to the pool (the queue ignores expired leases anyway; this keeps the
-    status column honest for progress pages and reports)."""
-    return services.assignments_expire()
+    """Return abandoned items to the pool (the take also expires its project's leases; this keeps the
+    status column and the queue counter honest) and give items an import committed late their queue
+    slot."""
+    expired = services.assignments_expire()
+    services.queue_slots_sync()
+    return expired
 
 
 @shared_task(bind=True, name="annotation.agreement_report")

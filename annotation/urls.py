@@ -18,4 +18,5 @@ urlpatterns = [
     path("projects/<int:project_id>/items/", views.project_items, name="project-items"),
     path("projects/<int:project_id>/guideline/read/", views.guideline_read, name="guideline-read"),
     path("projects/<int:project_id>/annotate/", views.annotate, name="annotate"),
+    path("projects/<int:project_id>/audit/", views.project_audit, name="project-audit"),
 ]

@@ -7,6 +7,8 @@ leak, and members whose role does not allow the page get 403.
 
 from __future__ import annotations
 
+import json
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -29,7 +31,7 @@ from .forms import (
     MemberRoleForm,
     ProjectCreateForm,
 )
-from .models import FlagKind, Guideline, Membership, Project, Role, ScreeningStatus
+from .models import AuditObject, FlagKind, Guideline, Membership, Project, Role, ScreeningStatus
 from .permissions import ANNOTATE, CURATE, MANAGE, MEMBERS, can_create_projects
 from .rendering import render_markdown
 from .workspace_strings import stage_title, workspace_strings
@@ -141,7 +143,7 @@ def project_guideline(request: HttpRequest, project_id: int) -> HttpResponse:
                     guideline = services.guideline_create(project=project, created_by=request.user,
                                                           **form.cleaned_data)
                     if action == "publish":
-                        services.guideline_publish(guideline=guideline)
+                        services.guideline_publish(guideline=guideline, by=request.user)
             except services.ServiceError as error:
                 form.add_error(error.field if error.field in form.fields else None, error.message)
             else:
@@ -169,7 +171,7 @@ def project_guideline(request: HttpRequest, project_id: int) -> HttpResponse:
 def _publish_draft(request: HttpRequest, project: Project) -> HttpResponse:
     guideline = get_object_or_404(Guideline, pk=_posted_id(request, "guideline"), project=project)
     try:
-        services.guideline_publish(guideline=guideline)
+        services.guideline_publish(guideline=guideline, by=request.user)
     except services.ServiceError as error:
         messages.error(request, error.message)
     else:
@@ -254,6 +256,25 @@ def project_items(request: HttpRequest, project_id: int) -> HttpResponse:
     context.update({"filters": filters, "page": page, "rows": rows, "stages": project.task.stages,
                     "query": query.urlencode()})
     return render(request, "annotation/project_items.html", context)
+
+
+def _as_json(value: object) -> str:
+    return "" if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+@login_required
+@require_http_methods(["GET"])
+def project_audit(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The audit trail: every recorded change to annotations, gold, guidelines, releases and imports."""
+    project, role = project_for(request, project_id, MANAGE)
+    object_type = request.GET.get("object_type") or ""
+    events = selectors.audit_events(project, object_type=object_type or None)
+    page = Paginator(events, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
+    rows = [{"event": event, "before": _as_json(event.before), "after": _as_json(event.after)}
+            for event in page.object_list]
+    context = _project_context(project, role, "audit")
+    context.update({"page": page, "rows": rows, "object_type": object_type, "object_types": AuditObject.choices})
+    return render(request, "annotation/project_audit.html", context)
 
 
 # -- the annotator's workspace --------------------------------------------------------------------

@@ -2,9 +2,10 @@
 
 Exact duplicates are caught by ``Item.content_hash`` (NFKC, collapsed whitespace). Near duplicates —
 the same sentence with a word changed, a re-posted review with different punctuation — are found by
-MinHash (datasketch) on character 5-grams of the normalised text: the signature is cut into bands, an
-item whose band matches an earlier item's band is a candidate, and candidates whose estimated Jaccard
-similarity reaches the threshold are recorded as :class:`~datasets_build.models.NearDuplicate` pairs.
+MinHash (datasketch's affine32 scheme, computed for a whole batch with numpy) on character 5-grams of
+the normalised text: the signature is cut into bands, an item whose band matches an earlier item's band
+is a candidate, and candidates whose estimated Jaccard similarity reaches the threshold are recorded as
+:class:`~datasets_build.models.NearDuplicate` pairs.
 Band keys live in :class:`~datasets_build.models.MinHashBand`, so memory does not grow with the project.
 """
 
@@ -15,7 +16,7 @@ import zlib
 from collections.abc import Iterable
 
 import numpy as np
-from datasketch import LeanMinHash, MinHash
+from datasketch import MinHash
 from django.conf import settings
 
 NUM_PERM = 64
@@ -42,27 +43,47 @@ def shingles(text: str) -> set[bytes]:
     return {text[i:i + SHINGLE].encode("utf-8") for i in range(len(text) - SHINGLE + 1)}
 
 
-def _hash32(data: bytes) -> int:
-    # CRC-32 is computed in C; MinHash only needs the shingles spread, then permutes them itself.
-    return zlib.crc32(data)
+#: The (a, b) of datasketch's default "affine32" scheme for NUM_PERM and SEED: signatures computed here
+#: equal ``MinHash(num_perm=NUM_PERM, seed=SEED, hashfunc=zlib.crc32)`` (tests/test_dedup.py checks it).
+_A, _B = MinHash(num_perm=NUM_PERM, seed=SEED).permutations
 
 
-def signatures(texts: Iterable[str]) -> list[LeanMinHash]:
-    sets = [list(shingles(t)) for t in texts]
-    return [LeanMinHash(m) for m in MinHash.bulk(sets, num_perm=NUM_PERM, seed=SEED, hashfunc=_hash32)]
+def _fmix32(h: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 32-bit finalizer, which the affine32 scheme applies to every input hash."""
+    h = h ^ (h >> np.uint32(16))
+    h = h * np.uint32(0x85EBCA6B)
+    h = h ^ (h >> np.uint32(13))
+    h = h * np.uint32(0xC2B2AE35)
+    return h ^ (h >> np.uint32(16))
+
+
+def signatures(texts: Iterable[str]) -> np.ndarray:
+    """One MinHash signature (a row of NUM_PERM uint32) per text, for a whole batch in one numpy pass:
+    per-item MinHash objects cost more than the hashing. Shingles are CRC-32 hashed (in C)."""
+    hashes: list[int] = []
+    offsets: list[int] = []
+    for text in texts:
+        offsets.append(len(hashes))
+        hashes.extend(map(zlib.crc32, shingles(text)))
+    if not offsets:
+        return np.empty((0, NUM_PERM), dtype=np.uint32)
+    with np.errstate(over="ignore"):
+        permuted = _fmix32(np.array(hashes, dtype=np.uint32).reshape(-1, 1)) * _A + _B
+    return np.minimum.reduceat(permuted, offsets, axis=0)
 
 
 _MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0x85EBCA77C2B2AE63,
                  0x27D4EB2F165667C5, 0xFF51AFD7ED558CCD], dtype=np.uint64)
 
 
-def band_keys(signature: LeanMinHash) -> list[int]:
+def band_keys(signature: np.ndarray) -> list[int]:
     """One signed 63-bit key per band (band number mixed in, so equal values in different bands differ)."""
-    bands = signature.hashvalues[:BANDS * ROWS].astype(np.uint64).reshape(BANDS, ROWS)
+    bands = signature[:BANDS * ROWS].astype(np.uint64).reshape(BANDS, ROWS)
     with np.errstate(over="ignore"):
         mixed = np.bitwise_xor.reduce(bands * _MIX, axis=1) ^ (np.arange(BANDS, dtype=np.uint64) * _MIX[0])
     return [int(k) for k in (mixed >> np.uint64(1)).astype(np.int64)]
 
 
-def similarity(a: LeanMinHash, b: LeanMinHash) -> float:
-    return float(a.jaccard(b))
+def similarity(a: np.ndarray, b: np.ndarray) -> float:
+    """The estimated Jaccard similarity: the share of equal signature values."""
+    return float(np.count_nonzero(a == b)) / NUM_PERM

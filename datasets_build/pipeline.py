@@ -6,7 +6,8 @@
 * validator — ``item_build`` and ``validate_annotation`` check the item and every label;
 * screener — PII pseudonymization with offset remapping (:mod:`.pii`), toxicity/bias screening
   (:mod:`.screening`), exact-duplicate check (content hash);
-* writer — ``bulk_create`` in batches inside the caller's transaction, then near-duplicate indexing.
+* writer — ``COPY`` (PostgreSQL; ``bulk_create`` elsewhere, :mod:`.bulk`) in batches inside the caller's
+  transaction, then near-duplicate indexing.
 
 All or nothing: after the first bad record nothing more is written, but reading and checking go on so
 the report lists every problem (up to the cap); the caller then rolls the transaction back. Memory is
@@ -30,7 +31,7 @@ from annotation.models import Annotation, Flag, FlagKind, Item, Project, Screeni
 from annotation.services import item_build
 from annotation.task_types import ParsedRecord, PayloadError
 
-from . import dedup, morph
+from . import bulk, dedup, morph
 from .licenses import normalise_spdx
 from .models import MinHashBand, NearDuplicate
 from .pii import PiiPolicy, Scrubber
@@ -326,14 +327,14 @@ class ImportPipeline:
         if not kept:
             return
         with transaction.atomic():
-            items = Item.objects.bulk_create([p.item for p in kept])
+            items = bulk.insert(Item, [p.item for p in kept])
             annotations = [
                 Annotation(item=item, annotator=self._user(who), stage=stage, payload=payload, imported=True)
                 for item, p in zip(items, kept, strict=True) for who, stage, payload in p.annotations
             ]
-            Annotation.objects.bulk_create(annotations)
-            Flag.objects.bulk_create([Flag(item=item, user=None, kind=kind, note=note)
-                                      for item, p in zip(items, kept, strict=True) for kind, note in p.flags])
+            bulk.insert(Annotation, annotations)
+            bulk.insert(Flag, [Flag(item=item, user=None, kind=kind, note=note)
+                               for item, p in zip(items, kept, strict=True) for kind, note in p.flags])
             self._index_near_duplicates(items)
         self.outcome.items += len(items)
         self.outcome.annotations += len(annotations)
@@ -358,31 +359,21 @@ class ImportPipeline:
     def _index_near_duplicates(self, items: list[Item]) -> None:
         signatures = dedup.signatures(self.task.item_text(item.payload) for item in items)
         keys = [dedup.band_keys(s) for s in signatures]
-        candidates: dict[int, set[int]] = {}
-        all_keys = sorted({k for ks in keys for k in ks})
-        table = connection.ops.quote_name(MinHashBand._meta.db_table)
-        with connection.cursor() as cursor:
-            # Raw SQL: thousands of integer parameters per batch cost more through the ORM than the query.
-            for start in range(0, len(all_keys), 900):
-                chunk = all_keys[start:start + 900]
-                cursor.execute(f"SELECT key, item_id FROM {table} WHERE project_id = %s AND key IN "
-                               f"({', '.join(['%s'] * len(chunk))})", [self.project.pk, *chunk])
-                for key, item_id in cursor.fetchall():
-                    candidates.setdefault(key, set()).add(item_id)
+        candidates = self._band_candidates(sorted({k for ks in keys for k in ks}))
         by_id = {item.pk: (item, signature) for item, signature in zip(items, signatures, strict=True)}
+        # Earlier items that share a band, in one query rather than one per candidate.
+        earlier = Item.objects.filter(pk__in={i for ids in candidates.values() for i in ids}).only(
+            "payload", "group_key")
+        others = list(earlier)
+        by_id.update(zip((o.pk for o in others), zip(
+            others, dedup.signatures(self.task.item_text(o.payload) for o in others), strict=True), strict=True))
         pairs: dict[tuple[int, int], float] = {}
-        others: dict[int, Any] = {}
         for item, signature, item_keys in zip(items, signatures, keys, strict=True):
             matches = set().union(*(candidates.get(k, set()) for k in item_keys))
             for other_id in matches:
                 if other_id == item.pk or (item.pk, other_id) in pairs:
                     continue
-                other = by_id.get(other_id)
-                if other is None:
-                    if other_id not in others:
-                        other_item = Item.objects.only("payload", "group_key").get(pk=other_id)
-                        others[other_id] = (other_item, dedup.signatures([self.task.item_text(other_item.payload)])[0])
-                    other = others[other_id]
+                other = by_id[other_id]
                 if item.group_key and item.group_key == other[0].group_key:
                     continue  # one passage, several questions: the same group stays in one split anyway
                 score = dedup.similarity(signature, other[1])
@@ -393,12 +384,42 @@ class ImportPipeline:
         NearDuplicate.objects.bulk_create(
             [NearDuplicate(project=self.project, item_id=a, duplicate_of_id=b, similarity=s)
              for (a, b), s in pairs.items()], ignore_conflicts=True)
-        # Ten rows per item: plain executemany, because model instances would cost more than the import.
-        with connection.cursor() as cursor:
-            cursor.executemany(f"INSERT INTO {table} (project_id, item_id, key) VALUES (%s, %s, %s)",
-                               [(self.project.pk, item.pk, k) for item, item_keys in zip(items, keys, strict=True)
-                                for k in item_keys])
+        self._write_bands([(self.project.pk, item.pk, k) for item, item_keys in zip(items, keys, strict=True)
+                           for k in item_keys])
         self._near += len(pairs)
+
+    def _band_candidates(self, all_keys: list[int]) -> dict[int, set[int]]:
+        """Band key → ids of the project's items already indexed under it."""
+        candidates: dict[int, set[int]] = {}
+        table = connection.ops.quote_name(MinHashBand._meta.db_table)
+        with connection.cursor() as cursor:
+            # Raw SQL: thousands of integer parameters per batch cost more through the ORM than the query.
+            if connection.vendor == "postgresql":
+                # One array literal instead of thousands of bound parameters (psycopg adapts each one).
+                cursor.execute(f"SELECT key, item_id FROM {table} WHERE project_id = %s AND key = ANY(%s::bigint[])",
+                               [self.project.pk, "{" + ",".join(map(str, all_keys)) + "}"])
+                rows = cursor.fetchall()
+            else:
+                rows = []
+                for start in range(0, len(all_keys), 900):
+                    chunk = all_keys[start:start + 900]
+                    cursor.execute(f"SELECT key, item_id FROM {table} WHERE project_id = %s AND key IN "
+                                   f"({', '.join(['%s'] * len(chunk))})", [self.project.pk, *chunk])
+                    rows.extend(cursor.fetchall())
+        for key, item_id in rows:
+            candidates.setdefault(key, set()).add(item_id)
+        return candidates
+
+    def _write_bands(self, rows: list[tuple[int, int, int]]) -> None:
+        """Ten rows per item, without model instances: COPY on PostgreSQL, executemany elsewhere."""
+        table = connection.ops.quote_name(MinHashBand._meta.db_table)
+        with connection.cursor() as cursor:
+            if connection.vendor == "postgresql":
+                with cursor.cursor.copy(f"COPY {table} (project_id, item_id, key) FROM STDIN") as copy:
+                    for row in rows:
+                        copy.write_row(row)
+            else:
+                cursor.executemany(f"INSERT INTO {table} (project_id, item_id, key) VALUES (%s, %s, %s)", rows)
 
     def _summary(self) -> dict[str, Any]:
         pii: dict[str, dict[str, int]] = {}

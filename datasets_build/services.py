@@ -12,7 +12,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Flag, FlagResolution, Item, Project, ScreeningStatus, Source, User
+from annotation.audit import audit_record
+from annotation.models import AuditObject, Flag, FlagResolution, Item, Project, ScreeningStatus, Source, User
 from annotation.services import ServiceError, flag_resolve
 
 from .models import ImportJob, ImportStatus
@@ -108,6 +109,9 @@ def items_import(
                 result.errors = outcome.errors
                 raise _Rollback
             result.items, result.annotations = outcome.items, outcome.annotations
+            audit_record(project=project, actor=user, object_type=AuditObject.IMPORT, object_id=result.source.pk,
+                         action="import", after={"file": path.name, "format": fmt, "source": result.source.name,
+                                                 "items": result.items, "annotations": result.annotations})
     except _Rollback:
         result.source = None
     except RecordError as error:

@@ -111,7 +111,7 @@ class ReleaseDetailView(ReleaseScoped, APIView):
     @extend_schema(responses={204: None, 409: OpenApiResponse(description="Published or still building.")})
     def delete(self, request: Request, project_pk: int, pk: int) -> Response:
         try:
-            services.release_delete(release=self.release())
+            services.release_delete(release=self.release(), by=request.user)
         except ServiceError as error:
             return service_error_response(error)
         return Response(status=status.HTTP_204_NO_CONTENT)

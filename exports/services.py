@@ -33,7 +33,8 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from annotation.models import Annotation, Guideline, Project, User
+from annotation.audit import audit_record
+from annotation.models import Annotation, AuditObject, Guideline, Project, User
 from annotation.services import ServiceError
 from datasets_build import splits as split_lib
 
@@ -110,12 +111,15 @@ def release_create(
     final = folder / f"{project.slug}-{version}"
     if final.exists():
         raise ServiceError(f"{final} already exists", code="conflict", field="out")
-    return Release.objects.create(
+    release = Release.objects.create(
         project=project, version=version, split_spec=spec, seed=seed, formats=chosen, out_dir=str(final),
         options={"agreement": agreement, "check_margin": check_margin, "refresh_gold": refresh_gold},
         created_by=user,
         progress={"phase": "queued"},
     )
+    audit_record(project=project, actor=user, object_type=AuditObject.RELEASE, object_id=release.pk,
+                 action="create", after={"version": version, "formats": chosen, "splits": spec})
+    return release
 
 
 def release_request(**kwargs: Any) -> Release:
@@ -482,13 +486,18 @@ def release_publish(*, release: Release, user: User | None) -> Release:
     if not verification.get("ok"):
         raise ServiceError(f"the files of {release.version} do not match their checksums; rebuild it",
                            code="conflict")
+    before = release.status
     _set(release, status=ReleaseStatus.PUBLISHED, published_at=timezone.now(), published_by=user)
     make_read_only(Path(release.out_dir))
+    audit_record(project=release.project_id, actor=user, object_type=AuditObject.RELEASE, object_id=release.pk,
+                 action="publish", before={"version": release.version, "status": before},
+                 after={"version": release.version, "status": ReleaseStatus.PUBLISHED,
+                        "published_at": release.published_at.isoformat()})
     return release
 
 
 @transaction.atomic
-def release_delete(*, release: Release) -> None:
+def release_delete(*, release: Release, by: User | None = None) -> None:
     """Remove an unpublished release (a failed or broken build) and its folder, freeing its version."""
     release = Release.objects.select_for_update().get(pk=release.pk)
     if release.status == ReleaseStatus.PUBLISHED:
@@ -500,4 +509,6 @@ def release_delete(*, release: Release) -> None:
         for path in [folder, *folder.rglob("*")]:
             path.chmod(0o755 if path.is_dir() else 0o644)
         shutil.rmtree(folder)
+    audit_record(project=release.project_id, actor=by, object_type=AuditObject.RELEASE, object_id=release.pk,
+                 action="delete", before={"version": release.version, "status": release.status}, after=None)
     release.delete()

@@ -45,6 +45,35 @@ def pytest_configure(config: pytest.Config) -> None:
     celery_app.conf.task_default_queue = TEST_QUEUE
 
 
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Say in the log which database, broker and KLUE files this run uses (CI shows it ran on PostgreSQL)."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    broker = os.environ.get("CELERY_BROKER_URL")
+    return [
+        f"goldset: database {db['ENGINE'].rsplit('.', 1)[-1]}"
+        f" (test database {db.get('TEST', {}).get('NAME') or 'default'})",
+        f"goldset: celery {'live worker via ' + broker + ' for worker tests' if broker else 'eager (no broker)'}",
+        f"goldset: KLUE_DATA_DIR={os.environ.get('KLUE_DATA_DIR') or 'unset (klue tests skip)'}",
+    ]
+
+
+LIVE_WORKER_SEEN: list[str] = []
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Close the log with where the ``worker`` and ``postgres`` tests actually ran."""
+    from django.db import connection
+
+    def count(marker: str) -> int:
+        return sum(1 for r in terminalreporter.stats.get("passed", []) if r.when == "call" and marker in r.keywords)
+
+    terminalreporter.write_line(
+        f"goldset: ran on {connection.vendor}; {count('worker')} worker tests passed through a live Celery worker"
+        f" ({'; '.join(LIVE_WORKER_SEEN) or 'none started'}), {count('postgres')} postgres tests passed")
+
+
 @pytest.fixture(autouse=True)
 def _eager_celery_unless_worker(request: pytest.FixtureRequest) -> Iterator[None]:
     """Most tests run jobs in-process; ``worker`` tests send them to the live worker."""
@@ -164,6 +193,7 @@ def live_worker(django_db_setup: None, django_db_blocker: Any) -> Iterator[subpr
         worker.kill()
         raise RuntimeError("celery worker did not answer a ping within 60 s")
     print(f"\n[live worker] pid {worker.pid} on database {settings_dict['NAME']} via {broker}")
+    LIVE_WORKER_SEEN.append(f"pid {worker.pid} on database {settings_dict['NAME']} via {broker}")
     yield worker
     worker.terminate()
     try:

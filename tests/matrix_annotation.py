@@ -58,6 +58,8 @@ CASES = [
     Case(P + "flags/", "get", lambda sc: _p(sc, "flags/"), members(200)),
     Case(P + "flags/", "post", lambda sc: _p(sc, "flags/"), members(201),
          body=lambda sc: {"item": sc.item.id, "kind": "pii", "note": "전화번호"}),
+    Case(P + "audit/", "get", lambda sc: _p(sc, "audit/"), managers(200)),
+    Case(P + "audit/", "get", lambda sc: _p(sc, "audit/?object_type=guideline"), managers(200)),
     Case(P + "flags/<pk>/resolve/", "post", lambda sc: _p(sc, f"flags/{sc.flag.id}/resolve/"), managers(200),
          body=lambda sc: {"resolution": "kept"}),
 ]

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import zlib
 from pathlib import Path
 
+import numpy as np
 import pytest
+from datasketch import MinHash
 
 from annotation.models import Item
 from datasets_build import dedup
@@ -28,6 +31,16 @@ def test_similarity_of_near_and_far_texts():
     assert dedup.similarity(near, edited) >= 0.7
     assert dedup.similarity(near, far) < 0.1
     assert len(dedup.band_keys(near)) == dedup.BANDS
+
+
+def test_batch_signatures_equal_datasketch_minhash():
+    """The numpy batch computes exactly what datasketch's MinHash does for the same shingles, so band keys
+    of items indexed before the batch version still match."""
+    texts = [BASE, "abc", "", "짧은 글", BASE * 3]
+    for text, signature in zip(texts, dedup.signatures(texts), strict=True):
+        reference = MinHash(num_perm=dedup.NUM_PERM, seed=dedup.SEED, hashfunc=zlib.crc32)
+        reference.update_batch(list(dedup.shingles(text)))
+        assert np.array_equal(signature, reference.hashvalues)
 
 
 def test_normalisation_makes_spacing_and_width_variants_equal():

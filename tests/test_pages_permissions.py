@@ -70,6 +70,8 @@ PAGES = [
          post=(302, 404, 403, 200, 200, 200)),
     Page(PR + "annotate/", lambda sc: _p(sc, "annotate/"), get=(302, 404, 200, 403, 403, 403),
          post=(302, 404, 200, 403, 403, 403)),
+    Page(PR + "audit/", lambda sc: _p(sc, "audit/"), get=(302, 404, 403, 200, 403, 200),
+         post=(302, 405, 405, 405, 405, 405)),
     # Import and screening (datasets_build).
     Page(PR + "import/", lambda sc: _p(sc, "import/"), get=(302, 404, 403, 200, 403, 200),
          post=(302, 404, 403, 200, 403, 200)),

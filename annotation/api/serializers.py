@@ -8,6 +8,7 @@ from rest_framework import serializers
 from ..models import (
     Annotation,
     Assignment,
+    AuditEvent,
     Flag,
     FlagKind,
     FlagResolution,
@@ -171,3 +172,12 @@ class TaskTypeSerializer(serializers.Serializer):
     title = serializers.CharField()
     stages = serializers.ListField(child=serializers.DictField())
     default_schema = serializers.DictField()
+
+
+class AuditEventSerializer(serializers.ModelSerializer):
+    actor = serializers.CharField(source="actor.username", read_only=True, allow_null=True)
+
+    class Meta:
+        model = AuditEvent
+        fields = ["id", "at", "actor", "object_type", "object_id", "action", "before", "after"]
+        read_only_fields = fields

@@ -15,6 +15,7 @@ project_router.register("items", views.ItemViewSet, basename="item")
 project_router.register("assignments", views.AssignmentViewSet, basename="assignment")
 project_router.register("annotations", views.AnnotationViewSet, basename="annotation")
 project_router.register("flags", views.FlagViewSet, basename="flag")
+project_router.register("audit", views.AuditEventViewSet, basename="audit-event")
 
 project_urlpatterns = [
     path("guideline/", views.CurrentGuidelineView.as_view(), name="guideline-current"),

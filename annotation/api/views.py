@@ -6,7 +6,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import assist, selectors, services
-from ..models import Assignment, Flag, Guideline, Item, Membership, Project, User
+from ..models import Assignment, AuditObject, Flag, Guideline, Item, Membership, Project, User
 from ..permissions import ANNOTATE, CURATE, MANAGE, MEMBERS, can_create_projects
 from ..task_types import all_task_types
 from . import serializers as s
@@ -179,7 +179,7 @@ class GuidelineViewSet(ProjectScoped, mixins.ListModelMixin, mixins.RetrieveMode
                 change_note=data.get("change_note", ""), created_by=request.user,
             )
             if data["publish"]:
-                guideline = services.guideline_publish(guideline=guideline)
+                guideline = services.guideline_publish(guideline=guideline, by=request.user)
         except services.ServiceError as error:
             return service_error_response(error)
         return Response(s.GuidelineSerializer(guideline).data, status=status.HTTP_201_CREATED)
@@ -188,7 +188,7 @@ class GuidelineViewSet(ProjectScoped, mixins.ListModelMixin, mixins.RetrieveMode
     @action(detail=True, methods=["post"])
     def publish(self, request: Request, project_pk: str, pk: str) -> Response:
         try:
-            guideline = services.guideline_publish(guideline=self.get_object())
+            guideline = services.guideline_publish(guideline=self.get_object(), by=request.user)
         except services.ServiceError as error:
             return service_error_response(error)
         return Response(s.GuidelineSerializer(guideline).data)
@@ -353,3 +353,16 @@ class FlagViewSet(ProjectScoped, mixins.ListModelMixin, mixins.CreateModelMixin,
         except services.ServiceError as error:
             return service_error_response(error)
         return Response(s.FlagSerializer(flag).data)
+
+
+@extend_schema(parameters=[OpenApiParameter("object_type", str, enum=AuditObject.values,
+                                            description="Only events about this kind of object.")])
+class AuditEventViewSet(ProjectScoped, mixins.ListModelMixin, viewsets.GenericViewSet):
+    """The project's audit trail (who changed which annotation, gold decision, guideline, release or import,
+    when, before and after); managers only."""
+
+    roles = {"list": MANAGE}
+    serializer_class = s.AuditEventSerializer
+
+    def project_queryset(self) -> QuerySet:
+        return selectors.audit_events(self.project, object_type=self.request.query_params.get("object_type"))

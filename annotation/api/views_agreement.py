@@ -185,5 +185,5 @@ class KnownAnswerView(ProjectScoped, APIView):
     @extend_schema(request=None, responses={204: None})
     def delete(self, request: Request, project_pk: int, item_pk: int) -> Response:
         item = get_object_or_404(Item, pk=item_pk, project=self.project)
-        gold_services.gold_check_clear(item=item)
+        gold_services.gold_check_clear(item=item, by=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -12,11 +12,13 @@ from typing import Any
 
 from django.db import transaction
 
+from ..audit import audit_record
 from ..models import (
     ANNOTATABLE_SCREENING,
     MANUAL_GOLD,
     Adjudication,
     Annotation,
+    AuditObject,
     Flag,
     FlagResolution,
     GoldLabel,
@@ -230,6 +232,11 @@ def adjudicate(*, item: Item, by: User, reason: str, payload: Any = None, annota
         )
         detail = {"adjudication": decision.pk, "by": by.username, "reason": decision.reason,
                   "accepted_annotation": annotation.pk if annotation else None}
+        audit_record(project=item.project_id, actor=by, object_type=AuditObject.GOLD, object_id=item.pk,
+                     action="adjudicate",
+                     before={"status": gold.status, "payload": gold.payload, "version": gold.version} if gold else None,
+                     after={"status": GoldStatus.ADJUDICATED, "payload": gold_payload, "reason": decision.reason,
+                            "accepted_annotation": annotation.pk if annotation else None})
         if gold is None:
             return GoldLabel.objects.create(item=item, payload=gold_payload, status=GoldStatus.ADJUDICATED,
                                             rule="adjudication", detail=detail, annotation_count=count)
@@ -250,6 +257,10 @@ def gold_check_set(*, item: Item, payload: Any, by: User) -> GoldLabel:
     gold, created = GoldLabel.objects.get_or_create(
         item=item, defaults={"payload": gold_payload, "status": GoldStatus.KNOWN, "rule": "known_answer",
                              "detail": {"by": by.username}})
+    audit_record(project=item.project_id, actor=by, object_type=AuditObject.GOLD, object_id=item.pk,
+                 action="set_known_answer",
+                 before=None if created else {"status": gold.status, "payload": gold.payload},
+                 after={"status": GoldStatus.KNOWN, "payload": gold_payload})
     if not created:
         gold.payload, gold.status, gold.rule, gold.detail = gold_payload, GoldStatus.KNOWN, "known_answer", {
             "by": by.username}
@@ -259,8 +270,11 @@ def gold_check_set(*, item: Item, payload: Any, by: User) -> GoldLabel:
 
 
 @transaction.atomic
-def gold_check_clear(*, item: Item) -> None:
+def gold_check_clear(*, item: Item, by: User | None = None) -> None:
     """Turn a gold / attention item back into an ordinary one (its gold is recomputed by the rule)."""
     Project.objects.select_for_update().get(pk=item.project_id)
     Item.objects.filter(pk=item.pk).update(is_gold_check=False)
+    known = GoldLabel.objects.filter(item=item, status=GoldStatus.KNOWN).values_list("payload", flat=True).first()
     GoldLabel.objects.filter(item=item, status=GoldStatus.KNOWN).delete()
+    audit_record(project=item.project_id, actor=by, object_type=AuditObject.GOLD, object_id=item.pk,
+                 action="clear_known_answer", before={"status": GoldStatus.KNOWN, "payload": known}, after=None)

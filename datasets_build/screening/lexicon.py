@@ -119,6 +119,12 @@ class LexiconScreener:
         return hits
 
     def _lexicon_hits(self, text: str) -> list[ScreenHit]:
+        folded = unicodedata.normalize("NFKC", text).lower()
+        if len(folded) == len(text) and not any(
+                pattern.search("".join(keep.findall(folded)))
+                for keep, (pattern, _) in zip((_KEEP_WITH_DIGITS, _KEEP_WITHOUT_DIGITS), self._patterns, strict=True)):
+            # Most texts contain no form at all: the views without their offset lists (built in C) show it.
+            return []
         found: dict[tuple[int, int], ScreenHit] = {}
         for view, (pattern, terms) in zip(_squeeze_both(text), self._patterns, strict=True):
             # A lookahead finds every start, so overlapping forms (씨발, 씨발놈) are all seen.

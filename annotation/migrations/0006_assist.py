@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0003_adjudication_agreementreport_goldlabel'),
+        ('annotation', '0005_audit_event'),
     ]
 
     operations = [

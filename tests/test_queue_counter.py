@@ -1,0 +1,170 @@
+"""The queue's maintained counter (``QueueSlot.live``) follows every assignment status change, and the
+``"uncertainty"`` queue order hands out the highest priority first."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from annotation import services
+from annotation.models import SLOT_HOLDING, Assignment, AssignmentStatus, FlagKind, FlagResolution, Project, QueueSlot
+
+pytestmark = pytest.mark.django_db
+
+
+def assert_counter_exact(project: Project) -> None:
+    """Every slot's ``live`` equals the number of its leased or submitted assignments."""
+    held = Counter(Assignment.objects.filter(item__project=project, status__in=SLOT_HOLDING)
+                   .values_list("item_id", "stage"))
+    for item_id, stage, live in QueueSlot.objects.filter(project=project).values_list("item_id", "stage", "live"):
+        assert live == held[(item_id, stage)], (item_id, stage, live, held[(item_id, stage)])
+
+
+def live_of(item_id: int, stage: str) -> int:
+    return QueueSlot.objects.get(item_id=item_id, stage=stage).live
+
+
+def tc_items(project: Project, n: int) -> list[int]:
+    return [services.item_create(project=project, payload={"title": f"계수 시험 기사 {i}"}, external_id=f"q-{i}").pk
+            for i in range(n)]
+
+
+def test_lease_and_submit(make_project, annotator_in) -> None:
+    project = make_project("tc", k=2)
+    first, *_ = tc_items(project, 3)
+    alice = annotator_in(project)
+    assignment = services.assignment_next(project=project, user=alice)
+    assert assignment.item_id == first and live_of(first, "label") == 1  # the lease counts
+    services.annotation_submit(project=project, user=alice, item_id=first, payload={"label": "사회"})
+    assert live_of(first, "label") == 1  # submitting keeps the place
+    services.annotation_submit(project=project, user=alice, item_id=first, payload={"label": "경제"})
+    assert live_of(first, "label") == 1  # so does resubmitting
+    assert_counter_exact(project)
+
+
+def test_closest_to_completion_first_and_never_past_k(make_project, annotator_in) -> None:
+    project = make_project("tc", k=2)
+    first, second, _ = tc_items(project, 3)
+    alice, bob, carol = (annotator_in(project) for _ in range(3))
+    assert services.assignment_next(project=project, user=alice).item_id == first
+    assert services.assignment_next(project=project, user=bob).item_id == first  # the started item first
+    assert services.assignment_next(project=project, user=carol).item_id == second  # first has k live
+    assert live_of(first, "label") == 2
+    assert_counter_exact(project)
+
+
+def test_expiry_by_task_and_lazily_by_the_take(make_project, annotator_in) -> None:
+    project = make_project("tc", k=1)
+    first, second = tc_items(project, 2)
+    alice, bob = annotator_in(project), annotator_in(project)
+    services.assignment_next(project=project, user=alice)
+    Assignment.objects.update(lease_expires_at="2000-01-01T00:00:00Z")
+    assert services.assignments_expire() == 1
+    assert live_of(first, "label") == 0
+    assert services.assignment_next(project=project, user=bob).item_id == first
+    Assignment.objects.filter(annotator=bob).update(lease_expires_at="2000-01-01T00:00:00Z")
+    # No task ran: the take itself marks bob's lease expired, so the item goes to alice again.
+    again = services.assignment_next(project=project, user=alice)
+    assert again.item_id == first and again.status == AssignmentStatus.LEASED
+    assert Assignment.objects.get(annotator=bob).status == AssignmentStatus.EXPIRED
+    assert live_of(first, "label") == 1 and live_of(second, "label") == 0
+    assert_counter_exact(project)
+
+
+def test_late_submission_of_an_expired_lease_is_counted(make_project, annotator_in) -> None:
+    project = make_project("tc", k=2)
+    first, _ = tc_items(project, 2)
+    alice = annotator_in(project)
+    services.assignment_next(project=project, user=alice)
+    Assignment.objects.update(lease_expires_at="2000-01-01T00:00:00Z")
+    services.assignments_expire()
+    services.annotation_submit(project=project, user=alice, item_id=first, payload={"label": "사회"})
+    assert live_of(first, "label") == 1
+    assert_counter_exact(project)
+
+
+def test_skip_gives_the_place_back(make_project, annotator_in) -> None:
+    project = make_project("tc", k=1)
+    first, second = tc_items(project, 2)
+    alice, bob = annotator_in(project), annotator_in(project)
+    services.assignment_skip(assignment=services.assignment_next(project=project, user=alice), reason="모름")
+    assert live_of(first, "label") == 0
+    assert services.assignment_next(project=project, user=alice).item_id == second  # never first again
+    assert services.assignment_next(project=project, user=bob).item_id == first
+    assert_counter_exact(project)
+
+
+def test_flag_then_kept_re_enters_the_queue(make_project, annotator_in, make_user) -> None:
+    project = make_project("tc", k=2)
+    (first,) = tc_items(project, 1)
+    alice, bob = annotator_in(project), annotator_in(project)
+    assignment = services.assignment_next(project=project, user=alice)
+    flag = services.flag_create(item=assignment.item, user=alice, kind=FlagKind.OTHER, note="이상함")
+    assert live_of(first, "label") == 0
+    assert services.assignment_next(project=project, user=bob) is None  # an open flag keeps it out
+    services.flag_resolve(flag=flag, resolution=FlagResolution.KEPT, by=project.created_by)
+    assert services.assignment_next(project=project, user=bob).item_id == first
+    assert services.assignment_next(project=project, user=alice) is None  # alice flagged it: not again
+    assert live_of(first, "label") == 1
+    assert_counter_exact(project)
+
+
+def test_membership_removal_frees_the_lease(make_project, annotator_in) -> None:
+    project = make_project("tc", k=1)
+    (first,) = tc_items(project, 1)
+    alice = annotator_in(project)
+    services.assignment_next(project=project, user=alice)
+    services.membership_remove(membership=project.memberships.get(user=alice))
+    assert live_of(first, "label") == 0
+    assert_counter_exact(project)
+
+
+def test_two_stages_count_separately(make_project, annotator_in) -> None:
+    project = make_project("nli", k=2)
+    item = services.item_create(project=project, payload={"premise": "시립도서관은 평일 9시까지 문을 연다."})
+    writer, alice, bob = (annotator_in(project) for _ in range(3))
+    writing = services.assignment_next(project=project, user=writer)
+    assert writing.stage == "writing" and live_of(item.pk, "writing") == 1
+    services.annotation_submit(project=project, user=writer, item_id=item.pk, stage="writing",
+                               payload={"hypothesis": "도서관은 평일에 연다.", "label": "entailment"})
+    assert services.assignment_next(project=project, user=writer) is None  # never validates their own
+    for user in (alice, bob):
+        validation = services.assignment_next(project=project, user=user)
+        assert validation.stage == "validation"
+        services.annotation_submit(project=project, user=user, item_id=item.pk, stage="validation",
+                                   payload={"label": "entailment"})
+    assert live_of(item.pk, "writing") == 1 and live_of(item.pk, "validation") == 2
+    assert_counter_exact(project)
+
+
+def test_bulk_created_items_get_their_slots(make_project, annotator_in) -> None:
+    """Importers and the demo bulk-create items: the take and the periodic sync give them slots."""
+    project = make_project("tc", k=1)
+    tc_items(project, 1)
+    alice = annotator_in(project)
+    services.assignment_next(project=project, user=alice)
+    built = [services.item_build(project=project, payload={"title": f"대량 기사 {i}"}) for i in range(3)]
+    created = project.items.model.objects.bulk_create(built)
+    assert services.assignment_next(project=project, user=annotator_in(project)).item_id == created[0].pk
+    QueueSlot.objects.filter(item_id=created[1].pk).delete()  # as if an import committed after a newer item
+    assert services.queue_slots_sync() == 1
+    assert QueueSlot.objects.filter(project=project).count() == 4
+    assert_counter_exact(project)
+
+
+def test_uncertainty_order(make_project, annotator_in) -> None:
+    project = make_project("tc", k=1)
+    first, second, third, fourth = tc_items(project, 4)
+    project.options = {**project.options, "queue_order": "uncertainty"}
+    project.save(update_fields=["options"])
+    assert services.queue_priority_set(project, {second: 0.2, third: 0.9, fourth: None}) == 3
+    got = [services.assignment_next(project=project, user=annotator_in(project)).item_id for _ in range(4)]
+    assert got == [third, second, first, fourth]  # highest first, unset last (by id)
+
+
+def test_default_order_ignores_priority(make_project, annotator_in) -> None:
+    project = make_project("tc", k=1)
+    first, second = tc_items(project, 2)
+    services.queue_priority_set(project, {second: 0.9})
+    assert services.assignment_next(project=project, user=annotator_in(project)).item_id == first
