@@ -39,10 +39,11 @@ def _peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-def _rounded(metrics: dict[str, float] | None) -> dict[str, float | None] | None:
+def _rounded(metrics: dict[str, float | None] | None) -> dict[str, float | None] | None:
+    """Two decimals; an undefined metric (None from ``release_check``, NaN from ``train_and_evaluate``) as None."""
     if metrics is None:
         return None
-    return {k: None if v != v else round(v, 2) for k, v in metrics.items()}
+    return {k: None if v is None or v != v else round(v, 2) for k, v in metrics.items()}
 
 
 def synthetic_workload(task: str, size: str) -> dict[str, Any]:
