@@ -60,7 +60,8 @@ def synthetic_workload(task: str, size: str) -> dict[str, Any]:
             "check_seconds": round(total, 3), "items_per_s": round(n / max(check["seconds"], 1e-9), 1),
             "peak_rss_mb": _peak_rss_mb(), "target_seconds": TARGET_SECONDS,
             "met": check["seconds"] <= TARGET_SECONDS, "passed": check["passed"],
-            "metrics": _rounded(check["metrics"]), "trivial": _rounded(check["trivial"])}
+            "metrics": _rounded(check["metrics"]), "trivial": _rounded(check["trivial"]),
+            "load_average": round(os.getloadavg()[0], 2)}
 
 
 def resplit(task: str, records: list[dict[str, Any]], seed: int = 13) -> dict[str, list[dict[str, Any]]]:

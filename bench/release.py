@@ -126,7 +126,8 @@ def build(database_url: str, out: Path, n: int) -> dict:
               "warm_up": runs > 1, "cpu_seconds": round(statistics.median(cpu if runs == 1 else cpu[1:]), 2),
               "baseline_check_seconds": release.baseline_check.get("seconds"),
               "items_per_second": round(n / seconds), "peak_rss_mb": round(peak_mb, 1),
-              "output_mb": round(size / 2**20, 1), "leakage_clean": release.leakage.get("clean")}
+              "output_mb": round(size / 2**20, 1), "leakage_clean": release.leakage.get("clean"),
+              "load_average": round(os.getloadavg()[0], 2)}
     if n in TARGET_SECONDS:
         result.update(target_seconds=TARGET_SECONDS[n], met=seconds <= TARGET_SECONDS[n])
     else:
