@@ -535,12 +535,19 @@ class SpanMeasure(_Structured):
     def _primary(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int, n_boot: int) -> Coefficient:
         return self._char_alpha(frame, self._types(frame, schema), seed=seed, n_boot=n_boot, package=False)
 
-    def _entity_rows(self, frame: pd.DataFrame, pairs: pd.DataFrame, entity_type: str | None = None) -> pd.DataFrame:
-        entities = pd.DataFrame(
+    @staticmethod
+    def _entities(frame: pd.DataFrame) -> pd.DataFrame:
+        """Every entity of the frame, once: (row, item, start, end, type)."""
+        return pd.DataFrame(
             [(row, item, e["start"], e["end"], e["type"])
              for row, item, p in zip(frame.index, frame["item"], frame["payload"], strict=True)
-             for e in (p or {}).get("entities") or [] if entity_type is None or e["type"] == entity_type],
+             for e in (p or {}).get("entities") or []],
             columns=["row", "item", "start", "end", "type"])
+
+    def _entity_rows(self, entities: pd.DataFrame, pairs: pd.DataFrame, entity_type: str | None = None
+                     ) -> pd.DataFrame:
+        if entity_type is not None:
+            entities = entities[entities["type"] == entity_type]
         per_row = entities.groupby("row").size()
         matched = entities.merge(entities, on=["item", "start", "end", "type"], suffixes=("_a", "_b"))
         tp = matched.groupby(["row_a", "row_b"]).size()
@@ -557,9 +564,10 @@ class SpanMeasure(_Structured):
         types = self._types(frame, schema)
         alpha = self._char_alpha(frame, types, seed=seed, n_boot=n_boot)
         pairs = pair_rows(frame)
-        overall = pair_agreement(self._entity_rows(frame, pairs), seed=seed, n_boot=n_boot)
-        counts = Counter(e["type"] for p in frame["payload"] for e in (p or {}).get("entities") or [])
-        per_type = {t: pair_agreement(self._entity_rows(frame, pairs, t), seed=seed, n_boot=0).mean
+        entities = self._entities(frame)
+        overall = pair_agreement(self._entity_rows(entities, pairs), seed=seed, n_boot=n_boot)
+        counts = Counter(entities["type"].tolist())
+        per_type = {t: pair_agreement(self._entity_rows(entities, pairs, t), seed=seed, n_boot=0).mean
                     for t in types if counts[t]}
         by_annotator = {int(a): [sum(1 for p in group for e in (p or {}).get("entities") or [] if e["type"] == t)
                                  for t in types] for a, group in frame.groupby("annotator")["payload"]}
