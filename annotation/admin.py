@@ -29,6 +29,7 @@ from .models import (
     Item,
     Membership,
     Project,
+    QueueSlot,
     Source,
     Suggestion,
     User,
@@ -179,6 +180,22 @@ class AssignmentAdmin(admin.ModelAdmin):
     autocomplete_fields = ("annotator",)
     readonly_fields = ("created_at", "updated_at")
     list_select_related = ("item", "annotator")
+
+
+@admin.register(QueueSlot)
+class QueueSlotAdmin(admin.ModelAdmin):
+    """Read-only: the counter is maintained by the queue services; an edit here would break k."""
+
+    list_display = ("item", "project", "stage", "live", "priority")
+    list_filter = ("stage", "project")
+    search_fields = ("item__external_id",)
+    list_select_related = ("item", "project")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
 
 
 @admin.register(Annotation)

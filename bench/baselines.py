@@ -39,10 +39,11 @@ def _peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-def _rounded(metrics: dict[str, float] | None) -> dict[str, float | None] | None:
+def _rounded(metrics: dict[str, float | None] | None) -> dict[str, float | None] | None:
+    """Two decimals; an undefined metric (None from ``release_check``, NaN from ``train_and_evaluate``) as None."""
     if metrics is None:
         return None
-    return {k: None if v != v else round(v, 2) for k, v in metrics.items()}
+    return {k: None if v is None or v != v else round(v, 2) for k, v in metrics.items()}
 
 
 def synthetic_workload(task: str, size: str) -> dict[str, Any]:
@@ -59,7 +60,8 @@ def synthetic_workload(task: str, size: str) -> dict[str, Any]:
             "check_seconds": round(total, 3), "items_per_s": round(n / max(check["seconds"], 1e-9), 1),
             "peak_rss_mb": _peak_rss_mb(), "target_seconds": TARGET_SECONDS,
             "met": check["seconds"] <= TARGET_SECONDS, "passed": check["passed"],
-            "metrics": _rounded(check["metrics"]), "trivial": _rounded(check["trivial"])}
+            "metrics": _rounded(check["metrics"]), "trivial": _rounded(check["trivial"]),
+            "load_average": round(os.getloadavg()[0], 2)}
 
 
 def resplit(task: str, records: list[dict[str, Any]], seed: int = 13) -> dict[str, list[dict[str, Any]]]:

@@ -11,7 +11,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Count, QuerySet
+import orjson
+from django.db.models import Count, QuerySet, TextField
+from django.db.models.functions import Cast
 
 from annotation import models as annotation_models
 from annotation.models import Annotation, Flag, Item, Project, ScreeningStatus, Source
@@ -19,7 +21,7 @@ from annotation.task_types import RecordAnnotation
 
 from .models import Release, ReleaseFile
 
-CHUNK = 2000
+CHUNK = 5000
 
 #: Where the gold of a release came from (recorded in the release and its card).
 GOLD_TABLE = "gold_labels"
@@ -111,30 +113,41 @@ def annotator_name(username: str, is_imported: bool) -> str:
     return CORPUS if original == CORPUS_ANNOTATOR else original
 
 
+def _json(text: str | None) -> Any:
+    return None if text is None else orjson.loads(text)
+
+
+def _as_text(field: str) -> Cast:
+    """A JSON column as text, decoded by orjson below: Django's ``json.loads`` per value cost more than the
+    queries at 100,000 items."""
+    return Cast(field, TextField())
+
+
 def iter_item_rows(project: Project, *, with_gold: bool, chunk: int = CHUNK) -> Iterator[ItemRow]:
     """Every release candidate in id order, with its annotations (creation order) and gold."""
     model = _gold_model() if with_gold else None
-    candidates = release_candidates(project).order_by("id")
+    candidates = (release_candidates(project).order_by("id")
+                  .annotate(t_payload=_as_text("payload"), t_meta=_as_text("meta"), t_pii=_as_text("pii_findings")))
     last = 0
     while True:
         rows = list(candidates.filter(id__gt=last).values_list(
-            "id", "external_id", "payload", "meta", "group_key", "content_hash", "split", "source_id",
-            "pii_findings", "screening_status")[:chunk])
+            "id", "external_id", "t_payload", "t_meta", "group_key", "content_hash", "split", "source_id",
+            "t_pii", "screening_status")[:chunk])
         if not rows:
             return
-        first, last = rows[0][0], rows[-1][0]
-        items = {row[0]: ItemRow(*row) for row in rows}
-        annotations = (Annotation.objects.filter(item__project=project, item_id__gte=first, item_id__lte=last)
-                       .order_by("item_id", "id")
-                       .values_list("item_id", "stage", "payload", "annotator__username", "annotator__is_imported",
+        last = rows[-1][0]
+        items = {row[0]: ItemRow(row[0], row[1], _json(row[2]), _json(row[3]), *row[4:8], _json(row[8]), row[9])
+                 for row in rows}
+        # By id list, not by the project: no join with the item table, and only this chunk's rows.
+        annotations = (Annotation.objects.filter(item_id__in=list(items)).order_by("item_id", "id")
+                       .annotate(t_payload=_as_text("payload"))
+                       .values_list("item_id", "stage", "t_payload", "annotator__username", "annotator__is_imported",
                                     "imported", "guideline__version"))
         seen: dict[int, dict[str, set[str]]] = {}
         for item_id, stage, payload, username, is_imported, imported, guideline in annotations:
-            item = items.get(item_id)
-            if item is None:
-                continue
+            item = items[item_id]
             name = annotator_name(username, is_imported)
-            item.annotations.append(RecordAnnotation(name, stage, payload))
+            item.annotations.append(RecordAnnotation(name, stage, _json(payload)))
             item.corpus_only = item.corpus_only and imported
             if guideline is not None and not imported:
                 item.guideline_versions.add(guideline)
@@ -142,11 +155,10 @@ def iter_item_rows(project: Project, *, with_gold: bool, chunk: int = CHUNK) -> 
         for item_id, stages in seen.items():
             items[item_id].annotators = {stage: len(names) for stage, names in stages.items()}
         if model is not None:
-            for item_id, payload, status in model.objects.filter(
-                item__project=project, item_id__gte=first, item_id__lte=last
-            ).values_list("item_id", "payload", "status"):
-                if item_id in items:
-                    items[item_id].gold, items[item_id].gold_status = payload, status
+            for item_id, payload, status in (model.objects.filter(item_id__in=list(items))
+                                             .annotate(t_payload=_as_text("payload"))
+                                             .values_list("item_id", "t_payload", "status")):
+                items[item_id].gold, items[item_id].gold_status = _json(payload), status
         yield from items.values()
 
 

@@ -18,6 +18,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework.exceptions import NotFound
 
+from annotation.agreement.plots import bar_chart
 from annotation.permissions import CURATE, MANAGE
 from annotation.rendering import render_markdown
 from annotation.services import ServiceError
@@ -99,8 +100,30 @@ def release_detail(request: HttpRequest, project_id: int, release_id: int) -> Ht
         "building": release.status in (ReleaseStatus.BUILDING, ReleaseStatus.CHECKING),
         "publishable": release.status == ReleaseStatus.PASSED,
         "check": release.baseline_check,
+        "baseline_rows": _baseline_rows(release.baseline_check),
+        "baseline_plot": _baseline_plot(release.baseline_check),
     })
     return render(request, "exports/release_detail.html", context)
+
+
+def _baseline_rows(check: dict) -> list[tuple[str, float | None, float | None]]:
+    """(metric, baseline, trivial baseline) for every metric the check reported."""
+    metrics, trivial = check.get("metrics") or {}, check.get("trivial") or {}
+    return [(name, value, trivial.get(name)) for name, value in metrics.items()]
+
+
+def _baseline_plot(check: dict) -> str:
+    """Baseline and trivial baseline side by side per metric, so a maintainer sees the margin at a glance."""
+    rows = _baseline_rows(check)
+    if not rows:
+        return ""
+    labels, values, highlight = [], [], []
+    for name, value, trivial in rows:
+        labels += [f"{name}", f"{name} (trivial)"]
+        values += [value, trivial]
+        highlight += [True, False]
+    return bar_chart(labels, values, title=_("Baseline vs trivial baseline on dev"),
+                     value_label=_("score (0–100)"), value_range=(0.0, 100.0), highlight=highlight)
 
 
 @login_required

@@ -86,6 +86,23 @@ def test_batched_alpha_matches_the_package_on_resampled_items(level):
     assert got == pytest.approx(expected, abs=1e-12)
 
 
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
+def test_coincidence_alpha_equals_the_package(level):
+    """The timeline's and leave-one-out's point estimate (no package call) is the package's alpha."""
+    rng = np.random.default_rng(5)
+    data = rng.integers(1, 6, (5, 500)).astype(float)
+    data[rng.random(data.shape) < 0.3] = np.nan
+    data[:, :200] = data[0, :200]  # unanimous units, as collapse_unanimous sees them
+    counts, domain = counts_of(data)
+    expected = krippendorff.alpha(reliability_data=data, value_domain=domain, level_of_measurement=level)
+    assert co.coincidence_alpha(counts, domain, level) == pytest.approx(expected, abs=1e-9)
+    fast, ci = co.alpha_with_ci(counts, np.arange(500), 500, domain, level, seed=5, n_boot=200, package=False)
+    assert fast == pytest.approx(co.krippendorff_alpha(counts, domain, level), abs=1e-9)
+    assert ci == co.alpha_with_ci(counts, np.arange(500), 500, domain, level, seed=5, n_boot=200)[1]
+    assert co.coincidence_alpha(np.array([[3, 0], [2, 0]]), np.arange(2), level) is None
+    assert co.coincidence_alpha(np.array([[1, 0], [0, 1]]), np.arange(2), level) is None
+
+
 def test_bootstrap_interval_is_seeded_and_brackets_the_value():
     rng = np.random.default_rng(11)
     truth = rng.integers(0, 3, 300)

@@ -121,6 +121,12 @@ def test_release_pages(team, client, release_root, django_capture_on_commit_call
     assert "Passed" in detail and "ynat-v1.1_train.json" in detail
     assert "<h2>Motivation</h2>" in detail and "Known limitations" in detail  # the card, rendered
     assert "license:" in detail  # its YAML header, shown as is
+    # The baseline beside the trivial baseline, per metric, as a table and a plot.
+    check = Release.objects.get(pk=release.pk).baseline_check
+    assert 'id="baseline-metrics"' in detail and "Baseline vs trivial baseline on dev" in detail
+    for name, value in check["metrics"].items():
+        assert f"<td>{name}</td><td>{value:.2f}</td><td>{check['trivial'][name]:.2f}</td>" in detail
+    assert detail.count("<svg") >= 1 and "(trivial)" in detail
     assert "Publish</button>" not in detail  # managers build, maintainers publish
     file = release.files.get(path="csv/dev.csv")
     download = client.get(reverse("release-file", args=[project.pk, release.pk, file.pk]))

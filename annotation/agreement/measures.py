@@ -69,7 +69,8 @@ class Measure:
 
     def primary(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
                 n_boot: int = 0) -> Coefficient:
-        """The headline coefficient alone (cheaper: used for timelines and leave-one-out)."""
+        """The headline coefficient alone (cheaper: used for timelines and leave-one-out; alpha from the
+        coincidences, ``package=False``, where the measure supports it)."""
         raise NotImplementedError
 
     def score(self, payload: dict[str, Any], gold: dict[str, Any]) -> float:
@@ -162,9 +163,9 @@ class CategoricalMeasure(Measure):
         domain = np.arange(len(labels))
         if n_boot:
             value, ci = co.alpha_with_ci(counts, np.arange(len(counts)), len(counts), domain, "nominal", seed=seed,
-                                         n_boot=n_boot)
+                                         n_boot=n_boot, package=False)
         else:
-            value, ci = co.krippendorff_alpha(counts, domain, "nominal"), (None, None)
+            value, ci = co.coincidence_alpha(counts, domain, "nominal"), (None, None)
         return Coefficient("krippendorff_alpha", "nominal", value, ci, units=int((counts.sum(1) >= 2).sum()))
 
     def compute(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
@@ -303,9 +304,9 @@ class ScoreMeasure(Measure):
         domain, counts, _ = self._counts(frame)
         if n_boot:
             value, ci = co.alpha_with_ci(counts, np.arange(len(counts)), len(counts), domain, "interval", seed=seed,
-                                         n_boot=n_boot)
+                                         n_boot=n_boot, package=False)
         else:
-            value, ci = co.krippendorff_alpha(counts, domain, "interval"), (None, None)
+            value, ci = co.coincidence_alpha(counts, domain, "interval"), (None, None)
         return Coefficient("krippendorff_alpha", "interval", value, ci, units=int((counts.sum(1) >= 2).sum()))
 
     def compute(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
@@ -498,42 +499,55 @@ class SpanMeasure(_Structured):
         seen = {e["type"] for p in frame["payload"] for e in (p or {}).get("entities") or []}
         return _labels_in_order(pd.Series(sorted(seen), dtype=object), schema.get("labels"))
 
-    def _char_alpha(self, frame: pd.DataFrame, types: list[str], *, seed: int, n_boot: int) -> Coefficient:
+    def _char_alpha(self, frame: pd.DataFrame, types: list[str], *, seed: int, n_boot: int,
+                    package: bool = True) -> Coefficient:
         """Units are the characters of every counted item; each annotator's tag is O, B-type or I-type."""
         item_codes, item_index = pd.factorize(frame["item"], sort=True)
         first = frame.groupby("item")["sentence"].first().reindex(item_index)
         lengths = np.array([len(s or "") for s in first], dtype=np.int64)
         offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
         type_code = {t: k for k, t in enumerate(types)}
-        units, values = [], []
-        for code, payload in zip(item_codes, frame["payload"], strict=True):
-            tags = np.zeros(lengths[code], dtype=np.int64)
-            for entity in (payload or {}).get("entities") or []:
-                k = type_code[entity["type"]]
-                tags[entity["start"]:entity["end"]] = 2 + 2 * k
-                if entity["start"] < len(tags):
-                    tags[entity["start"]] = 1 + 2 * k
-            units.append(offsets[code] + np.arange(len(tags)))
-            values.append(tags)
+        # One tag per (row, character of the row's item), laid out row after row; entities are scattered in
+        # with numpy instead of a Python loop per payload.
+        row_lengths = lengths[item_codes]
+        row_start = np.concatenate([[0], np.cumsum(row_lengths)[:-1]]).astype(np.int64)
+        spans = np.array([(r, e["start"], e["end"], type_code[e["type"]])
+                          for r, payload in enumerate(frame["payload"])
+                          for e in (payload or {}).get("entities") or []], dtype=np.int64).reshape(-1, 4)
+        rows, starts, ends, kinds = spans.T
+        limit = row_lengths[rows]
+        starts = np.minimum(starts, limit)
+        span_lengths = np.minimum(np.maximum(ends, starts), limit) - starts
+        tags = np.zeros(int(row_lengths.sum()), dtype=np.int64)
+        covered = np.repeat(row_start[rows] + starts - np.cumsum(span_lengths) + span_lengths, span_lengths)
+        tags[covered + np.arange(len(covered))] = np.repeat(2 + 2 * kinds, span_lengths)
+        begins = starts < limit
+        tags[row_start[rows[begins]] + starts[begins]] = 1 + 2 * kinds[begins]
+        unit_ids = np.repeat(offsets[item_codes] - row_start, row_lengths) + np.arange(len(tags))
         n_units = int(lengths.sum())
-        unit_ids = np.concatenate(units) if units else np.array([], dtype=np.int64)
-        tag_values = np.concatenate(values) if values else np.array([], dtype=np.int64)
         unit_item = np.repeat(np.arange(len(lengths)), lengths)
-        counts = co.value_counts(unit_ids, tag_values, n_units, 1 + 2 * len(types))
+        counts = co.value_counts(unit_ids, tags, n_units, 1 + 2 * len(types))
         value, ci = co.alpha_with_ci(counts, unit_item, len(lengths), np.arange(1 + 2 * len(types)), "nominal",
-                                     seed=seed, n_boot=n_boot)
+                                     seed=seed, n_boot=n_boot, package=package)
         return Coefficient("krippendorff_alpha", "nominal", value, ci, units=int((counts.sum(1) >= 2).sum()),
                            unit="character", extra={"tags": "O, B-type, I-type"})
 
     def _primary(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int, n_boot: int) -> Coefficient:
-        return self._char_alpha(frame, self._types(frame, schema), seed=seed, n_boot=n_boot)
+        return self._char_alpha(frame, self._types(frame, schema), seed=seed, n_boot=n_boot, package=False)
 
-    def _entity_rows(self, frame: pd.DataFrame, pairs: pd.DataFrame, entity_type: str | None = None) -> pd.DataFrame:
-        entities = pd.DataFrame(
+    @staticmethod
+    def _entities(frame: pd.DataFrame) -> pd.DataFrame:
+        """Every entity of the frame, once: (row, item, start, end, type)."""
+        return pd.DataFrame(
             [(row, item, e["start"], e["end"], e["type"])
              for row, item, p in zip(frame.index, frame["item"], frame["payload"], strict=True)
-             for e in (p or {}).get("entities") or [] if entity_type is None or e["type"] == entity_type],
+             for e in (p or {}).get("entities") or []],
             columns=["row", "item", "start", "end", "type"])
+
+    def _entity_rows(self, entities: pd.DataFrame, pairs: pd.DataFrame, entity_type: str | None = None
+                     ) -> pd.DataFrame:
+        if entity_type is not None:
+            entities = entities[entities["type"] == entity_type]
         per_row = entities.groupby("row").size()
         matched = entities.merge(entities, on=["item", "start", "end", "type"], suffixes=("_a", "_b"))
         tp = matched.groupby(["row_a", "row_b"]).size()
@@ -550,9 +564,10 @@ class SpanMeasure(_Structured):
         types = self._types(frame, schema)
         alpha = self._char_alpha(frame, types, seed=seed, n_boot=n_boot)
         pairs = pair_rows(frame)
-        overall = pair_agreement(self._entity_rows(frame, pairs), seed=seed, n_boot=n_boot)
-        counts = Counter(e["type"] for p in frame["payload"] for e in (p or {}).get("entities") or [])
-        per_type = {t: pair_agreement(self._entity_rows(frame, pairs, t), seed=seed, n_boot=0).mean
+        entities = self._entities(frame)
+        overall = pair_agreement(self._entity_rows(entities, pairs), seed=seed, n_boot=n_boot)
+        counts = Counter(entities["type"].tolist())
+        per_type = {t: pair_agreement(self._entity_rows(entities, pairs, t), seed=seed, n_boot=0).mean
                     for t in types if counts[t]}
         by_annotator = {int(a): [sum(1 for p in group for e in (p or {}).get("entities") or [] if e["type"] == t)
                                  for t in types] for a, group in frame.groupby("annotator")["payload"]}
