@@ -42,7 +42,7 @@ from .models import (
     content_hash,
 )
 from .selectors import current_guideline, has_acknowledged_current, queue_candidates
-from .task_types import PayloadError, get_task_type
+from .task_types import PayloadError, get_task_type, reject_nul_characters
 
 
 class ServiceError(Exception):
@@ -180,6 +180,7 @@ def item_build(
 ) -> Item:
     """Validate an item payload and return an unsaved Item (importers save them in bulk)."""
     task = project.task
+    reject_nul_characters(payload)
     normalised = task.validate_item(payload)
     return Item(
         project=project, payload=normalised, external_id=external_id, source=source, split=split,
@@ -375,6 +376,7 @@ def annotation_submit(
                            code="not_assigned", field="item")
     item = Item.objects.select_for_update().get(pk=assignment.item_id)
     try:
+        reject_nul_characters(payload)
         normalised = project.task.validate_annotation(
             payload, item=item.payload, schema=project.label_schema, stage=assignment.stage
         )

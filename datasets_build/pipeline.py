@@ -29,7 +29,7 @@ from django.db import connection, reset_queries, transaction
 
 from annotation.models import Annotation, Flag, FlagKind, Item, Project, ScreeningStatus, Source, User
 from annotation.services import item_build
-from annotation.task_types import ParsedRecord, PayloadError
+from annotation.task_types import ParsedRecord, PayloadError, reject_nul_characters
 
 from . import bulk, dedup, morph
 from .licenses import normalise_spdx
@@ -188,6 +188,7 @@ class ImportPipeline:
             # A raw sentence: annotators start from the same columns KLUE-DP has.
             record = {**record, **morph.analyse_sentence(record["sentence"])}
         try:
+            reject_nul_characters(record)
             parsed: ParsedRecord = self.task.parse_record(record)
         except PayloadError as error:
             raise RecordError(record_no, error.field, error.message) from None

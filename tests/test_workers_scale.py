@@ -135,9 +135,9 @@ def test_two_workers_share_a_mixed_batch_and_run_each_job_once(two_workers, make
     lease_project = make_project("tc", k=1, slug="scale-leases")
     for title in ("만료될 첫 기사", "만료될 둘째 기사"):
         services.item_create(project=lease_project, payload={"title": title})
-    for _ in range(2):
-        assignment = services.assignment_next(project=lease_project, user=annotator_in(lease_project))
-        Assignment.objects.filter(pk=assignment.pk).update(lease_expires_at=timezone.now() - timedelta(hours=1))
+    # Both leases are taken before either goes stale: a take expires its project's stale leases itself.
+    leased = [services.assignment_next(project=lease_project, user=annotator_in(lease_project)).pk for _ in range(2)]
+    Assignment.objects.filter(pk__in=leased).update(lease_expires_at=timezone.now() - timedelta(hours=1))
     expiries = [expire_leases.delay()]
     assert expiries[0].get(timeout=120) == 2
     expiries.append(expire_leases.delay())

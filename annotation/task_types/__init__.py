@@ -9,10 +9,19 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .base import LABEL_STAGE, GuidelineTemplate, ParsedRecord, PayloadError, RecordAnnotation, Stage, TaskType
+from .base import (
+    LABEL_STAGE,
+    GuidelineTemplate,
+    ParsedRecord,
+    PayloadError,
+    RecordAnnotation,
+    Stage,
+    TaskType,
+    reject_nul_characters,
+)
 
 __all__ = ["LABEL_STAGE", "GuidelineTemplate", "ParsedRecord", "PayloadError", "RecordAnnotation", "Stage",
-           "TaskType", "all_task_types", "get_task_type", "slugs"]
+           "TaskType", "all_task_types", "get_task_type", "reject_nul_characters", "slugs"]
 
 _REGISTRY: dict[str, TaskType] = {}
 

@@ -27,6 +27,23 @@ class PayloadError(ValueError):
         self.message = message
 
 
+def reject_nul_characters(value: Any, field: str = "") -> None:
+    """Refuse U+0000 anywhere in a payload (keys or strings): PostgreSQL cannot store it in text or JSON,
+    and no corpus has a legitimate use for it, so it is a clear error rather than a database crash."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise PayloadError(field, f"contains a NUL character (U+0000) at position {value.index(chr(0))}; "
+                                      "remove control characters from the text")
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            path = f"{field}.{key}" if field else str(key)
+            reject_nul_characters(key, path)
+            reject_nul_characters(inner, path)
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            reject_nul_characters(inner, f"{field}[{index}]")
+
+
 @dataclass(frozen=True)
 class Stage:
     """One pass of human work over an item (e.g. NLI writing, then validation)."""
