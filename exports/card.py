@@ -197,6 +197,9 @@ def render_card(m: dict[str, Any], schema: FlatSchema, guidelines: list[dict[str
         names = sorted(set(metrics) | set(trivial))
         out += _table(["metric", "baseline", "trivial"],
                       [[n, _number(metrics.get(n)), _number(trivial.get(n))] for n in names])
+        if check.get("sampled_from"):
+            out += [f"Trained and scored on a seeded sample of {check['n_train']:,} train and {check['n_dev']:,} dev "
+                    f"records (of {', '.join(f'{k}: {v:,}' for k, v in check['sampled_from'].items())}).", ""]
 
     out += ["## Known limitations", ""]
     out += [f"- {line}" for line in limitations(m)] + [""]

@@ -50,6 +50,7 @@ def check_result(result: BaselineResult, *, margin: float, leakage_clean: bool) 
         "seed": result.seed,
         "n_train": result.n_train,
         "n_dev": result.n_dev,
+        "sampled_from": result.sampled_from,
         "test_metrics": _json_ready(result.test_metrics),
         "test_trivial": _json_ready(result.test_trivial),
         "baseline": result.description,

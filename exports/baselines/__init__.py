@@ -44,6 +44,9 @@ class BaselineResult:
     #: Metrics on the test split when the release has a labelled one.
     test_metrics: dict[str, float] | None = None
     test_trivial: dict[str, float] | None = None
+    #: Records per split in the release when a split was larger than the check reads (it then used a
+    #: seeded sample of ``n_train`` / ``n_dev``); None when every split was read whole.
+    sampled_from: dict[str, int] | None = None
     environment: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -85,7 +88,7 @@ def train_and_evaluate(source: Path | str | tuple[Records, Records], task_slug: 
     if isinstance(source, tuple):
         data = ReleaseData(task_slug=task_slug, version="", splits={"train": list(source[0]), "dev": list(source[1])})
     else:
-        data = load_release(Path(source))
+        data = load_release(Path(source), seed=seed)
         if data.task_slug != task_slug:
             raise ReleaseError(f"{source}: the release is {data.task_slug}, not {task_slug}")
     baseline = get_baseline(task_slug)
@@ -107,5 +110,7 @@ def train_and_evaluate(source: Path | str | tuple[Records, Records], task_slug: 
         description=baseline.description, trivial_description=baseline.trivial_description,
         test_metrics=test_metrics,
         test_trivial=score(task_slug, test, trivial(test)) if test_metrics is not None else None,
+        sampled_from={split: total for split, total in data.totals.items() if total > len(data.splits[split])}
+        or None,
         environment=environment(),
     )

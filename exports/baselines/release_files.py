@@ -7,11 +7,18 @@ split files are named like KLUE's own (``klue-nli-v1.1_dev.json``, ``wos-v1.1_tr
 from __future__ import annotations
 
 import json
+import random
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from datasets_build.klue_formats import FILES, iter_klue_records, klue_file_name
+
+
+#: Records per split the baseline reads at most: a larger split is sampled (seeded, file order kept), so the
+#: check's memory and time stop growing with the release. Normal-size releases are read whole.
+MAX_SPLIT_RECORDS = 50_000
 
 
 class ReleaseError(ValueError):
@@ -26,6 +33,22 @@ class ReleaseData:
     #: WoS ontology ``{"domain-slot": [values]}`` when the release ships one (DST only).
     ontology: dict[str, list[str]] | None = None
     files: dict[str, Path] = field(default_factory=dict)
+    #: Records in each split file, read or not (differs from ``len(splits[s])`` when it was sampled).
+    totals: dict[str, int] = field(default_factory=dict)
+
+
+def sample_records(records: Iterable[dict[str, Any]], cap: int, seed: int) -> tuple[list[dict[str, Any]], int]:
+    """At most ``cap`` records by seeded reservoir sampling in one pass, in their original order, and the total."""
+    rng = random.Random(seed)
+    reservoir: list[tuple[int, dict[str, Any]]] = []
+    total = 0
+    for total, record in enumerate(records, 1):
+        if total <= cap:
+            reservoir.append((total, record))
+        elif (slot := rng.randrange(total)) < cap:
+            reservoir[slot] = (total, record)
+    reservoir.sort(key=lambda pair: pair[0])
+    return [record for _, record in reservoir], total
 
 
 def read_manifest(release_dir: Path) -> dict[str, Any]:
@@ -58,8 +81,10 @@ def ontology_file(release_dir: Path) -> Path | None:
     return matches[0] if matches else None
 
 
-def load_release(release_dir: Path, splits: tuple[str, ...] = ("train", "dev", "test")) -> ReleaseData:
-    """Read a release folder; train and dev are required, other splits are read when present."""
+def load_release(release_dir: Path, splits: tuple[str, ...] = ("train", "dev", "test"), *, seed: int = 13,
+                 cap: int = MAX_SPLIT_RECORDS) -> ReleaseData:
+    """Read a release folder; train and dev are required, other splits are read when present, each sampled
+    down to ``cap`` records (see ``sample_records``) when larger."""
     manifest = read_manifest(release_dir)
     task_slug, version = manifest["task_type"], str(manifest.get("version") or "")
     data = ReleaseData(task_slug=task_slug, version=version, splits={})
@@ -70,7 +95,8 @@ def load_release(release_dir: Path, splits: tuple[str, ...] = ("train", "dev", "
                 raise ReleaseError(f"{release_dir}: no {split} file for {task_slug}")
             continue
         try:
-            data.splits[split] = [record for _, record in iter_klue_records(path, task_slug)]
+            records = (record for _, record in iter_klue_records(path, task_slug))
+            data.splits[split], data.totals[split] = sample_records(records, cap, seed)
         except ValueError as exc:
             raise ReleaseError(f"{path}: {exc}") from exc
         data.files[split] = path
