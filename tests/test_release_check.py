@@ -63,6 +63,20 @@ def test_train_baseline_command(tmp_path: Path) -> None:
     assert "PASSED" in out.getvalue() and "uas" in out.getvalue()
 
 
+def test_a_split_over_the_cap_is_sampled_and_the_sample_is_reported(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    release = write_synthetic_release(tmp_path / "tc", "tc", 400)
+    whole = run(release)
+    assert whole["sampled_from"] is None
+    monkeypatch.setattr("exports.baselines.release_files.MAX_SPLIT_RECORDS", 150)
+    sampled = run(release)
+    assert sampled["n_train"] == 150 and sampled["sampled_from"]["train"] == whole["n_train"] > 150
+    assert sampled["n_dev"] == whole["n_dev"] and "dev" not in sampled["sampled_from"]
+    assert sampled["passed"] is True
+    assert run(release)["metrics"] == sampled["metrics"]  # same seed, same sample
+    assert run(release, "--seed", "7")["metrics"] != sampled["metrics"]
+
+
 def test_train_baseline_reads_the_manifest_leakage_verdict(tmp_path: Path) -> None:
     release = write_synthetic_release(tmp_path / "tc", "tc", 200)
     manifest = json.loads((release / "manifest.json").read_text(encoding="utf-8"))

@@ -15,7 +15,6 @@ from typing import Any
 
 from datasets_build.klue_formats import FILES, iter_klue_records, klue_file_name
 
-
 #: Records per split the baseline reads at most: a larger split is sampled (seeded, file order kept), so the
 #: check's memory and time stop growing with the release. Normal-size releases are read whole.
 MAX_SPLIT_RECORDS = 50_000
@@ -82,9 +81,10 @@ def ontology_file(release_dir: Path) -> Path | None:
 
 
 def load_release(release_dir: Path, splits: tuple[str, ...] = ("train", "dev", "test"), *, seed: int = 13,
-                 cap: int = MAX_SPLIT_RECORDS) -> ReleaseData:
+                 cap: int | None = None) -> ReleaseData:
     """Read a release folder; train and dev are required, other splits are read when present, each sampled
-    down to ``cap`` records (see ``sample_records``) when larger."""
+    down to ``cap`` (default ``MAX_SPLIT_RECORDS``) records when larger (see ``sample_records``)."""
+    cap = MAX_SPLIT_RECORDS if cap is None else cap
     manifest = read_manifest(release_dir)
     task_slug, version = manifest["task_type"], str(manifest.get("version") or "")
     data = ReleaseData(task_slug=task_slug, version=version, splits={})

@@ -39,7 +39,8 @@ class Command(BaseCommand):
         result = {"task": check["task"], "metrics": check["metrics"], "trivial": check["trivial"],
                   "passed": check["passed"], "seconds": check["seconds"], "primary": check["primary"],
                   "margin": check["margin"], "reasons": check["reasons"], "n_train": check["n_train"],
-                  "n_dev": check["n_dev"], "test_metrics": check["test_metrics"],
+                  "n_dev": check["n_dev"], "sampled_from": check["sampled_from"],
+                  "test_metrics": check["test_metrics"],
                   "environment": check["environment"]}
         if options["json"]:
             self.stdout.write(json.dumps(result, ensure_ascii=False))
