@@ -288,6 +288,18 @@ def test_card_is_generated_from_the_release(make_project, tmp_path):
     assert "윤리 지침" in card and "개인정보 지침" in card
 
 
+def test_a_sampled_baseline_check_is_recorded_and_noted_in_the_card(make_project, tmp_path, monkeypatch):
+    monkeypatch.setattr("exports.baselines.release_files.MAX_SPLIT_RECORDS", 30)
+    project = make_project("nli")
+    load_records(project, sample_records("nli", 60))
+    folder = Path(build(project, tmp_path, "--version", "2.0.0", "--seed", "1")["out"])
+    check = Release.objects.get(project=project).baseline_check
+    assert check["n_train"] == 30 and check["sampled_from"]["train"] > 30
+    card = (folder / "dataset_card.md").read_text(encoding="utf-8")
+    assert f"seeded sample of 30 train and {check['n_dev']} dev records (of train: {check['sampled_from']['train']})" \
+        in card
+
+
 def test_gold_comes_from_the_gold_rule_and_imported_labels_fill_in(make_project, annotator_in, tmp_path):
     from annotation import services as annotation_services
 
