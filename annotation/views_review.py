@@ -82,6 +82,15 @@ def dashboard_plots(report: dict[str, Any]) -> dict[str, Any]:
         charts["distribution"] = plots.bar_chart(
             distribution["labels"], [100 * n / total for n in distribution["project"]],
             title=_("Label distribution"), value_label=_("share of all labels (%)"), fmt=".1f")
+    alpha = (report.get("assist") or {}).get("alpha")
+    if alpha:
+        # Anchoring on a suggestion inflates agreement; the two bars side by side make the gap visible.
+        charts["assist"] = plots.bar_chart(
+            [_("assisted"), _("unassisted")], [alpha["assisted"]["value"], alpha["unassisted"]["value"]],
+            title=_("%(name)s of assisted vs unassisted annotations") % {"name": primary.get("name", "")},
+            value_label=f"{primary.get('name', '')} ({primary.get('level', '')})", fmt=".3f",
+            value_range=(min(0.0, *[v for v in (alpha["assisted"]["value"], alpha["unassisted"]["value"])
+                                    if v is not None]), 1.0))
     return charts
 
 

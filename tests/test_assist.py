@@ -303,3 +303,39 @@ def test_simulated_annotators_half_assisted_split_alpha_and_record_acceptance(ap
     assert agreement["accepted"]["with_annotation"] == 1.0 and agreement["changed"]["with_annotation"] == 0.0
     assert agreement["accepted"]["annotations"] + agreement["changed"]["annotations"] == shown_to_us
     assert agreement["accepted"]["gold_items"] > 0 and 0 <= agreement["accepted"]["with_gold"] <= 1
+
+    # The manager's dashboard shows the split next to the headline figures, as a table and a chart.
+    from django.test import Client
+    from django.urls import reverse
+
+    manager = Client()
+    manager.force_login(project.created_by)
+    page = manager.get(reverse("review-dashboard", args=[project.pk])).content.decode()
+    assert "Assisted vs unassisted annotations" in page
+    assert f"{shown_to_us} annotations were made with a model suggestion on screen, {total - shown_to_us} without" \
+        in page
+    assert f"{assisted['value']:.4f}" in page and f"{unassisted['value']:.4f}" in page
+    assert f"{accepted_by_us} / {shown_to_us}" in page
+    assert "of assisted vs unassisted annotations</text>" in page or "of assisted vs unassisted annotations" in page
+
+
+def test_dashboard_without_assisted_annotations_says_so(api, make_project, annotator_in):
+    from django.test import Client
+    from django.urls import reverse
+
+    from annotation.agreement.services import report_now
+
+    project, _items = tc_project(make_project, n=3, k=2)
+    for n in range(2):
+        client = api(annotator_in(project, f"plain{n}"))
+        while (response := client.get(next_url(project))).status_code == 200:
+            assert response.json()["suggestion"] is None
+            client.post(annotations_url(project), {"item": response.json()["item"]["id"],
+                                                   "payload": {"label": project.label_schema["labels"][0]}},
+                        format="json")
+    report_now(project)
+    manager = Client()
+    manager.force_login(project.created_by)
+    page = manager.get(reverse("review-dashboard", args=[project.pk])).content.decode()
+    assert "No annotation was made with a suggestion on screen" in page
+    assert "of assisted vs unassisted annotations" not in page
