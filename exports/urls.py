@@ -6,6 +6,7 @@ from . import views
 
 urlpatterns = [
     path("projects/<int:project_id>/releases/", views.release_list, name="release-list"),
+    path("projects/<int:project_id>/suggester/", views.suggester, name="suggester"),
     path("projects/<int:project_id>/releases/<int:release_id>/", views.release_detail, name="release-detail"),
     path("projects/<int:project_id>/releases/<int:release_id>/publish/", views.release_publish,
          name="release-publish"),

@@ -11,6 +11,7 @@ from pathlib import Path
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
@@ -167,3 +168,78 @@ def release_file(request: HttpRequest, project_id: int, release_id: int, file_id
     except NotFound as error:
         raise Http404(str(error.detail)) from None
     return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name)
+
+
+class SuggesterForm(forms.Form):
+    show = forms.BooleanField(label=gettext_lazy("Show suggestions to annotators"), required=False)
+    percent = forms.FloatField(label=gettext_lazy("Share of assignments with a suggestion (%)"), min_value=0,
+                               max_value=100, help_text=gettext_lazy("100 for all; 50 for a controlled comparison."))
+    queue_order = forms.ChoiceField(label=gettext_lazy("Queue order"), choices=[
+        ("default", gettext_lazy("Closest to completion first")),
+        ("uncertainty", gettext_lazy("Least certain suggestion first")),
+    ])
+    retrain_every = forms.IntegerField(label=gettext_lazy("Retrain after this many new gold items (0 = on demand)"),
+                                       min_value=0)
+    target_score = forms.FloatField(label=gettext_lazy("Target baseline score (0–100)"), min_value=0, max_value=100,
+                                    required=False)
+
+
+def _learning_curve_plot(effect: dict) -> object | None:
+    from annotation.agreement.plots import Series, line_chart
+
+    points = sorted(effect.get("points") or [], key=lambda p: p["n"])
+    if len(points) < 2:
+        return None
+    series = [Series(effect.get("primary") or _("score"), [p["score"] for p in points])]
+    if effect.get("target") is not None:
+        series.append(Series(_("target"), [effect["target"]] * len(points), color="#e67e22"))
+    return line_chart([f"{p['n']:,}" for p in points], series, title=_("Baseline score by gold items trained on"),
+                      x_label=_("gold items"), y_label=f"{effect.get('primary') or ''} (0–100)")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def suggester(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The suggester of a project: its settings, retraining with progress, the learning curve and what
+    reaching the target would take."""
+    from annotation import assist as annotation_assist
+
+    from . import assist
+    from .api_assist import overview
+    from .models import SuggesterRun
+
+    project, role = project_for(request, project_id, CURATE)
+    current = annotation_assist.assist_settings(project)
+    form = SuggesterForm(request.POST if request.POST.get("action") == "settings" else None, initial={
+        "show": current.show, "percent": round(100 * current.fraction, 2), "queue_order": current.queue_order,
+        "retrain_every": current.retrain_every, "target_score": current.target_score})
+    if request.method == "POST":
+        if role not in MANAGE:
+            raise PermissionDenied
+        if request.POST.get("action") == "retrain":
+            try:
+                assist.suggester_request(project=project, user=request.user)
+            except ServiceError as error:
+                messages.error(request, error.message)
+            else:
+                messages.success(request, _("Retraining the suggester; annotators keep working meanwhile."))
+            return redirect("suggester", project.pk)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                annotation_assist.assist_settings_update(
+                    project=project, show=data["show"], fraction=data["percent"] / 100,
+                    queue_order=data["queue_order"], retrain_every=data["retrain_every"],
+                    target_score=data["target_score"])
+            except annotation_assist.AssistError as error:
+                form.add_error(error.field if error.field in form.fields else None, str(error))
+            else:
+                messages.success(request, _("Suggester settings saved."))
+                return redirect("suggester", project.pk)
+    state = overview(project)
+    runs = list(SuggesterRun.objects.filter(project=project).select_related("requested_by")[:20])
+    context = _context(project, role)
+    context.update({"tab": "suggester", "form": form, "state": state, "runs": runs,
+                    "effect": state["expected_effect"], "curve": _learning_curve_plot(state["expected_effect"]),
+                    "refresh": any(r.status in ("queued", "running") for r in runs)})
+    return render(request, "exports/suggester.html", context)

@@ -289,3 +289,39 @@ def test_retrain_on_a_worker_reports_progress_and_does_not_block_annotators(live
     assert len(latencies) >= 3, "the job finished before annotators could work alongside it"
     assert max(latencies) < 2.0, latencies
     assert Suggestion.objects.filter(item__project=project, is_current=True).exists()
+
+
+def test_suggester_page_retrains_shows_the_curve_and_saves_settings(make_project, annotator_in,
+                                                                     django_capture_on_commit_callbacks):
+    from django.test import Client
+
+    project = seeded_project(make_project, "tc", gold=80, todo=5)
+    url = reverse("suggester", args=[project.pk])
+    manager = Client()
+    manager.force_login(project.created_by)
+    empty = manager.get(url).content.decode()
+    assert "No suggester yet" in empty and "needs a learning curve" in empty
+    with django_capture_on_commit_callbacks(execute=True):
+        response = manager.post(url, {"action": "retrain"})
+    assert response.status_code == 302
+    page = manager.get(url).content.decode()
+    run = SuggesterRun.objects.get(project=project)
+    assert run.status == "done" and run.model_version in page and "100%" in page
+    assert "Baseline score by gold items trained on" in page and "<svg" in page
+    assert "set a target score" in page
+    saved = manager.post(url, {"action": "settings", "show": "on", "percent": "50", "queue_order": "uncertainty",
+                               "retrain_every": "10", "target_score": "1"})
+    assert saved.status_code == 302
+    project.refresh_from_db()
+    settings_ = assist.assist_settings(project)
+    assert (settings_.show, settings_.fraction, settings_.queue_order, settings_.retrain_every,
+            settings_.target_score) == (True, 0.5, "uncertainty", 10, 1.0)
+    assert "Reaching 1.0 needs about" in manager.get(url).content.decode()
+    bad = manager.post(url, {"action": "settings", "percent": "150", "queue_order": "default", "retrain_every": "0"})
+    assert bad.status_code == 200 and "Ensure this value is less than or equal to 100" in bad.content.decode()
+
+    annotator = Client()
+    annotator.force_login(annotator_in(project))
+    assert annotator.get(url).status_code == 403
+    assert annotator.post(url, {"action": "retrain"}).status_code == 403
+    assert SuggesterRun.objects.filter(project=project).count() == 1

@@ -92,6 +92,9 @@ PAGES = [
          post=(302, 404, 403, 200, 200, 200)),
     Page(PR + "gold/compute/", lambda sc: _p(sc, "gold/compute/"), get=(302, 405, 405, 405, 405, 405),
          post=(302, 404, 403, 302, 403, 302)),
+    # The suggester: curators read it, managers change it.
+    Page(PR + "suggester/", lambda sc: _p(sc, "suggester/"), get=(302, 404, 403, 200, 200, 200),
+         post=(302, 404, 403, 200, 403, 200)),
     # Releases: never for annotators; publishing is the maintainers'.
     Page(PR + "releases/", lambda sc: _p(sc, "releases/"), get=(302, 404, 403, 200, 200, 200),
          post=(302, 404, 403, 200, 200, 200)),

@@ -34,7 +34,7 @@ SLACK = 2
 #: Project pages (name, extra URL kwargs); every page route without an id of its own besides the project.
 PROJECT_PAGES = ["project-detail", "project-guideline", "project-members", "project-items", "guideline-read",
                  "annotate", "project-import", "project-review", "project-sources", "release-list",
-                 "review-dashboard", "review-items", "review-gold", "project-audit"]
+                 "review-dashboard", "review-items", "review-gold", "project-audit", "suggester"]
 PAGE_READER = {"guideline-read": "annotator", "annotate": "annotator"}
 
 
