@@ -155,7 +155,8 @@ class NamedEntityRecognition(TaskType):
                 "changed": sum(p["status"] == "changed" for p in parts), "added": len(added), "parts": parts}
 
     def parse_record(self, record: dict[str, Any]) -> ParsedRecord:
-        """Three shapes: the TSV reader's (``chars`` + ``tags``, with ``markup``), a ``sentence`` with
+        """Four shapes: the TSV reader's (``chars`` + ``tags``, with ``markup``), a plain ``sentence`` with
+        an ``entities`` list of ``{start, end, type}`` spans (Goldset's own label), a ``sentence`` with
         ``<text:TYPE>`` markup, or a plain ``sentence`` (no entities: an item still to be annotated)."""
         record = require_dict(record)
         guid = external_id(record)
@@ -171,6 +172,14 @@ class NamedEntityRecognition(TaskType):
                 if text is not None and (parse_markup(text)[0] if key == "markup" else text) != sentence:
                     raise PayloadError(key, f"{text!r} does not match the characters of the tag sequence "
                                             f"{sentence!r}")
+        elif "entities" in record:
+            # The spans are checked with the other labels (validate_annotation), so their errors name
+            # annotations[0].entities[i]; taking them as given keeps a bad span from vanishing into meta.
+            sentence = require_str(get(record, "sentence"), "sentence")
+            if parse_markup(sentence)[1]:
+                raise PayloadError("entities", "the sentence also has <text:TYPE> markup; give the entities "
+                                               "either as markup or as a list, not both")
+            entities = require_list(record["entities"], "entities")
         else:
             source_text = record.get("markup") if record.get("markup") is not None else get(record, "sentence")
             sentence, found = parse_markup(require_str(source_text, "sentence"))
@@ -179,7 +188,7 @@ class NamedEntityRecognition(TaskType):
         return ParsedRecord(
             external_id=guid,
             payload={"sentence": require_str(sentence, "sentence")},
-            meta=rest(record, ("guid", "sentence", "markup", "chars", "tags")),
+            meta=rest(record, ("guid", "sentence", "markup", "chars", "tags", "entities")),
             split=split_from_guid(guid),
             annotations=annotations,
         )
