@@ -181,8 +181,11 @@ class NamedEntityRecognition(TaskType):
                                                "either as markup or as a list, not both")
             entities = require_list(record["entities"], "entities")
         else:
-            source_text = record.get("markup") if record.get("markup") is not None else get(record, "sentence")
-            sentence, found = parse_markup(require_str(source_text, "sentence"))
+            key = "markup" if record.get("markup") is not None else "sentence"
+            source_text = require_str(get(record, key), key)
+            # Only here is markup the sole source of the labels; with tags, the tags say what is an entity.
+            check_markup_balance(source_text, key)
+            sentence, found = parse_markup(source_text)
             entities = found or None
         annotations = [] if entities is None else [RecordAnnotation(CORPUS, LABEL_STAGE, {"entities": entities})]
         return ParsedRecord(
@@ -213,6 +216,11 @@ _TYPE = r"[A-Z][A-Z0-9_]*"
 #: ``<text:TYPE>``; the text holds no angle brackets, so ``<<레이:PS>>`` marks ``레이``.
 _MARKUP = re.compile(r"<([^<>]+?):(" + _TYPE + r")>")
 _TAG = re.compile(r"[BI]-" + _TYPE)
+#: Markup-like leftovers once the well-formed ``<text:TYPE>`` pairs are taken out: ``<text:TYPE`` not
+#: followed by ``>`` and ``:TYPE>`` without its ``<``. A TYPE ends where the letters end, so ``<주소:Seoul``
+#: or ``3<5`` are plain text.
+_OPEN = re.compile(r"<([^<>]*?):(" + _TYPE + r")(?![A-Za-z0-9_])")
+_CLOSE = re.compile(r":(" + _TYPE + r")>")
 
 
 def parse_markup(markup: str) -> tuple[str, list[dict[str, Any]]]:
@@ -229,6 +237,26 @@ def parse_markup(markup: str) -> tuple[str, list[dict[str, Any]]]:
         pos = match.end()
     parts.append(markup[pos:])
     return "".join(parts), entities
+
+
+def check_markup_balance(markup: str, field: str) -> None:
+    """Refuse a ``<`` … ``:TYPE>`` pair with one side missing, which would otherwise import as plain text
+    and lose the entity."""
+    pos = 0
+    for match in [*_MARKUP.finditer(markup), None]:
+        end = len(markup) if match is None else match.start()
+        opening, closing = _OPEN.search(markup, pos, end), _CLOSE.search(markup, pos, end)
+        if opening and (closing is None or opening.start() <= closing.start()):
+            if not opening.group(1):
+                raise PayloadError(field, f"empty entity markup '<:{opening.group(2)}>' at position "
+                                          f"{opening.start()}; an entity needs its text, as in <text:TYPE>")
+            raise PayloadError(field, f"unbalanced entity markup: '<' at position {opening.start()} has no "
+                                      f"matching ':{opening.group(2)}>'; write entities as <text:TYPE>")
+        if closing:
+            raise PayloadError(field, f"unbalanced entity markup: ':{closing.group(1)}>' at position "
+                                      f"{closing.start()} has no matching '<'; write entities as <text:TYPE>")
+        if match is not None:
+            pos = match.end()
 
 
 def to_markup(sentence: str, entities: list[dict[str, Any]]) -> str:
