@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from annotation.task_types import ParsedRecord, RecordAnnotation, get_task_type
+from annotation.task_types import ParsedRecord, PayloadError, RecordAnnotation, get_task_type
 from annotation.task_types.dst import FREE_VALUE_SLOTS
 from datasets_build import klue_formats
 from datasets_build.klue_formats import FormatError, iter_klue_records, klue_file_name, write_klue_file
@@ -370,6 +370,35 @@ def test_ner_record_shapes() -> None:
     with pytest.raises(Exception, match="does not match the characters"):
         ner.parse_record({"sentence": "가나", "chars": ["가", "다"], "tags": ["O", "O"]})
 
+
+
+def test_ner_entities_list_becomes_the_corpus_label() -> None:
+    ner = get_task_type("ner")
+    spans = [{"start": 0, "end": 3, "type": "PS"}]
+    parsed = ner.parse_record({"guid": "n2", "sentence": "김철수는 서울에 산다.", "entities": spans})
+    assert parsed.payload == {"sentence": "김철수는 서울에 산다."} and parsed.meta == {}
+    assert parsed.annotations[0].payload == {"entities": spans}
+    with pytest.raises(PayloadError, match="either as markup or as a list"):
+        ner.parse_record({"sentence": "<김철수:PS>는 산다.", "entities": spans})
+
+
+@pytest.mark.parametrize(("markup", "message"), [
+    ("<김철수:PS는 서울에 갔다", "'<' at position 0 has no matching ':PS>'"),
+    ("김철수:PS> 서울에 갔다", "':PS>' at position 3 has no matching '<'"),
+    ("<가상전자:OG>는 <판교:LC에서", "'<' at position 11 has no matching ':LC>'"),
+    ("<김<철수:PS>:PS>는 갔다", "':PS>' at position 9 has no matching '<'"),
+    ("<:PS>는 갔다", "empty entity markup '<:PS>' at position 0"),
+])
+def test_ner_unbalanced_markup_is_refused(markup: str, message: str) -> None:
+    with pytest.raises(PayloadError, match=r"unbalanced|empty") as info:
+        get_task_type("ner").parse_record({"sentence": markup})
+    assert info.value.field == "sentence" and message in info.value.message
+
+
+@pytest.mark.parametrize("text", ["3<5이고 7>2이다.", "<주소:Seoul 참고", "<참고: KS 규격>", "비율은 1:2>1:3이다."])
+def test_ner_angle_brackets_that_are_not_markup_are_text(text: str) -> None:
+    parsed = get_task_type("ner").parse_record({"sentence": text})
+    assert parsed.payload == {"sentence": text} and not parsed.annotations
 
 def test_dp_raw_sentence_and_gold() -> None:
     dp = get_task_type("dp")

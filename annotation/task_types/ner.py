@@ -155,7 +155,8 @@ class NamedEntityRecognition(TaskType):
                 "changed": sum(p["status"] == "changed" for p in parts), "added": len(added), "parts": parts}
 
     def parse_record(self, record: dict[str, Any]) -> ParsedRecord:
-        """Three shapes: the TSV reader's (``chars`` + ``tags``, with ``markup``), a ``sentence`` with
+        """Four shapes: the TSV reader's (``chars`` + ``tags``, with ``markup``), a plain ``sentence`` with
+        an ``entities`` list of ``{start, end, type}`` spans (Goldset's own label), a ``sentence`` with
         ``<text:TYPE>`` markup, or a plain ``sentence`` (no entities: an item still to be annotated)."""
         record = require_dict(record)
         guid = external_id(record)
@@ -171,15 +172,26 @@ class NamedEntityRecognition(TaskType):
                 if text is not None and (parse_markup(text)[0] if key == "markup" else text) != sentence:
                     raise PayloadError(key, f"{text!r} does not match the characters of the tag sequence "
                                             f"{sentence!r}")
+        elif "entities" in record:
+            # The spans are checked with the other labels (validate_annotation), so their errors name
+            # annotations[0].entities[i]; taking them as given keeps a bad span from vanishing into meta.
+            sentence = require_str(get(record, "sentence"), "sentence")
+            if parse_markup(sentence)[1]:
+                raise PayloadError("entities", "the sentence also has <text:TYPE> markup; give the entities "
+                                               "either as markup or as a list, not both")
+            entities = require_list(record["entities"], "entities")
         else:
-            source_text = record.get("markup") if record.get("markup") is not None else get(record, "sentence")
-            sentence, found = parse_markup(require_str(source_text, "sentence"))
+            key = "markup" if record.get("markup") is not None else "sentence"
+            source_text = require_str(get(record, key), key)
+            # Only here is markup the sole source of the labels; with tags, the tags say what is an entity.
+            check_markup_balance(source_text, key)
+            sentence, found = parse_markup(source_text)
             entities = found or None
         annotations = [] if entities is None else [RecordAnnotation(CORPUS, LABEL_STAGE, {"entities": entities})]
         return ParsedRecord(
             external_id=guid,
             payload={"sentence": require_str(sentence, "sentence")},
-            meta=rest(record, ("guid", "sentence", "markup", "chars", "tags")),
+            meta=rest(record, ("guid", "sentence", "markup", "chars", "tags", "entities")),
             split=split_from_guid(guid),
             annotations=annotations,
         )
@@ -204,6 +216,11 @@ _TYPE = r"[A-Z][A-Z0-9_]*"
 #: ``<text:TYPE>``; the text holds no angle brackets, so ``<<레이:PS>>`` marks ``레이``.
 _MARKUP = re.compile(r"<([^<>]+?):(" + _TYPE + r")>")
 _TAG = re.compile(r"[BI]-" + _TYPE)
+#: Markup-like leftovers once the well-formed ``<text:TYPE>`` pairs are taken out: ``<text:TYPE`` not
+#: followed by ``>`` and ``:TYPE>`` without its ``<``. A TYPE ends where the letters end, so ``<주소:Seoul``
+#: or ``3<5`` are plain text.
+_OPEN = re.compile(r"<([^<>]*?):(" + _TYPE + r")(?![A-Za-z0-9_])")
+_CLOSE = re.compile(r":(" + _TYPE + r")>")
 
 
 def parse_markup(markup: str) -> tuple[str, list[dict[str, Any]]]:
@@ -220,6 +237,26 @@ def parse_markup(markup: str) -> tuple[str, list[dict[str, Any]]]:
         pos = match.end()
     parts.append(markup[pos:])
     return "".join(parts), entities
+
+
+def check_markup_balance(markup: str, field: str) -> None:
+    """Refuse a ``<`` … ``:TYPE>`` pair with one side missing, which would otherwise import as plain text
+    and lose the entity."""
+    pos = 0
+    for match in [*_MARKUP.finditer(markup), None]:
+        end = len(markup) if match is None else match.start()
+        opening, closing = _OPEN.search(markup, pos, end), _CLOSE.search(markup, pos, end)
+        if opening and (closing is None or opening.start() <= closing.start()):
+            if not opening.group(1):
+                raise PayloadError(field, f"empty entity markup '<:{opening.group(2)}>' at position "
+                                          f"{opening.start()}; an entity needs its text, as in <text:TYPE>")
+            raise PayloadError(field, f"unbalanced entity markup: '<' at position {opening.start()} has no "
+                                      f"matching ':{opening.group(2)}>'; write entities as <text:TYPE>")
+        if closing:
+            raise PayloadError(field, f"unbalanced entity markup: ':{closing.group(1)}>' at position "
+                                      f"{closing.start()} has no matching '<'; write entities as <text:TYPE>")
+        if match is not None:
+            pos = match.end()
 
 
 def to_markup(sentence: str, entities: list[dict[str, Any]]) -> str:
