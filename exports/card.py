@@ -146,6 +146,7 @@ def render_card(m: dict[str, Any], schema: FlatSchema, guidelines: list[dict[str
     if per_item:
         out += _table(["stage", "annotators per item: items"],
                       [[stage, ", ".join(f"{k}: {v}" for k, v in hist.items())] for stage, hist in per_item.items()])
+    out += _assistance(ann["assisted"])
     gold = m["gold"]
     out += [f"Gold labels: source **{gold.get('source')}** — {gold.get('rule')}.", ""]
     versions = m["guideline_versions"]
@@ -210,6 +211,28 @@ def render_card(m: dict[str, Any], schema: FlatSchema, guidelines: list[dict[str
     return "\n".join(out)
 
 
+def _percent(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f} %" if whole else "—"
+
+
+def _assistance(a: dict[str, int]) -> list[str]:
+    """How much of the gold was made with a model's suggestion shown (``services._annotators``)."""
+    if not a["shown"]:
+        return ["No suggestions were shown: every annotation of the released items was made without a model's "
+                "suggestion.", ""]
+    return ["Model-assisted annotation: some annotators were shown a model's suggestion (see the agreement "
+            "report's `assist` section for α of assisted and unassisted annotations separately).", "",
+            *_table(["", "count", "share"], [
+                ["released items whose gold came from at least one assisted annotation", a["assisted_items"],
+                 f"{_percent(a['assisted_items'], a['items'])} of {a['items']} released items"],
+                ["annotations of the released items shown a suggestion", a["shown"],
+                 f"{_percent(a['shown'], a['annotations'])} of {a['annotations']} annotations"],
+                ["annotations that accepted the suggestion unchanged", a["accepted_unchanged"],
+                 f"{_percent(a['accepted_unchanged'], a['annotations'])} of the annotations, "
+                 f"{_percent(a['accepted_unchanged'], a['shown'])} of those shown one"],
+            ])]
+
+
 def limitations(m: dict[str, Any]) -> list[str]:
     """What a user of the release should know, derived from its record."""
     notes = []
@@ -228,6 +251,9 @@ def limitations(m: dict[str, Any]) -> list[str]:
         notes.append("Inter-annotator agreement was not computed for this release.")
     if m["check"].get("passed") is None:
         notes.append("The baseline check did not run.")
+    if m["annotators"]["assisted"]["assisted_items"]:
+        notes.append("Annotators shown a model's suggestion tend to keep it, so the gold of assisted items leans "
+                     "towards that model; a model like it may score higher on them than on unassisted items.")
     notes.append("Near duplicates are those the import's MinHash index found (character 5-gram Jaccard); "
                  "paraphrases below that threshold can still cross splits.")
     notes.append("Automatic PII and toxicity screening is rule-based; it misses what its patterns and lexicon do "

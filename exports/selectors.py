@@ -54,6 +54,11 @@ class ItemRow:
     gold_status: str | None = None
     #: Every annotation came with the corpus (its own labels, e.g. KLUE's), none from Goldset's annotators.
     corpus_only: bool = True
+    #: Goldset annotations (not imported), those made with a model's suggestion shown, and those that kept
+    #: the suggestion unchanged: the dataset card states how much of the gold was assisted.
+    own_annotations: int = 0
+    suggestions_shown: int = 0
+    suggestions_accepted: int = 0
 
 
 def releases_of(project: Project) -> QuerySet[Release]:
@@ -142,13 +147,17 @@ def iter_item_rows(project: Project, *, with_gold: bool, chunk: int = CHUNK) -> 
         annotations = (Annotation.objects.filter(item_id__in=list(items)).order_by("item_id", "id")
                        .annotate(t_payload=_as_text("payload"))
                        .values_list("item_id", "stage", "t_payload", "annotator__username", "annotator__is_imported",
-                                    "imported", "guideline__version"))
+                                    "imported", "guideline__version", "suggestion_shown", "suggestion_accepted"))
         seen: dict[int, dict[str, set[str]]] = {}
-        for item_id, stage, payload, username, is_imported, imported, guideline in annotations:
+        for item_id, stage, payload, username, is_imported, imported, guideline, shown, accepted in annotations:
             item = items[item_id]
             name = annotator_name(username, is_imported)
             item.annotations.append(RecordAnnotation(name, stage, _json(payload)))
             item.corpus_only = item.corpus_only and imported
+            if not imported:
+                item.own_annotations += 1
+                item.suggestions_shown += shown
+                item.suggestions_accepted += accepted is True
             if guideline is not None and not imported:
                 item.guideline_versions.add(guideline)
             seen.setdefault(item_id, {}).setdefault(stage, set()).add(name)

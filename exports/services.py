@@ -214,6 +214,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     pii: Counter[str] = Counter()
     included_status: Counter[str] = Counter()
     per_item: dict[str, Counter[int]] = {}
+    assisted: Counter[str] = Counter()
     items_with_pii = 0
     source_ids: set[int] = set()
     guideline_versions: set[int] = set()
@@ -258,6 +259,11 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
             guideline_versions |= row.guideline_versions
             for stage, count in row.annotators.items():
                 per_item.setdefault(stage, Counter())[count] += 1
+            assisted["items"] += 1
+            assisted["assisted_items"] += row.suggestions_shown > 0
+            assisted["annotations"] += row.own_annotations
+            assisted["shown"] += row.suggestions_shown
+            assisted["accepted_unchanged"] += row.suggestions_accepted
 
     report("splits", 0, len(units))
     for a, b in selectors.near_duplicate_pairs(project):
@@ -301,7 +307,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
         {"reason": "not requested for this build"},
         "screening": {**selectors.screening_counts(project), "pii_by_type": dict(sorted(pii.items())),
                       "items_with_pii": items_with_pii, "included_by_status": dict(sorted(included_status.items()))},
-        "annotators": _annotators(project, per_item),
+        "annotators": _annotators(project, per_item, assisted),
         "sources": selectors.sources_by_id(source_ids),
         "baseline_check": {"passed": None, "reason": "pending"},
     }
@@ -351,13 +357,18 @@ def _agreement(project: Project) -> dict[str, Any]:
     return _finite({key: data.get(key) for key in keys})
 
 
-def _annotators(project: Project, per_item: dict[str, Counter[int]]) -> dict[str, Any]:
+def _annotators(project: Project, per_item: dict[str, Counter[int]], assisted: Counter[str]) -> dict[str, Any]:
+    """Who annotated, how many per item, and (``assisted``) how much of the released items' gold was made with
+    a model's suggestion shown: released items, items with at least one assisted annotation, and the released
+    items' Goldset annotations, those shown a suggestion and those that kept it unchanged."""
     people = (Annotation.objects.filter(item__project=project).values("annotator_id", "annotator__is_imported")
               .distinct())
     total = people.count()
     imported = people.filter(annotator__is_imported=True).count()
     return {"total": total, "imported": imported,
-            "per_item": {stage: {str(k): v for k, v in sorted(hist.items())} for stage, hist in per_item.items()}}
+            "per_item": {stage: {str(k): v for k, v in sorted(hist.items())} for stage, hist in per_item.items()},
+            "assisted": {key: assisted[key] for key in
+                         ("items", "assisted_items", "annotations", "shown", "accepted_unchanged")}}
 
 
 def _baseline_check(release: Release, folder: Path) -> dict[str, Any]:

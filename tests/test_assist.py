@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import json
+from io import StringIO
+from pathlib import Path
+
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 
 from annotation import assist, services
 from annotation.assist import SuggestionRow
 from annotation.gold.services import gold_check_set
 from annotation.models import Annotation, Assignment, Suggestion, SuggestionArm
+from exports.models import Release
 
 pytestmark = pytest.mark.django_db
 
@@ -339,3 +345,51 @@ def test_dashboard_without_assisted_annotations_says_so(api, make_project, annot
     page = manager.get(reverse("review-dashboard", args=[project.pk])).content.decode()
     assert "No annotation was made with a suggestion on screen" in page
     assert "of assisted vs unassisted annotations" not in page
+
+
+# -- the dataset card states how much of the gold was assisted --------------------------------------------------
+
+
+def _annotate_all(client, project, accept: set[int]) -> None:
+    """Annotate every item the queue hands out: keep the suggestion on ``accept`` items, else answer 사회."""
+    while (response := client.get(next_url(project))).status_code == 200:  # 204: nothing left
+        body = response.json()
+        keep = body["suggestion"] is not None and body["item"]["id"] in accept
+        payload = body["suggestion"]["payload"] if keep else {"label": "사회"}
+        assert client.post(annotations_url(project), {"item": body["item"]["id"], "payload": payload},
+                           format="json").status_code == 201
+
+
+def _card(project, tmp_path) -> str:
+    stdout = StringIO()
+    call_command("build_release", project.slug, "--version", "1.0.0", "--format", "jsonl", "--out", str(tmp_path),
+                 "--json", stdout=stdout)
+    return (Path(json.loads(stdout.getvalue())["out"]) / "dataset_card.md").read_text(encoding="utf-8")
+
+
+def test_dataset_card_states_how_much_of_the_gold_was_assisted(api, make_project, annotator_in, tmp_path):
+    project, items = tc_project(make_project, n=8)
+    suggest(project, items[:3], {"label": "경제"})  # 3 of the 8 items have a suggestion
+    assist.assist_settings_update(project=project, show=True, fraction=1.0)
+    _annotate_all(api(annotator_in(project)), project, accept={items[0].pk, items[1].pk})
+    card = _card(project, tmp_path)
+    assert "| released items whose gold came from at least one assisted annotation | 3 | 37.5 % of 8 released items |" \
+        in card
+    assert "| annotations of the released items shown a suggestion | 3 | 37.5 % of 8 annotations |" in card
+    assert "| annotations that accepted the suggestion unchanged | 2 | 25.0 % of the annotations, 66.7 % of those " \
+           "shown one |" in card
+    assert "No suggestions were shown" not in card and "gold of assisted items leans towards that model" in card
+    release = Release.objects.get(project=project)
+    assert release.annotators["assisted"] == {"items": 8, "assisted_items": 3, "annotations": 8, "shown": 3,
+                                              "accepted_unchanged": 2}
+
+
+def test_dataset_card_says_when_no_suggestion_was_shown(api, make_project, annotator_in, tmp_path):
+    project, items = tc_project(make_project, n=4)
+    suggest(project, items, {"label": "경제"})  # stored, but the project does not show them
+    _annotate_all(api(annotator_in(project)), project, accept=set())
+    card = _card(project, tmp_path)
+    assert "No suggestions were shown: every annotation of the released items was made without a model's " \
+           "suggestion." in card
+    assert "assisted annotation |" not in card
+    assert Release.objects.get(project=project).annotators["assisted"]["shown"] == 0
