@@ -397,9 +397,3 @@ def suggestion_summary(project: Project) -> dict[str, Any]:
                         "acceptance_rate": row["accepted"] / row["shown"] if row["shown"] else None},
         "assignments_by_arm": {arm or "undecided": n for arm, n in sorted(arms.items())},
     }
-
-
-def assisted_item_ids(project: Project) -> set[int]:
-    """Items with at least one annotation made with a suggestion shown (for the dataset card)."""
-    return set(Annotation.objects.filter(item__project=project, suggestion_shown=True)
-               .values_list("item_id", flat=True).distinct())
