@@ -180,7 +180,6 @@ def item_build(
 ) -> Item:
     """Validate an item payload and return an unsaved Item (importers save them in bulk)."""
     task = project.task
-    reject_nul_characters(payload)
     normalised = task.validate_item(payload)
     return Item(
         project=project, payload=normalised, external_id=external_id, source=source, split=split,
@@ -190,6 +189,7 @@ def item_build(
 
 
 def item_create(**kwargs: Any) -> Item:
+    reject_nul_characters(kwargs.get("payload"))  # importers check the whole raw record once, before item_build
     item = item_build(**kwargs)
     try:
         with transaction.atomic():

@@ -85,12 +85,12 @@ def dashboard_plots(report: dict[str, Any]) -> dict[str, Any]:
     alpha = (report.get("assist") or {}).get("alpha")
     if alpha:
         # Anchoring on a suggestion inflates agreement; the two bars side by side make the gap visible.
+        values = [alpha["assisted"]["value"], alpha["unassisted"]["value"]]
         charts["assist"] = plots.bar_chart(
-            [_("assisted"), _("unassisted")], [alpha["assisted"]["value"], alpha["unassisted"]["value"]],
+            [_("assisted"), _("unassisted")], values,
             title=_("%(name)s of assisted vs unassisted annotations") % {"name": primary.get("name", "")},
             value_label=f"{primary.get('name', '')} ({primary.get('level', '')})", fmt=".3f",
-            value_range=(min(0.0, *[v for v in (alpha["assisted"]["value"], alpha["unassisted"]["value"])
-                                    if v is not None]), 1.0))
+            value_range=(min([0.0, *[v for v in values if v is not None]]), 1.0))
     return charts
 
 

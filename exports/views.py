@@ -7,6 +7,7 @@ publish. Builds run as background jobs; a release page refreshes itself while it
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from django import forms
 from django.contrib import messages
@@ -14,21 +15,24 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework.exceptions import NotFound
 
-from annotation.agreement.plots import bar_chart
+from annotation import assist as annotation_assist
+from annotation.agreement.plots import Series, bar_chart, line_chart
 from annotation.permissions import CURATE, MANAGE
 from annotation.rendering import render_markdown
 from annotation.services import ServiceError
 from annotation.views import project_for
 
-from . import selectors, services
+from . import assist, selectors, services
 from .api import DOWNLOADABLE, PUBLISH, file_path
+from .api_assist import overview
 from .card import CARD_NAME
-from .models import Release, ReleaseFile, ReleaseStatus
+from .models import Release, ReleaseFile, ReleaseStatus, SuggesterRun, SuggesterRunStatus
 from .writers import FORMATS
 
 
@@ -184,9 +188,7 @@ class SuggesterForm(forms.Form):
                                     required=False)
 
 
-def _learning_curve_plot(effect: dict) -> object | None:
-    from annotation.agreement.plots import Series, line_chart
-
+def _learning_curve_plot(effect: dict[str, Any]) -> SafeString | None:
     points = sorted(effect.get("points") or [], key=lambda p: p["n"])
     if len(points) < 2:
         return None
@@ -202,12 +204,6 @@ def _learning_curve_plot(effect: dict) -> object | None:
 def suggester(request: HttpRequest, project_id: int) -> HttpResponse:
     """The suggester of a project: its settings, retraining with progress, the learning curve and what
     reaching the target would take."""
-    from annotation import assist as annotation_assist
-
-    from . import assist
-    from .api_assist import overview
-    from .models import SuggesterRun
-
     project, role = project_for(request, project_id, CURATE)
     current = annotation_assist.assist_settings(project)
     form = SuggesterForm(request.POST if request.POST.get("action") == "settings" else None, initial={
@@ -241,5 +237,5 @@ def suggester(request: HttpRequest, project_id: int) -> HttpResponse:
     context = _context(project, role)
     context.update({"tab": "suggester", "form": form, "state": state, "runs": runs,
                     "effect": state["expected_effect"], "curve": _learning_curve_plot(state["expected_effect"]),
-                    "refresh": any(r.status in ("queued", "running") for r in runs)})
+                    "refresh": any(r.status in (SuggesterRunStatus.QUEUED, SuggesterRunStatus.RUNNING) for r in runs)})
     return render(request, "exports/suggester.html", context)
