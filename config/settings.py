@@ -65,6 +65,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
+    # A lost database connection becomes a 503 with Retry-After (see config/middleware.py).
+    "config.middleware.DatabaseUnavailableMiddleware",
     # Last, so it sees the lockout flag set by the authentication backend and answers 429.
     "axes.middleware.AxesMiddleware",
 ]
@@ -92,6 +94,9 @@ DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'goldset.sqlite3'}"),
         conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "0")),
+        # A kept connection is checked before each request reuses it, so one broken by a database
+        # restart is replaced instead of failing the first request after the restart.
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -201,6 +206,17 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TRACK_STARTED = True
+# With Redis, a message taken by a worker whose main process died (killed, OOM, machine lost) goes back to
+# the queue only after this many seconds unacknowledged. It must be longer than the longest job: a job
+# still running past it is handed to a second worker too (the jobs tolerate that, at the cost of the work).
+# A killed pool child is different: its worker requeues the message at once (reject on worker lost).
+_visibility_timeout = int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": _visibility_timeout,
+    # Sweep for such messages a few times per timeout (kombu's default sweeps every 100 s).
+    "unacked_restore_interval": min(60, max(1, _visibility_timeout // 4)),
+    "unacked_restore_throttle": 1,
+}
 
 # Annotation queue: how long an item handed to an annotator stays reserved for them.
 GOLDSET_LEASE_MINUTES = int(os.environ.get("GOLDSET_LEASE_MINUTES", "30"))

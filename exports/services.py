@@ -23,13 +23,14 @@ import time
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import orjson
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Count
 from django.utils import timezone
 
@@ -49,6 +50,8 @@ logger = logging.getLogger(__name__)
 MANIFEST_NAME = "manifest.json"
 DEFAULT_FORMATS = FORMATS
 _PROGRESS_EVERY = 5000
+#: First key of the advisory locks that keep two workers from building one release (second: its id).
+_BUILD_LOCK = 0x601D5E7
 
 Progress = Callable[[dict[str, Any]], None]
 
@@ -154,11 +157,38 @@ def _set(release: Release, **fields: Any) -> None:
 
 
 def release_run(release_id: int, *, progress: Progress | None = None) -> Release:
-    """Build a release that is ``building`` (the job). Idempotent: a finished release is returned as is,
-    and a retried job starts over from a clean temporary folder."""
-    release = Release.objects.select_related("project", "created_by").get(pk=release_id)
-    if release.status != ReleaseStatus.BUILDING:
-        return release
+    """Build a release that is ``building`` (the job). Idempotent: a finished release is returned as is, a
+    build another worker is running is left to it, and a retried job starts over from a clean temporary
+    folder — or, when its first run died after moving the checked folder into place, only records that."""
+    with _build_claim(release_id) as claimed:
+        release = Release.objects.select_related("project", "created_by").get(pk=release_id)
+        if not claimed or release.status not in (ReleaseStatus.BUILDING, ReleaseStatus.CHECKING):
+            return release
+        _run(release, progress)
+    return release
+
+
+@contextmanager
+def _build_claim(release_id: int) -> Iterator[bool]:
+    """Whether this process may build the release. On PostgreSQL a session advisory lock: a message
+    redelivered while its first worker still builds (a job outliving the broker's visibility timeout) finds
+    it taken and does nothing; the lock goes with the connection of a worker that dies. SQLite runs jobs in
+    the one process that wrote the release, so there is nothing to exclude."""
+    if connection.vendor != "postgresql":
+        yield True
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s::int, %s::int)", [_BUILD_LOCK, release_id])
+        claimed = bool(cursor.fetchone()[0])
+    try:
+        yield claimed
+    finally:
+        if claimed:
+            with suppress(DatabaseError), connection.cursor() as cursor:  # a lost connection took the lock along
+                cursor.execute("SELECT pg_advisory_unlock(%s::int, %s::int)", [_BUILD_LOCK, release_id])
+
+
+def _run(release: Release, progress: Progress | None) -> None:
     final = Path(release.out_dir)
     partial = final.parent / f".{final.name}.partial"
     work = final.parent / f".{final.name}.records"
@@ -170,27 +200,32 @@ def release_run(release_id: int, *, progress: Progress | None = None) -> Release
             progress(state)
 
     try:
-        if final.exists():
+        if not final.exists():
+            final.parent.mkdir(parents=True, exist_ok=True)
+            shutil.rmtree(partial, ignore_errors=True)
+            partial.mkdir()
+            _build(release, partial, work, report)
+            move_into_place(partial, final)
+        elif not (release.files.exists() and release_verify(release).get("ok")):
             raise ServiceError(f"{final} already exists", code="conflict")
-        final.parent.mkdir(parents=True, exist_ok=True)
-        shutil.rmtree(partial, ignore_errors=True)
-        partial.mkdir()
-        _build(release, partial, work, report)
-        move_into_place(partial, final)
         for path in final.rglob("*"):
             if path.is_file():
                 path.chmod(0o444)
         status = ReleaseStatus.PASSED if _passed(release) else ReleaseStatus.FAILED
         _set(release, status=status, finished_at=timezone.now(), progress={"phase": "done"})
     except Exception as error:
-        logger.exception("release %s of %s failed", release.version, release.project.slug)
+        if isinstance(error, OSError):
+            # Full disk, read-only or missing folder: the cause and the place say it all, no traceback.
+            message = f"{(error.strerror or str(error)).lower()} while writing {final}"
+            logger.error("release %s of %s failed: %s", release.version, release.project.slug, message)
+        else:
+            logger.exception("release %s of %s failed", release.version, release.project.slug)
+            message = error.message if isinstance(error, ServiceError) else f"{type(error).__name__}: {error}"
         shutil.rmtree(partial, ignore_errors=True)
-        message = error.message if isinstance(error, ServiceError) else f"{type(error).__name__}: {error}"
         _set(release, status=ReleaseStatus.ERROR, error=message[:4000], finished_at=timezone.now(),
              progress={"phase": "error"})
     finally:
         work.unlink(missing_ok=True)
-    return release
 
 
 def _passed(release: Release) -> bool:
