@@ -211,11 +211,14 @@ CELERY_TASK_TRACK_STARTED = True
 # still running past it is handed to a second worker too (the jobs tolerate that, at the cost of the work).
 # A killed pool child is different: its worker requeues the message at once (reject on worker lost).
 _visibility_timeout = int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))
+_restore_every = min(60, max(1, _visibility_timeout // 4))
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": _visibility_timeout,
-    # Sweep for such messages a few times per timeout (kombu's default sweeps every 100 s).
-    "unacked_restore_interval": min(60, max(1, _visibility_timeout // 4)),
+    # Sweep for such messages a few times per timeout (kombu's default sweeps every 100 s) ...
+    "unacked_restore_interval": _restore_every,
     "unacked_restore_throttle": 1,
+    # ... and let a worker killed during a sweep hold up the others' sweeps for seconds, not 5 minutes.
+    "unacked_mutex_expire": max(5, _restore_every),
 }
 
 # Annotation queue: how long an item handed to an annotator stays reserved for them.
