@@ -225,7 +225,8 @@ def _run(release: Release, progress: Progress | None) -> None:
         _set(release, status=ReleaseStatus.ERROR, error=message[:4000], finished_at=timezone.now(),
              progress={"phase": "error"})
     finally:
-        work.unlink(missing_ok=True)
+        if work.exists():  # not unlink(missing_ok=True): on a read-only file system that fails too
+            work.unlink()
 
 
 def _passed(release: Release) -> bool:
