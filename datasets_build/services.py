@@ -205,6 +205,8 @@ def import_job_run(job_id: int, *, on_progress: Callable[[Progress], None] | Non
     with transaction.atomic():
         job = ImportJob.objects.select_for_update().get(pk=job_id)
         if job.is_finished:
+            # Delivered again after the import committed: at most the upload's deletion is left to do.
+            Path(job.stored_path).unlink(missing_ok=True)
             return job
         job.status = ImportStatus.RUNNING
         job.started_at = timezone.now()

@@ -98,8 +98,11 @@ def assert_imported_once(project: Project, job: ImportJob) -> None:
     assert AuditEvent.objects.filter(project=project, object_type=AuditObject.IMPORT).count() == 1
     assert not Path(job.stored_path).exists()  # the upload is deleted once imported
 
-    # The message delivered once more (a worker lost after the commit, before its ack): nothing changes.
+    # The message delivered once more (a worker lost after the commit, before its ack, even before it deleted
+    # the upload): nothing is imported again, and the upload goes.
+    Path(job.stored_path).write_bytes(b"{}\n")
     assert run_import.delay(job.pk).get(timeout=120)["status"] == ImportStatus.SUCCEEDED
+    assert not Path(job.stored_path).exists()
     assert Item.objects.filter(project=project).count() == IMPORT_RECORDS
     assert AuditEvent.objects.filter(project=project, object_type=AuditObject.IMPORT).count() == 1
 
