@@ -17,7 +17,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 logger = logging.getLogger(__name__)
 
 RETRY_AFTER_SECONDS = 5
-MESSAGE = "The database is unavailable (restarting or unreachable). Nothing is lost; try again in a few seconds."
+MESSAGE = ("The database is unavailable (restarting or unreachable), so this request was not completed. "
+           "Work saved before is kept; try again in a few seconds.")
 
 
 class DatabaseUnavailableMiddleware:

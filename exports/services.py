@@ -214,9 +214,9 @@ def _run(release: Release, progress: Progress | None) -> None:
         status = ReleaseStatus.PASSED if _passed(release) else ReleaseStatus.FAILED
         _set(release, status=status, finished_at=timezone.now(), progress={"phase": "done"})
     except Exception as error:
-        if isinstance(error, OSError):
+        if isinstance(error, OSError) and error.strerror:
             # Full disk, read-only or missing folder: the cause and the place say it all, no traceback.
-            message = f"{(error.strerror or str(error)).lower()} while writing {final}"
+            message = f"{error.strerror.lower()} while writing {final}"
             logger.error("release %s of %s failed: %s", release.version, release.project.slug, message)
         else:
             logger.exception("release %s of %s failed", release.version, release.project.slug)
