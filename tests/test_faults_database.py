@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 import requests
 from django.db import connection
+from gunicorn.config import Config as GunicornConfig
 from django.db.models import Count
 from rest_framework.authtoken.models import Token
 
@@ -125,8 +126,11 @@ def server(proxy: Proxy) -> Iterator[str]:
         port = probe.getsockname()[1]
     gunicorn = shutil.which("gunicorn", path=str(Path(sys.executable).parent)) or "gunicorn"
     log = (ROOT / "gunicorn-faults.log").open("wb")
+    # Recent gunicorns open a control socket at one default path shared by every gunicorn on the machine.
+    quiet = ["--no-control-socket"] if "control_socket_disable" in GunicornConfig().settings else []
     process = subprocess.Popen(
-        [gunicorn, "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", "2", "--timeout", "60"],
+        [gunicorn, "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", "2", "--timeout", "60",
+         *quiet],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
         env=subprocess_env(DATABASE_URL=database_url(host="127.0.0.1", port=proxy.port), DEBUG="0",
                            DB_CONN_MAX_AGE="600"),
