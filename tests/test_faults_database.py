@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 import requests
 from django.db import connection
-from gunicorn.config import Config as GunicornConfig
 from django.db.models import Count
+from gunicorn.config import Config as GunicornConfig
 from rest_framework.authtoken.models import Token
 
 from annotation import services
