@@ -20,20 +20,19 @@ from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 import requests
-from django.db import connection
+from django.db import InterfaceError, OperationalError, connection
 from django.db.models import Count
 from gunicorn.config import Config as GunicornConfig
 from rest_framework.authtoken.models import Token
 
-from annotation import services
+from annotation import selectors, services
 from annotation.models import Annotation, Assignment, AssignmentStatus, QueueSlot
 from tests.conftest import ROOT, is_postgres
 from tests.faults_helpers import database_url, subprocess_env, wait_until
-
-pytestmark = [pytest.mark.postgres]
 
 ITEMS = 40
 K = 2
@@ -192,6 +191,7 @@ class Annotator(threading.Thread):
             self.unexpected.append(f"{type(error).__name__}: {error}")
 
 
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_database_restart_during_annotation_gives_503_then_recovers_without_loss_or_duplicates(
         proxy, server, make_project, annotator_in):
@@ -235,3 +235,20 @@ def test_database_restart_during_annotation_gives_503_then_recovers_without_loss
                                                                         AssignmentStatus.SUBMITTED])
     assert max(held.values("item").annotate(n=Count("id")).values_list("n", flat=True)) == K
     assert set(QueueSlot.objects.filter(project=project).values_list("live", flat=True)) == {K}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("error", [OperationalError("server closed the connection unexpectedly"),
+                                   InterfaceError("connection already closed")])
+def test_a_lost_database_is_a_503_for_the_api_and_for_pages(error, api, client, make_project, annotator_in):
+    project = make_project("tc")
+    annotator = annotator_in(project)
+    client.force_login(annotator)
+    with mock.patch.object(services, "assignment_next", side_effect=error), \
+            mock.patch.object(selectors, "projects_with_roles", side_effect=error):
+        from_api = api(annotator).get(f"/api/projects/{project.pk}/next/")
+        page = client.get("/")
+    assert from_api.status_code == 503 and from_api["Retry-After"] == "5"
+    assert from_api.json()["code"] == "database_unavailable"
+    assert page.status_code == 503 and page["Retry-After"] == "5" and page["Content-Type"].startswith("text/plain")
+    assert "database is unavailable" in page.content.decode()
