@@ -158,34 +158,33 @@ def _set(release: Release, **fields: Any) -> None:
 
 def release_run(release_id: int, *, progress: Progress | None = None) -> Release:
     """Build a release that is ``building`` (the job). Idempotent: a finished release is returned as is, a
-    build another worker is running is left to it, and a retried job starts over from a clean temporary
-    folder — or, when its first run died after moving the checked folder into place, only records that."""
-    with _build_claim(release_id) as claimed:
+    second delivery while another worker builds waits for it and then finds it finished, and a retried job
+    starts over from a clean temporary folder — or, when its first run died after moving the checked
+    folder into place, only records that."""
+    with _build_lock(release_id):
         release = Release.objects.select_related("project", "created_by").get(pk=release_id)
-        if not claimed or release.status not in (ReleaseStatus.BUILDING, ReleaseStatus.CHECKING):
+        if release.status not in (ReleaseStatus.BUILDING, ReleaseStatus.CHECKING):
             return release
         _run(release, progress)
     return release
 
 
 @contextmanager
-def _build_claim(release_id: int) -> Iterator[bool]:
-    """Whether this process may build the release. On PostgreSQL a session advisory lock: a message
-    redelivered while its first worker still builds (a job outliving the broker's visibility timeout) finds
-    it taken and does nothing; the lock goes with the connection of a worker that dies. SQLite runs jobs in
-    the one process that wrote the release, so there is nothing to exclude."""
+def _build_lock(release_id: int) -> Iterator[None]:
+    """Hold the release's build lock. On PostgreSQL a session advisory lock: a message redelivered while its
+    first worker still builds (a job outliving the broker's visibility timeout) waits here; the lock goes
+    with the connection of a worker that dies, so a redelivery waits only until PostgreSQL notices. SQLite
+    runs jobs in the one process that wrote the release, so there is nothing to exclude."""
     if connection.vendor != "postgresql":
-        yield True
+        yield
         return
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s::int, %s::int)", [_BUILD_LOCK, release_id])
-        claimed = bool(cursor.fetchone()[0])
+        cursor.execute("SELECT pg_advisory_lock(%s::int, %s::int)", [_BUILD_LOCK, release_id])
     try:
-        yield claimed
+        yield
     finally:
-        if claimed:
-            with suppress(DatabaseError), connection.cursor() as cursor:  # a lost connection took the lock along
-                cursor.execute("SELECT pg_advisory_unlock(%s::int, %s::int)", [_BUILD_LOCK, release_id])
+        with suppress(DatabaseError), connection.cursor() as cursor:  # a lost connection took the lock along
+            cursor.execute("SELECT pg_advisory_unlock(%s::int, %s::int)", [_BUILD_LOCK, release_id])
 
 
 def _run(release: Release, progress: Progress | None) -> None:

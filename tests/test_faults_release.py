@@ -7,6 +7,7 @@ code path eagerly on any database, and with a second connection on PostgreSQL.
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import psycopg
@@ -72,20 +73,31 @@ def test_a_build_that_died_while_checking_is_built_again(make_project, tmp_path)
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_a_build_another_worker_holds_is_left_to_it(make_project, tmp_path):
+def test_a_second_delivery_waits_for_the_build_another_worker_holds(make_project, tmp_path):
     if not is_postgres():
-        pytest.skip("the build claim is a PostgreSQL advisory lock")
+        pytest.skip("the build lock is a PostgreSQL advisory lock")
     project = make_project("tc")
     load_records(project, sample_records("tc", 30))
     release = services.release_create(project=project, version="1.0.0", formats="jsonl", out=tmp_path)
     s = connection.settings_dict
+    outcome: list[str] = []
+
+    def second_delivery() -> None:
+        try:
+            outcome.append(release_build_task.delay(release.pk).get()["status"])
+        finally:
+            connection.close()
+
     with psycopg.connect(host=s["HOST"], port=s["PORT"] or 5432, user=s["USER"], password=s["PASSWORD"] or None,
-                         dbname=s["NAME"], autocommit=True) as other_worker:
-        other_worker.execute("SELECT pg_advisory_lock(%s, %s)", (services._BUILD_LOCK, release.pk))
-        release_build_task.delay(release.pk)  # the same message, delivered again while the first still builds
+                         dbname=s["NAME"], autocommit=True) as first_worker:
+        first_worker.execute("SELECT pg_advisory_lock(%s, %s)", (services._BUILD_LOCK, release.pk))
+        waiting = threading.Thread(target=second_delivery)
+        waiting.start()
+        waiting.join(timeout=3)
+        assert waiting.is_alive() and outcome == []  # it waits instead of building alongside
         release.refresh_from_db()
-        assert release.status == ReleaseStatus.BUILDING and release.progress == {"phase": "queued"}
-        assert list(tmp_path.iterdir()) == []
-    # The holder is gone (its connection closed, as when a worker dies): the next delivery builds it.
-    assert release_build_task.delay(release.pk).get()["status"] == ReleaseStatus.PASSED
+        assert release.status == ReleaseStatus.BUILDING and list(tmp_path.iterdir()) == []
+    # The first worker is gone (its connection closed, as when it dies): the waiting delivery builds it.
+    waiting.join(timeout=120)
+    assert outcome == [ReleaseStatus.PASSED]
     assert os.path.isdir(release.out_dir)
