@@ -221,14 +221,15 @@ class ImportPipeline:
         item.pii_findings = scrubbed.findings
 
         flags: list[tuple[str, str]] = []
-        detected = Counter(f["type"] for f in scrubbed.findings if f["action"] == "detected")
-        for finding in scrubbed.findings:
-            self._pii[(finding["type"], finding["action"])] += 1
-        if detected:
-            flags.append((FlagKind.PII, "PII detected and kept for review: "
-                          + ", ".join(f"{t} ×{n}" for t, n in sorted(detected.items()))))
+        if scrubbed.findings:
+            detected = Counter(f["type"] for f in scrubbed.findings if f["action"] == "detected")
+            for finding in scrubbed.findings:
+                self._pii[(finding["type"], finding["action"])] += 1
+            if detected:
+                flags.append((FlagKind.PII, "PII detected and kept for review: "
+                              + ", ".join(f"{t} ×{n}" for t, n in sorted(detected.items()))))
         hits = screen_text(self.task.item_text(item.payload))
-        for kind in (FlagKind.TOXIC, FlagKind.BIAS):
+        for kind in (FlagKind.TOXIC, FlagKind.BIAS) if hits else ():
             found = [h for h in hits if h.kind == kind]
             if found:
                 for hit in found:
@@ -385,7 +386,10 @@ class ImportPipeline:
                 if score >= dedup.threshold():
                     pairs[(pk, other_id)] = score
             for key in item_keys:
-                candidates.setdefault(key, set()).add(pk)
+                if (bucket := candidates.get(key)) is None:
+                    candidates[key] = {pk}
+                else:
+                    bucket.add(pk)
         NearDuplicate.objects.bulk_create(
             [NearDuplicate(project=self.project, item_id=a, duplicate_of_id=b, similarity=s)
              for (a, b), s in pairs.items()], ignore_conflicts=True)
