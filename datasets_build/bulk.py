@@ -54,7 +54,9 @@ def _converter(field: models.Field, connection: BaseDatabaseWrapper) -> Callable
     if isinstance(field, models.JSONField) and field.encoder is None:
         def json_value(obj: models.Model) -> Any:
             value = getattr(obj, attname)
-            return None if value is None else _json_text(value)
+            if type(value) in (dict, list):
+                return _json_text(value)
+            return field.get_db_prep_save(value, connection)  # None (SQL NULL), scalars, expressions
         return json_value
     if isinstance(field, models.DateTimeField) and (field.auto_now or field.auto_now_add):
         def now(obj: models.Model) -> Any:
@@ -63,10 +65,9 @@ def _converter(field: models.Field, connection: BaseDatabaseWrapper) -> Callable
             setattr(obj, attname, value)
             return value
         return now
-    if not getattr(field, "auto_now", False) and not getattr(field, "auto_now_add", False):
-        for field_class, python_type in _PLAIN_TYPES:
-            if isinstance(field, field_class) and not isinstance(field, models.ForeignKey):
-                return lambda obj, t=python_type: _plain_or(getattr(obj, attname), t, field, connection)
+    for field_class, python_type in _PLAIN_TYPES:
+        if isinstance(field, field_class):
+            return lambda obj, t=python_type: _plain_or(getattr(obj, attname), t, field, connection)
     return lambda obj: field.get_db_prep_save(field.pre_save(obj, True), connection)
 
 
