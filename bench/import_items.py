@@ -26,8 +26,9 @@ from typing import Any
 import numpy as np
 
 SIZES = {"small": (2_500, 10_000), "full": (25_000, 100_000)}
-#: Items per second through the whole pipeline on the 2-core CI machine.
+#: Items per second through the whole pipeline on the 2-core CI machine (this module's floor) and issue 8's.
 TARGET_ITEMS_PER_SECOND = 300
+ISSUE_TARGET_ITEMS_PER_SECOND = 10_000
 #: Peak RSS of the 4× larger file may exceed the smaller one's by at most this factor.
 MEMORY_GROWTH_LIMIT = 1.25
 SYLLABLES = list("가나다라마바사아자차카타파하거너더러머버서어저처커터퍼허"
@@ -43,6 +44,23 @@ def _setup() -> None:
 
 def _peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def _backend_cpu_seconds() -> float | None:
+    """CPU time of this connection's PostgreSQL server process so far (the server runs on this machine in
+    the benchmark setup), or None when it cannot be read: the import's wall time includes its work."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
 def write_corpus(path: Path, n: int, seed: int = 7) -> None:
@@ -90,12 +108,14 @@ def run_workload(n: int) -> dict[str, Any]:
         corpus = work / f"corpus-{n}.jsonl"
         write_corpus(corpus, n)
         project = project_create(name="bench", slug="bench", task_type="tc", created_by=None)
+        db_started = _backend_cpu_seconds()
         started, cpu_started = time.monotonic(), time.process_time()
         # Upload, job row, then the task (run_import, eager) as soon as the job is committed.
         with corpus.open("rb") as handle:
             job = import_job_create(project=project, upload=handle, file_name=corpus.name, fmt="jsonl", user=None,
                                     source="bench", license="CC0-1.0")
         seconds, cpu_seconds = time.monotonic() - started, time.process_time() - cpu_started
+        db_ended = _backend_cpu_seconds()
         corpus.unlink()
         job = ImportJob.objects.get(pk=job.pk)
         if job.status != "succeeded":
@@ -105,12 +125,15 @@ def run_workload(n: int) -> dict[str, Any]:
             "seconds": round(seconds, 2), "items_per_second": round(job.items_written / seconds),
             # Wall time depends on what else runs on the machine; CPU time of this process does not.
             "cpu_seconds": round(cpu_seconds, 2), "items_per_cpu_second": round(job.items_written / cpu_seconds),
+            "db_cpu_seconds": None if db_started is None or db_ended is None else round(db_ended - db_started, 2),
             "load_average": round(os.getloadavg()[0], 2),
             "peak_rss_mb": _peak_rss_mb(), "pii_findings": job.summary.get("pii"),
             "duplicates_skipped": job.summary.get("duplicates_skipped"),
             "near_duplicates": job.summary.get("near_duplicates"), "database": connection.vendor,
             "target_items_per_second": TARGET_ITEMS_PER_SECOND,
             "met": job.items_written / seconds >= TARGET_ITEMS_PER_SECOND,
+            "issue_target_items_per_second": ISSUE_TARGET_ITEMS_PER_SECOND,
+            "issue_met": job.items_written / seconds >= ISSUE_TARGET_ITEMS_PER_SECOND,
         }
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)

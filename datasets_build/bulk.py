@@ -4,16 +4,77 @@ Django's ``bulk_create`` on psycopg quotes every value into the SQL text on the 
 than the rest of the import (docs/performance.md). ``COPY`` streams the same values, converted by the
 fields exactly as ``save`` converts them (``pre_save`` fills ``auto_now_add``). Primary keys come from
 the table's sequence beforehand, so the caller gets the ids ``bulk_create`` would have set.
+
+Converting every value through its field (``get_db_prep_save``) then cost as much as the rest of the write,
+so the common cases take a shorter path with the same result: a ``str``/``int``/``bool``/``float`` for a
+field of that type is what the field would pass on, and JSON is encoded by orjson (PostgreSQL parses it
+into the same ``jsonb`` as Django's ``json.dumps`` text). Anything else goes through the field.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TypeVar
+import json
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
+import orjson
 from django.db import DEFAULT_DB_ALIAS, connections, models
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.utils import timezone
 
 M = TypeVar("M", bound=models.Model)
+
+#: Field classes whose value passes unchanged when it has exactly this Python type.
+_PLAIN_TYPES: tuple[tuple[type[models.Field], type], ...] = (
+    (models.CharField, str), (models.TextField, str), (models.BooleanField, bool), (models.FloatField, float),
+    (models.IntegerField, int),  # the auto fields too
+)
+
+
+def _json_text(value: Any) -> Any:
+    try:
+        text = orjson.dumps(value)
+    except TypeError:  # integers beyond 64 bits, non-string keys: json.dumps as Django would
+        return json.dumps(value)
+    if b"null" in text:
+        # orjson writes NaN and infinities as null, json.dumps as NaN (which PostgreSQL refuses, as it
+        # refuses Django's); a real null costs the slower encoder, not a different result.
+        return json.dumps(value)
+    return text.decode()
+
+
+def _converter(field: models.Field, connection: BaseDatabaseWrapper) -> Callable[[models.Model], Any]:
+    """A function object → the value ``COPY`` writes for ``field``; the same as the field's own
+    ``get_db_prep_save(pre_save(obj, True))``, only faster for the common cases."""
+    attname = field.attname
+    if isinstance(field, models.ForeignKey):
+        target = field.target_field
+        if isinstance(target, models.IntegerField):
+            return lambda obj: _plain_or(getattr(obj, attname), int, field, connection)
+    if isinstance(field, models.JSONField) and field.encoder is None:
+        def json_value(obj: models.Model) -> Any:
+            value = getattr(obj, attname)
+            if type(value) in (dict, list):
+                return _json_text(value)
+            return field.get_db_prep_save(value, connection)  # None (SQL NULL), scalars, expressions
+        return json_value
+    if isinstance(field, models.DateTimeField) and (field.auto_now or field.auto_now_add):
+        def now(obj: models.Model) -> Any:
+            # DateTimeField.pre_save for a new row; an aware or naive datetime passes on unchanged.
+            value = timezone.now()
+            setattr(obj, attname, value)
+            return value
+        return now
+    for field_class, python_type in _PLAIN_TYPES:
+        if isinstance(field, field_class):
+            return lambda obj, t=python_type: _plain_or(getattr(obj, attname), t, field, connection)
+    return lambda obj: field.get_db_prep_save(field.pre_save(obj, True), connection)
+
+
+def _plain_or(value: Any, python_type: type, field: models.Field, connection: BaseDatabaseWrapper) -> Any:
+    if value is None or type(value) is python_type:
+        return value
+    return field.get_db_prep_save(value, connection)
 
 
 def insert(model: type[M], objs: Sequence[M]) -> list[M]:
@@ -27,6 +88,7 @@ def insert(model: type[M], objs: Sequence[M]) -> list[M]:
     meta = model._meta
     table = connection.ops.quote_name(meta.db_table)
     fields = meta.concrete_fields
+    converters = [_converter(f, connection) for f in fields]
     with connection.cursor() as cursor:
         cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
                        [meta.db_table, meta.pk.column, len(objs)])
@@ -35,7 +97,7 @@ def insert(model: type[M], objs: Sequence[M]) -> list[M]:
         columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
         with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
             for obj in objs:
-                copy.write_row([f.get_db_prep_save(f.pre_save(obj, True), connection) for f in fields])
+                copy.write_row([convert(obj) for convert in converters])
     for obj in objs:
         obj._state.adding = False
         obj._state.db = connection.alias

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import unicodedata
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 from datasketch import MinHash
@@ -57,6 +57,17 @@ def _fmix32(h: np.ndarray) -> np.ndarray:
     return h ^ (h >> np.uint32(16))
 
 
+def _shingle_hashes(text: str) -> Iterator[int]:
+    """CRC-32 of every shingle of the normalised text, repeats included (they do not change a minimum), with
+    the slicing, encoding and hashing all in C: the same values as ``map(zlib.crc32, shingles(text))``."""
+    text = normalise(text)
+    if len(text) <= SHINGLE:
+        return iter((zlib.crc32(text.encode("utf-8")),))
+    count = len(text) - SHINGLE + 1
+    pieces = map(text.__getitem__, map(slice, range(count), range(SHINGLE, count + SHINGLE)))
+    return map(zlib.crc32, map(str.encode, pieces))
+
+
 def signatures(texts: Iterable[str]) -> np.ndarray:
     """One MinHash signature (a row of NUM_PERM uint32) per text, for a whole batch in one numpy pass:
     per-item MinHash objects cost more than the hashing. Shingles are CRC-32 hashed (in C)."""
@@ -64,12 +75,13 @@ def signatures(texts: Iterable[str]) -> np.ndarray:
     offsets: list[int] = []
     for text in texts:
         offsets.append(len(hashes))
-        hashes.extend(map(zlib.crc32, shingles(text)))
+        hashes.extend(_shingle_hashes(text))
     if not offsets:
         return np.empty((0, NUM_PERM), dtype=np.uint32)
     with np.errstate(over="ignore"):
-        permuted = _fmix32(np.array(hashes, dtype=np.uint32).reshape(-1, 1)) * _A + _B
-    return np.minimum.reduceat(permuted, offsets, axis=0)
+        # One row per permutation, one column per shingle: reducing along rows is ~4x faster than columns.
+        permuted = _A.reshape(-1, 1) * _fmix32(np.array(hashes, dtype=np.uint32)).reshape(1, -1) + _B.reshape(-1, 1)
+    return np.ascontiguousarray(np.minimum.reduceat(permuted, offsets, axis=1).T)
 
 
 _MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0x85EBCA77C2B2AE63,
@@ -78,10 +90,15 @@ _MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0x8
 
 def band_keys(signature: np.ndarray) -> list[int]:
     """One signed 63-bit key per band (band number mixed in, so equal values in different bands differ)."""
-    bands = signature[:BANDS * ROWS].astype(np.uint64).reshape(BANDS, ROWS)
+    return batch_band_keys(signature.reshape(1, -1))[0]
+
+
+def batch_band_keys(signatures: np.ndarray) -> list[list[int]]:
+    """:func:`band_keys` of every row of ``signatures``, in one numpy pass."""
+    bands = signatures[:, :BANDS * ROWS].astype(np.uint64).reshape(-1, BANDS, ROWS)
     with np.errstate(over="ignore"):
-        mixed = np.bitwise_xor.reduce(bands * _MIX, axis=1) ^ (np.arange(BANDS, dtype=np.uint64) * _MIX[0])
-    return [int(k) for k in (mixed >> np.uint64(1)).astype(np.int64)]
+        mixed = np.bitwise_xor.reduce(bands * _MIX, axis=2) ^ (np.arange(BANDS, dtype=np.uint64) * _MIX[0])
+    return (mixed >> np.uint64(1)).astype(np.int64).tolist()
 
 
 def similarity(a: np.ndarray, b: np.ndarray) -> float:

@@ -76,6 +76,8 @@ class _Prepared:
     item: Item
     annotations: list[tuple[str, str, dict[str, Any]]]
     flags: list[tuple[str, str]]
+    #: :meth:`ImportPipeline._dedup_key` of the item.
+    key: str = ""
 
 
 @dataclass
@@ -219,14 +221,15 @@ class ImportPipeline:
         item.pii_findings = scrubbed.findings
 
         flags: list[tuple[str, str]] = []
-        detected = Counter(f["type"] for f in scrubbed.findings if f["action"] == "detected")
-        for finding in scrubbed.findings:
-            self._pii[(finding["type"], finding["action"])] += 1
-        if detected:
-            flags.append((FlagKind.PII, "PII detected and kept for review: "
-                          + ", ".join(f"{t} ×{n}" for t, n in sorted(detected.items()))))
+        if scrubbed.findings:
+            detected = Counter(f["type"] for f in scrubbed.findings if f["action"] == "detected")
+            for finding in scrubbed.findings:
+                self._pii[(finding["type"], finding["action"])] += 1
+            if detected:
+                flags.append((FlagKind.PII, "PII detected and kept for review: "
+                              + ", ".join(f"{t} ×{n}" for t, n in sorted(detected.items()))))
         hits = screen_text(self.task.item_text(item.payload))
-        for kind in (FlagKind.TOXIC, FlagKind.BIAS):
+        for kind in (FlagKind.TOXIC, FlagKind.BIAS) if hits else ():
             found = [h for h in hits if h.kind == kind]
             if found:
                 for hit in found:
@@ -267,7 +270,7 @@ class ImportPipeline:
 
     def _deduplicate(self, record_no: int, prepared: _Prepared) -> _Prepared | None:
         item = prepared.item
-        key = self._dedup_key(item)
+        key = prepared.key = self._dedup_key(item)
         earlier = self._batch_hashes.get(key)
         if earlier is not None:
             return self._duplicate(record_no, f"record {earlier}")
@@ -310,9 +313,8 @@ class ImportPipeline:
         kept = []
         for prepared in batch:
             item = prepared.item
-            key = self._dedup_key(item)
-            if key in existing_hashes:
-                other = existing_hashes[key]
+            if prepared.key in existing_hashes:
+                other = existing_hashes[prepared.key]
                 try:
                     self._duplicate(prepared.record_no, f"item {other!r} already in the project" if other
                                     else "an item already in the project")
@@ -329,12 +331,14 @@ class ImportPipeline:
             return
         with transaction.atomic():
             items = bulk.insert(Item, [p.item for p in kept])
+            # Ids rather than instances for the foreign keys: the related-object setters cost more than the rest.
             annotations = [
-                Annotation(item=item, annotator=self._user(who), stage=stage, payload=payload, imported=True)
+                Annotation(item_id=item.pk, annotator_id=self._user(who).pk, stage=stage, payload=payload,
+                           imported=True)
                 for item, p in zip(items, kept, strict=True) for who, stage, payload in p.annotations
             ]
             bulk.insert(Annotation, annotations)
-            bulk.insert(Flag, [Flag(item=item, user=None, kind=kind, note=note)
+            bulk.insert(Flag, [Flag(item_id=item.pk, user_id=None, kind=kind, note=note)
                                for item, p in zip(items, kept, strict=True) for kind, note in p.flags])
             self._index_near_duplicates(items)
         self.outcome.items += len(items)
@@ -359,9 +363,10 @@ class ImportPipeline:
 
     def _index_near_duplicates(self, items: list[Item]) -> None:
         signatures = dedup.signatures(self.task.item_text(item.payload) for item in items)
-        keys = [dedup.band_keys(s) for s in signatures]
+        keys = dedup.batch_band_keys(signatures)
+        ids = [item.pk for item in items]
         candidates = self._band_candidates(sorted({k for ks in keys for k in ks}))
-        by_id = {item.pk: (item, signature) for item, signature in zip(items, signatures, strict=True)}
+        by_id = {pk: (item, signature) for pk, item, signature in zip(ids, items, signatures, strict=True)}
         # Earlier items that share a band, in one query rather than one per candidate.
         earlier = Item.objects.filter(pk__in={i for ids in candidates.values() for i in ids}).only(
             "payload", "group_key")
@@ -369,24 +374,26 @@ class ImportPipeline:
         by_id.update(zip((o.pk for o in others), zip(
             others, dedup.signatures(self.task.item_text(o.payload) for o in others), strict=True), strict=True))
         pairs: dict[tuple[int, int], float] = {}
-        for item, signature, item_keys in zip(items, signatures, keys, strict=True):
-            matches = set().union(*(candidates.get(k, set()) for k in item_keys))
-            for other_id in matches:
-                if other_id == item.pk or (item.pk, other_id) in pairs:
+        for pk, item, signature, item_keys in zip(ids, items, signatures, keys, strict=True):
+            shared = [candidates[k] for k in item_keys if k in candidates]
+            for other_id in set().union(*shared):
+                if other_id == pk or (pk, other_id) in pairs:
                     continue
                 other = by_id[other_id]
                 if item.group_key and item.group_key == other[0].group_key:
                     continue  # one passage, several questions: the same group stays in one split anyway
                 score = dedup.similarity(signature, other[1])
                 if score >= dedup.threshold():
-                    pairs[(item.pk, other_id)] = score
+                    pairs[(pk, other_id)] = score
             for key in item_keys:
-                candidates.setdefault(key, set()).add(item.pk)
+                if (bucket := candidates.get(key)) is None:
+                    candidates[key] = {pk}
+                else:
+                    bucket.add(pk)
         NearDuplicate.objects.bulk_create(
             [NearDuplicate(project=self.project, item_id=a, duplicate_of_id=b, similarity=s)
              for (a, b), s in pairs.items()], ignore_conflicts=True)
-        self._write_bands([(self.project.pk, item.pk, k) for item, item_keys in zip(items, keys, strict=True)
-                           for k in item_keys])
+        self._write_bands(ids, keys)
         self._near += len(pairs)
 
     def _band_candidates(self, all_keys: list[int]) -> dict[int, set[int]]:
@@ -411,16 +418,20 @@ class ImportPipeline:
             candidates.setdefault(key, set()).add(item_id)
         return candidates
 
-    def _write_bands(self, rows: list[tuple[int, int, int]]) -> None:
-        """Ten rows per item, without model instances: COPY on PostgreSQL, executemany elsewhere."""
+    def _write_bands(self, ids: list[int], keys: list[list[int]]) -> None:
+        """Ten rows per item, without model instances: COPY on PostgreSQL (one block of text: a call per
+        row cost more than the database's work), executemany elsewhere."""
         table = connection.ops.quote_name(MinHashBand._meta.db_table)
+        project = self.project.pk
         with connection.cursor() as cursor:
             if connection.vendor == "postgresql":
                 with cursor.cursor.copy(f"COPY {table} (project_id, item_id, key) FROM STDIN") as copy:
-                    for row in rows:
-                        copy.write_row(row)
+                    copy.write("".join(f"{project}\t{pk}\t{key}\n" for pk, item_keys in zip(ids, keys, strict=True)
+                                       for key in item_keys))
             else:
-                cursor.executemany(f"INSERT INTO {table} (project_id, item_id, key) VALUES (%s, %s, %s)", rows)
+                cursor.executemany(f"INSERT INTO {table} (project_id, item_id, key) VALUES (%s, %s, %s)",
+                                   [(project, pk, key) for pk, item_keys in zip(ids, keys, strict=True)
+                                    for key in item_keys])
 
     def _summary(self) -> dict[str, Any]:
         pii: dict[str, dict[str, int]] = {}

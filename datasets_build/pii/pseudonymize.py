@@ -14,6 +14,7 @@ import hmac
 import random
 import string
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from django.conf import settings
@@ -31,7 +32,7 @@ class PiiPolicy:
     actions: dict[str, str]
     replacement: str = "placeholder"
 
-    @property
+    @cached_property
     def active_types(self) -> frozenset[str]:
         return frozenset(t for t, action in self.actions.items() if action != "off")
 
@@ -68,10 +69,11 @@ def pii_salt() -> bytes:
     return hashlib.sha256(b"goldset-pii-salt:" + settings.SECRET_KEY.encode("utf-8")).digest()
 
 
-def finding_hash(pii_type: str, value: str) -> str:
-    """A salted hash of a raw value: equal values can be counted and matched, never read back."""
+def finding_hash(pii_type: str, value: str, salt: bytes | None = None) -> str:
+    """A salted hash of a raw value: equal values can be counted and matched, never read back. ``salt`` is
+    :func:`pii_salt`'s, passed in by callers that hash many values (reading settings costs more than hashing)."""
     normalised = "".join(value.split()).lower()
-    return hmac.new(pii_salt(), f"{pii_type}:{normalised}".encode(), hashlib.sha256).hexdigest()[:32]
+    return hmac.digest(salt or pii_salt(), f"{pii_type}:{normalised}".encode(), "sha256")[:16].hex()
 
 
 @dataclass
@@ -111,9 +113,13 @@ class Scrubber:
         self.replaced: dict[str, str] = {}
         #: Raw values found but kept (policy ``detect``), to check nothing else leaks them.
         self.detected_values: set[str] = set()
+        self._salt: bytes | None = None
+        #: Hash per (type, value): a long text repeats its names and numbers.
+        self._digests: dict[tuple[str, str], str] = {}
 
     def scrub(self, text: str) -> ScrubResult:
-        findings = detect(text, self.policy.active_types) if self.policy.active_types else []
+        types = self.policy.active_types
+        findings = detect(text, types) if types else []
         parts: list[str] = []
         stored: list[dict[str, Any]] = []
         regions: list[tuple[int, int, int, int]] = []
@@ -125,7 +131,7 @@ class Scrubber:
                 action = "detect"
             parts.append(text[cursor:finding.start])
             length += finding.start - cursor
-            digest = finding_hash(finding.type, finding.value)
+            digest = self._digest(finding)
             if action == "pseudonymize":
                 replacement = self._pseudonym(finding, digest)
                 self.replaced[finding.value] = replacement
@@ -142,6 +148,15 @@ class Scrubber:
                 regions.append((finding.start, finding.end, new_start, length))
         parts.append(text[cursor:])
         return ScrubResult(text="".join(parts), findings=stored, regions=regions)
+
+    def _digest(self, finding: Finding) -> str:
+        key = (finding.type, finding.value)
+        digest = self._digests.get(key)
+        if digest is None:
+            if self._salt is None:
+                self._salt = pii_salt()
+            digest = self._digests[key] = finding_hash(finding.type, finding.value, self._salt)
+        return digest
 
     def _pseudonym(self, finding: Finding, digest: str) -> str:
         key = (finding.type, digest)

@@ -50,6 +50,9 @@ class _View:
 
 _KEEP_WITH_DIGITS = re.compile(r"[^\W_]")
 _KEEP_WITHOUT_DIGITS = re.compile(r"[^\W\d_]")
+#: What the two views drop (the complements of the above), to build a view's text alone with one ``sub``.
+_DROP_WITH_DIGITS = re.compile(r"[\W_]+")
+_DROP_WITHOUT_DIGITS = re.compile(r"[\W\d_]+")
 
 
 def _squeeze_both(text: str) -> tuple[_View, _View]:
@@ -100,6 +103,9 @@ class LexiconScreener:
                 self._terms.append(_Term(f"{tag}:{entry['id']}", entry["kind"], entry["category"], folded, allow))
         # Forms spelled with digits ("18놈") are looked up in the view that keeps digits.
         self._patterns = []
+        #: The same forms without the lookahead, only to see whether a view holds any: a pattern that starts
+        #: with a lookahead is tried at every position, one that starts with a character is not.
+        self._present: list[re.Pattern[str]] = []
         for with_digits in (True, False):
             terms: dict[str, list[_Term]] = {}
             for term in self._terms:
@@ -107,10 +113,12 @@ class LexiconScreener:
                     terms.setdefault(term.form, []).append(term)
             alternation = "|".join(re.escape(f) for f in sorted(terms, key=len, reverse=True))
             self._patterns.append((re.compile(f"(?=({alternation}))"), terms))
+            self._present.append(re.compile(alternation))
         bias = data["bias"]
         self._groups = [(category, term) for category, terms in bias["groups"].items() for term in terms]
         self._cues = tuple(bias["cues"])
         self._negatives = tuple(bias["negatives"])
+        self._any_negative = re.compile("|".join(re.escape(n) for n in self._negatives)) if self._negatives else None
         self._bias_rule = f"{tag}:bias"
 
     def screen(self, text: str) -> list[ScreenHit]:
@@ -121,8 +129,8 @@ class LexiconScreener:
     def _lexicon_hits(self, text: str) -> list[ScreenHit]:
         folded = unicodedata.normalize("NFKC", text).lower()
         if len(folded) == len(text) and not any(
-                pattern.search("".join(keep.findall(folded)))
-                for keep, (pattern, _) in zip((_KEEP_WITH_DIGITS, _KEEP_WITHOUT_DIGITS), self._patterns, strict=True)):
+                present.search(drop.sub("", folded))
+                for drop, present in zip((_DROP_WITH_DIGITS, _DROP_WITHOUT_DIGITS), self._present, strict=True)):
             # Most texts contain no form at all: the views without their offset lists (built in C) show it.
             return []
         found: dict[tuple[int, int], ScreenHit] = {}
@@ -163,10 +171,12 @@ class LexiconScreener:
         return True
 
     def _bias_hits(self, text: str) -> list[ScreenHit]:
-        hits = []
+        hits: list[ScreenHit] = []
+        if self._any_negative is None or not self._any_negative.search(text):
+            return hits  # a sentence is part of the text: no negative word in it, none in any sentence
         for sentence in _SENTENCE.finditer(text):
             chunk = sentence.group(0)
-            if not any(n in chunk for n in self._negatives):
+            if not self._any_negative.search(chunk):
                 continue
             for category, group in self._groups:
                 at = chunk.find(group)
