@@ -162,7 +162,7 @@ class CategoricalMeasure(Measure):
         labels, counts, _ = self._counts(frame, schema)
         domain = np.arange(len(labels))
         if n_boot:
-            value, ci = co.alpha_with_ci(counts, np.arange(len(counts)), len(counts), domain, "nominal", seed=seed,
+            value, ci = co.alpha_with_ci(counts, None, len(counts), domain, "nominal", seed=seed,
                                          n_boot=n_boot, package=False)
         else:
             value, ci = co.coincidence_alpha(counts, domain, "nominal"), (None, None)
@@ -174,8 +174,7 @@ class CategoricalMeasure(Measure):
         v = len(labels)
         domain = np.arange(v)
         n_items = len(counts)
-        units = np.arange(n_items)
-        alpha, alpha_ci = co.alpha_with_ci(counts, units, n_items, domain, "nominal", seed=seed, n_boot=n_boot)
+        alpha, alpha_ci = co.alpha_with_ci(counts, None, n_items, domain, "nominal", seed=seed, n_boot=n_boot)
         result = [Coefficient("krippendorff_alpha", "nominal", alpha, alpha_ci, units=n_items)]
 
         raters = counts.sum(axis=1)
@@ -205,7 +204,7 @@ class CategoricalMeasure(Measure):
                                   extra=cohen_extra))
 
         # Coincidences between annotators: o[c, k] counts pairs of values (c, k) within items.
-        confusion = co.item_coincidences(counts, units, n_items).sum(axis=0).reshape(v, v)
+        confusion = co.coincidences(*co.item_rows(counts, None, n_items)).reshape(v, v)
         dist_all = counts.sum(axis=0)
         by_annotator = {
             int(a): np.bincount(matrix[present[:, j], j], minlength=v).tolist() for j, a in enumerate(annotators)
@@ -303,7 +302,7 @@ class ScoreMeasure(Measure):
                 n_boot: int = 0) -> Coefficient:
         domain, counts, _ = self._counts(frame)
         if n_boot:
-            value, ci = co.alpha_with_ci(counts, np.arange(len(counts)), len(counts), domain, "interval", seed=seed,
+            value, ci = co.alpha_with_ci(counts, None, len(counts), domain, "interval", seed=seed,
                                          n_boot=n_boot, package=False)
         else:
             value, ci = co.coincidence_alpha(counts, domain, "interval"), (None, None)
@@ -314,10 +313,9 @@ class ScoreMeasure(Measure):
         frame = frame.assign(score=pd.to_numeric(frame["score"], errors="coerce"))
         domain, counts, _ = self._counts(frame)
         n_items = len(counts)
-        units = np.arange(n_items)
         result = []
         for level in ("interval", "ordinal"):
-            value, ci = co.alpha_with_ci(counts, units, n_items, domain, level, seed=seed, n_boot=n_boot)
+            value, ci = co.alpha_with_ci(counts, None, n_items, domain, level, seed=seed, n_boot=n_boot)
             result.append(Coefficient("krippendorff_alpha", level, value, ci, units=n_items))
 
         items, annotators, matrix = _pivot(frame, "score", np.nan)
@@ -342,7 +340,7 @@ class ScoreMeasure(Measure):
                 "mean_abs_difference": float(np.abs(own - others).mean()) if rows.any() else None,
             }
         spread = np.nanstd(np.where(present, matrix, np.nan), axis=1)
-        confusion = co.item_coincidences(counts, units, n_items).sum(axis=0).reshape(len(domain), len(domain))
+        confusion = co.coincidences(*co.item_rows(counts, None, n_items)).reshape(len(domain), len(domain))
         labels = [f"{d:g}" for d in domain]
         by_annotator = {}
         for j, annotator in enumerate(annotators):
@@ -746,7 +744,7 @@ class AnswerMeasure(_Structured):
         item_codes, item_index = pd.factorize(frame["item"], sort=True)
         answerable = np.array([self._answer(p) is not None for p in frame["payload"]], dtype=np.int64)
         counts = co.value_counts(item_codes, answerable, len(item_index), 2)
-        value, ci = co.alpha_with_ci(counts, np.arange(len(item_index)), len(item_index), np.arange(2), "nominal",
+        value, ci = co.alpha_with_ci(counts, None, len(item_index), np.arange(2), "nominal",
                                      seed=seed, n_boot=n_boot)
         coefficients = [
             _pair_coefficient("pairwise_exact_match", "nominal", exact, "item", per_question_type={
