@@ -18,20 +18,21 @@ import pandas as pd
 
 from ..models import USABLE_GOLD, Annotation, GoldLabel, Suggestion
 from .data import ProjectData
-from .measures import Measure
+from .measures import Headline, Measure
 
 #: Bootstrap resamples of each half's interval (the headline uses the full count; halves are a comparison).
 SPLIT_BOOT = 200
 
 
-def _half(frame: pd.DataFrame, measure: Measure, schema: dict[str, Any], seed: int) -> dict[str, Any]:
-    per_item = frame.groupby("item").size()
-    counted = frame[frame["item"].isin(per_item.index[per_item >= 2])]
-    entry: dict[str, Any] = {"annotations": len(frame), "items_with_2": int((per_item >= 2).sum())}
-    if counted.empty:
+def _half(half: np.ndarray, item_codes: np.ndarray, headline: Headline, seed: int) -> dict[str, Any]:
+    """The headline coefficient of the rows in ``half``, on the items with two or more of them."""
+    per_item = np.bincount(item_codes[half], minlength=int(item_codes.max()) + 1)
+    counted = half & (per_item >= 2)[item_codes]
+    entry: dict[str, Any] = {"annotations": int(half.sum()), "items_with_2": int((per_item >= 2).sum())}
+    if not counted.any():
         entry.update(value=None, ci95=[None, None], reason="no item has two annotations of this kind")
         return entry
-    coefficient = measure.primary(counted, schema, seed=seed, n_boot=SPLIT_BOOT).as_dict()
+    coefficient = headline(counted, seed=seed, n_boot=SPLIT_BOOT).as_dict()
     entry.update(value=coefficient["value"], ci95=coefficient["ci95"], units=coefficient["units"],
                  unit=coefficient["unit"], name=coefficient["name"], level=coefficient["level"])
     return entry
@@ -46,9 +47,11 @@ def assist_split(data: ProjectData, measure: Measure, schema: dict[str, Any], se
     shown_n, unshown_n = data.annotations_assisted, data.annotations_made - data.annotations_assisted
     if not shown_n:
         return {"assisted_annotations": 0, "unassisted_annotations": unshown_n}
-    frame = data.frame
-    assisted = _half(frame[frame["shown"]], measure, schema, seed)
-    unassisted = _half(frame[~frame["shown"]], measure, schema, seed)
+    headline = measure.headline(data.frame, schema)
+    shown = data.frame["shown"].to_numpy(dtype=bool)
+    item_codes, _ = pd.factorize(data.frame["item"])
+    assisted = _half(shown, item_codes, headline, seed)
+    unassisted = _half(~shown, item_codes, headline, seed)
     difference = (assisted["value"] - unassisted["value"]
                   if assisted["value"] is not None and unassisted["value"] is not None else None)
 

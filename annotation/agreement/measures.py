@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -31,6 +32,10 @@ MAX_BOOT_DIMS = 4096
 #: Pairwise kappa's bootstrap draws over the distinct combinations of all pairs' label cells; beyond this many
 #: (large projects with many labels) it would cost more than the whole report, and the interval is left out.
 MAX_BOOT_DISTINCT = 2000
+
+
+#: ``measure.headline(frame, schema)``: (row mask, *, seed, n_boot) → the headline coefficient of those rows.
+Headline = Callable[..., Coefficient]
 
 
 @dataclass
@@ -72,6 +77,15 @@ class Measure:
         """The headline coefficient alone (cheaper: used for timelines and leave-one-out; alpha from the
         coincidences, ``package=False``, where the measure supports it)."""
         raise NotImplementedError
+
+    def headline(self, frame: pd.DataFrame, schema: dict[str, Any]) -> Headline:
+        """:meth:`primary` of subsets of ``frame``'s rows, as a function of a boolean row mask: the timeline and
+        leave-one-out ask for a dozen subsets, so measures that can decode the frame once here, not per subset."""
+
+        def of(rows: np.ndarray, *, seed: int = co.SEED, n_boot: int = 0) -> Coefficient:
+            return self.primary(frame[rows], schema, seed=seed, n_boot=n_boot)
+
+        return of
 
     def score(self, payload: dict[str, Any], gold: dict[str, Any]) -> float:
         """How well one annotation matches a known answer, 0..1 (gold / attention items)."""
@@ -145,28 +159,45 @@ class CategoricalMeasure(Measure):
 
     def prepare(self, frame: pd.DataFrame, schema: dict[str, Any]) -> pd.DataFrame:
         labels = _labels_in_order(frame["label"], schema.get("labels"))
-        return frame.assign(label=pd.Categorical(frame["label"].astype("string"), categories=labels))
+        # factorize, then map the few distinct labels to their category: far cheaper than matching every string
+        codes, uniques = pd.factorize(frame["label"])
+        position = {label: i for i, label in enumerate(labels)}
+        lookup = np.array([position[str(u)] for u in uniques] + [-1], dtype=np.int64)
+        return frame.assign(label=pd.Categorical.from_codes(lookup[codes], categories=labels))
 
     def _counts(self, frame: pd.DataFrame, schema: dict[str, Any]) -> tuple[list[str], np.ndarray, np.ndarray]:
+        labels, codes, item_codes, n_items = self._codes(frame, schema)
+        ok = codes >= 0
+        return labels, co.value_counts(item_codes[ok], codes[ok], n_items, max(len(labels), 1)), item_codes
+
+    def _codes(self, frame: pd.DataFrame, schema: dict[str, Any]) -> tuple[list[str], np.ndarray, np.ndarray, int]:
+        """(labels, each row's label code or -1, each row's item code, items)."""
         if not isinstance(frame["label"].dtype, pd.CategoricalDtype):
             frame = self.prepare(frame, schema)
         labels = [str(label) for label in frame["label"].cat.categories]
-        value_codes = frame["label"].cat.codes.to_numpy().astype(np.int64)
         item_codes, item_index = pd.factorize(frame["item"], sort=True)
-        ok = value_codes >= 0
-        counts = co.value_counts(item_codes[ok], value_codes[ok], len(item_index), max(len(labels), 1))
-        return labels, counts, item_codes
+        return labels, frame["label"].cat.codes.to_numpy().astype(np.int64), item_codes, len(item_index)
+
+    def headline(self, frame: pd.DataFrame, schema: dict[str, Any]) -> Headline:
+        labels, codes, item_codes, n_items = self._codes(frame, schema)
+        domain = np.arange(len(labels))
+
+        def of(rows: np.ndarray, *, seed: int = co.SEED, n_boot: int = 0) -> Coefficient:
+            ok = rows & (codes >= 0)
+            # items outside the subset keep all-zero rows, which are not pairable and count nowhere
+            counts = co.value_counts(item_codes[ok], codes[ok], n_items, max(len(labels), 1))
+            if n_boot:
+                value, ci = co.alpha_with_ci(counts, None, n_items, domain, "nominal", seed=seed, n_boot=n_boot,
+                                             package=False)
+            else:
+                value, ci = co.coincidence_alpha(counts, domain, "nominal"), (None, None)
+            return Coefficient("krippendorff_alpha", "nominal", value, ci, units=int((counts.sum(1) >= 2).sum()))
+
+        return of
 
     def primary(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
                 n_boot: int = 0) -> Coefficient:
-        labels, counts, _ = self._counts(frame, schema)
-        domain = np.arange(len(labels))
-        if n_boot:
-            value, ci = co.alpha_with_ci(counts, None, len(counts), domain, "nominal", seed=seed,
-                                         n_boot=n_boot, package=False)
-        else:
-            value, ci = co.coincidence_alpha(counts, domain, "nominal"), (None, None)
-        return Coefficient("krippendorff_alpha", "nominal", value, ci, units=int((counts.sum(1) >= 2).sum()))
+        return self.headline(frame, schema)(np.ones(len(frame), dtype=bool), seed=seed, n_boot=n_boot)
 
     def compute(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
                 n_boot: int = co.N_BOOT) -> MeasureResult:

@@ -109,6 +109,8 @@ def annotator_quality(data: ProjectData, measure: Measure, result: MeasureResult
     project_median = rows["seconds"].median()
     gold = _gold_scores(data, measure)
     leave_one_out = set(done.sort_values(ascending=False).index[:MAX_LEAVE_ONE_OUT].tolist())
+    headline = measure.headline(data.frame, schema) if leave_one_out and alpha is not None else None
+    frame_annotators = data.frame["annotator"].to_numpy()
     distribution = result.distribution or {}
     project_dist = np.asarray(distribution.get("project") or [], dtype=np.float64)
     out = []
@@ -119,8 +121,8 @@ def annotator_quality(data: ProjectData, measure: Measure, result: MeasureResult
             "median_seconds": _float(median_seconds.get(annotator)),
             **{k: v for k, v in (result.annotator_agreement.get(annotator) or {"agreement": None}).items()},
         }
-        if annotator in leave_one_out and alpha is not None:
-            without = measure.primary(data.frame[data.frame["annotator"] != annotator], schema).value
+        if annotator in leave_one_out and headline is not None:
+            without = headline(frame_annotators != annotator).value
             entry["alpha_without"] = without
             entry["alpha_change_if_removed"] = None if without is None else without - alpha
         mine = np.asarray((distribution.get("by_annotator") or {}).get(annotator) or [], dtype=np.float64)
@@ -188,15 +190,18 @@ def _timeline(data: ProjectData, measure: Measure, schema: dict[str, Any], seed:
         ends = ends[np.linspace(0, len(ends) - 1, TIMELINE_POINTS).round().astype(int)]
     project = data.project
     needed = sum(project.annotations_needed(stage) for stage in project.stage_names)
+    headline = measure.headline(rows, schema)
+    item_codes, item_index = pd.factorize(rows["item"])
+    position = np.arange(len(rows))
     points = []
     for end in ends:
-        prefix = rows.iloc[:end]
-        per_item = prefix.groupby("item").size()
-        counted = prefix[prefix["item"].isin(per_item.index[per_item >= 2])]
-        coefficient = measure.primary(counted, schema, seed=seed, n_boot=TIMELINE_BOOT) if len(counted) else None
+        per_item = np.bincount(item_codes[:end], minlength=len(item_index))
+        counted = (position < end) & (per_item >= 2)[item_codes]
+        coefficient = headline(counted, seed=seed, n_boot=TIMELINE_BOOT) if counted.any() else None
         points.append({
             "at": times.iloc[end - 1].isoformat(), "unit": unit, "annotations": int(end),
-            "items_with_2": int((per_item >= 2).sum()), "items_complete": int((per_item >= needed).sum()),
+            "items_with_2": int((per_item >= 2).sum()),
+            "items_complete": int(((per_item >= needed) & (per_item > 0)).sum()),
             "value": coefficient.as_dict()["value"] if coefficient else None,
             "ci95": coefficient.as_dict()["ci95"] if coefficient else [None, None],
         })
