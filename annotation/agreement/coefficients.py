@@ -23,6 +23,11 @@ LEVELS = ("nominal", "ordinal", "interval", "ratio")
 #: Resamples of the bootstrap confidence interval; the seed makes every report reproducible.
 N_BOOT = 1000
 SEED = 20210520  # KLUE's arXiv date; any fixed number would do
+#: The bootstrap draws over distinct rows (a multinomial), unless that takes more than MAX_BINOMIALS binomial
+#: draws and the distinct rows are more than 1/DRAW_ITEMS_ABOVE of the items: then over the items themselves
+#: (see :func:`bootstrap_sums`).
+MAX_BINOMIALS = 1_000_000
+DRAW_ITEMS_ABOVE = 8
 
 
 @dataclass
@@ -92,7 +97,9 @@ def krippendorff_alpha(counts: np.ndarray, value_domain: np.ndarray, level: str)
         return None
     if level == "nominal":  # unused values change nothing for nominal data; dropping them saves memory
         compact, value_domain = compact[:, used], np.asarray(value_domain)[used]
-    return float(krippendorff.alpha(value_counts=compact, value_domain=value_domain, level_of_measurement=level))
+    # as floats: the package's arithmetic is the same, without converting int64 arrays of units × V × V
+    return float(krippendorff.alpha(value_counts=compact.astype(np.float64), value_domain=value_domain,
+                                    level_of_measurement=level))
 
 
 def unit_coincidences(counts: np.ndarray) -> np.ndarray:
@@ -107,24 +114,49 @@ def unit_coincidences(counts: np.ndarray) -> np.ndarray:
 
 
 def distinct_rows(matrix: np.ndarray, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(distinct rows, inverse, counts) of a 2-D array, like ``np.unique(axis=0)`` but by a random projection
-    (one 1-D sort instead of a row-wise lexicographic one); checked exactly, with the slow path as fallback.
+    """(distinct rows, inverse, counts) of a 2-D array, like ``np.unique(axis=0)`` but ordered by a random
+    projection (one 1-D sort instead of a row-wise lexicographic one); checked exactly, with the lexicographic
+    order as fallback. Rows of small integers (value counts) are told apart by an exact integer key instead.
 
     ``weights`` says how many times each row occurs: the counts are then those of the repeated matrix.
     """
     matrix = np.ascontiguousarray(matrix)
     if matrix.shape[0] == 0:
         return matrix, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    # Row by row (not a BLAS product, whose blocking can round two identical rows differently and split them).
-    projection = (matrix.astype(np.float64) * np.random.default_rng(0).random(matrix.shape[1])).sum(axis=1)
-    _, first, inverse, counts = np.unique(projection, return_index=True, return_inverse=True, return_counts=True)
-    distinct = matrix[first]
-    if not np.array_equal(distinct[inverse], matrix):  # two different rows projected alike: never in practice
-        distinct, inverse, counts = np.unique(matrix, axis=0, return_inverse=True, return_counts=True)
+    direction = np.random.default_rng(0).random(matrix.shape[1])
+    keys = _row_keys(matrix)
+    if keys is None:
+        # Row by row (not a BLAS product, whose blocking can round two identical rows differently and split them).
+        projection = (matrix.astype(np.float64) * direction).sum(axis=1)
+        _, first, inverse = np.unique(projection, return_index=True, return_inverse=True)
+        distinct = matrix[first]
+        if not np.array_equal(distinct[inverse], matrix):  # two different rows projected alike: never in practice
+            distinct, inverse = np.unique(matrix, axis=0, return_inverse=True)
+    else:
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        distinct = matrix[first]
+        projection = (distinct.astype(np.float64) * direction).sum(axis=1)
+        # the order the projection path gives (or, when two rows project alike, the lexicographic one)
+        order = (np.argsort(projection, kind="stable") if len(np.unique(projection)) == len(projection)
+                 else np.lexsort(distinct.T[::-1]))
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        distinct, inverse = distinct[order], rank[inverse.ravel()]
     inverse = inverse.ravel()
-    if weights is not None:
-        counts = np.bincount(inverse, weights=weights, minlength=len(distinct)).round().astype(np.int64)
+    counts = (np.bincount(inverse, minlength=len(distinct)) if weights is None
+              else np.bincount(inverse, weights=weights, minlength=len(distinct)).round().astype(np.int64))
     return distinct, inverse, counts
+
+
+def _row_keys(matrix: np.ndarray) -> np.ndarray | None:
+    """One exact int64 per row of a small-integer matrix (the row read as digits), or ``None`` if it would not fit."""
+    if not np.issubdtype(matrix.dtype, np.integer):
+        return None
+    low, high = int(matrix.min()), int(matrix.max())
+    base = high - low + 1
+    if matrix.shape[1] * np.log2(base) >= 62:
+        return None
+    return (matrix - low).astype(np.int64) @ (base ** np.arange(matrix.shape[1], dtype=np.int64))
 
 
 def item_coincidences(counts: np.ndarray, unit_item: np.ndarray, n_items: int) -> np.ndarray:
@@ -211,11 +243,29 @@ def bootstrap_sums(per_item: np.ndarray, statistic: Callable[[np.ndarray], np.nd
     n = int(weights.sum()) if weights is not None else len(per_item)
     if n < 2:
         return (None, None)
-    distinct, _, counts = distinct_rows(per_item, weights)
+    distinct, inverse, counts = distinct_rows(per_item, weights)
+    rows = reduce(distinct) if reduce is not None else distinct
     rng = np.random.default_rng(seed)
-    draws = rng.multinomial(n, counts / n, size=n_boot).astype(np.float64)
-    values = statistic(draws @ (reduce(distinct) if reduce is not None else distinct))
-    return _percentiles(values)
+    if len(distinct) * n_boot > MAX_BINOMIALS and len(distinct) * DRAW_ITEMS_ABOVE > n:
+        # Most of many items differ (spans, trees): a multinomial over almost n rows costs a binomial draw per row
+        # and resample, drawing n item indices is cheaper. Same distribution, other random numbers.
+        item_row = inverse if weights is None else np.repeat(inverse, weights)
+        sums = _resampled_sums(rng, item_row, rows, n_boot)
+    else:
+        sums = rng.multinomial(n, counts / n, size=n_boot).astype(np.float64) @ rows
+    return _percentiles(statistic(sums))
+
+
+def _resampled_sums(rng: np.random.Generator, item_row: np.ndarray, rows: np.ndarray, n_boot: int) -> np.ndarray:
+    """Σ rows[item_row[i]] over n items drawn with replacement, for each of ``n_boot`` resamples (B × d)."""
+    n, k = len(item_row), len(rows)
+    chunk = max(1, 4_000_000 // n)
+    out = []
+    for start in range(0, n_boot, chunk):
+        size = min(chunk, n_boot - start)
+        picks = item_row[rng.integers(0, n, (size, n))] + (np.arange(size) * k)[:, None]
+        out.append(np.bincount(picks.ravel(), minlength=size * k).reshape(size, k).astype(np.float64) @ rows)
+    return np.concatenate(out)
 
 
 def bootstrap_indices(n: int, statistic: Callable[[np.ndarray], float | None], *, seed: int = SEED,
