@@ -517,6 +517,29 @@ class _Structured(Measure):
 # -- ner ----------------------------------------------------------------------------------------------------------
 
 
+@dataclass
+class Spans:
+    """A frame's entities and character tags, decoded once (:meth:`SpanMeasure.decode`)."""
+
+    frame: pd.DataFrame
+    #: Every entity type of the frame: the schema's first (always counted), then the others, sorted.
+    types: list[str]
+    schema_types: int
+    #: Per entity: its row in ``frame``, offsets as annotated, and type (index into ``types``).
+    entity_row: np.ndarray
+    entity_start: np.ndarray
+    entity_end: np.ndarray
+    entity_type: np.ndarray
+    #: Per (row, character): the row, the tag (0 = O, 1 + 2k = B-type k, 2 + 2k = I-type k) and the unit (the
+    #: item's character, numbered over all items).
+    tag_row: np.ndarray
+    tag: np.ndarray
+    tag_unit: np.ndarray
+    #: Per unit: its item (index into the frame's sorted items).
+    unit_item: np.ndarray
+    n_items: int
+
+
 class SpanMeasure(_Structured):
     """Character spans: alpha over character-level BIO tags and pairwise entity F1 (exact span and type)."""
 
@@ -524,54 +547,81 @@ class SpanMeasure(_Structured):
     primary_name = "krippendorff_alpha"
     primary_level = "nominal"
 
-    def _types(self, frame: pd.DataFrame, schema: dict[str, Any]) -> list[str]:
-        seen = {e["type"] for p in frame["payload"] for e in (p or {}).get("entities") or []}
-        return _labels_in_order(pd.Series(sorted(seen), dtype=object), schema.get("labels"))
-
-    def _char_alpha(self, frame: pd.DataFrame, types: list[str], *, seed: int, n_boot: int,
-                    package: bool = True) -> Coefficient:
-        """Units are the characters of every counted item; each annotator's tag is O, B-type or I-type."""
+    def decode(self, frame: pd.DataFrame, schema: dict[str, Any]) -> Spans:
+        """Every entity of the frame and every (row, character) tag, once (the timeline and leave-one-out take
+        subsets of these arrays instead of reading the payloads again)."""
+        frame = frame.reset_index(drop=True)
+        rows, starts, ends, names = [], [], [], []
+        for r, payload in enumerate(frame["payload"]):
+            for e in (payload or {}).get("entities") or []:
+                rows.append(r)
+                starts.append(e["start"])
+                ends.append(e["end"])
+                names.append(e["type"])
+        types = _labels_in_order(pd.Series(sorted(set(names)), dtype=object), schema.get("labels"))
+        type_code = {t: k for k, t in enumerate(types)}
+        entity_row = np.array(rows, dtype=np.int64)
+        entity_type = np.array([type_code[t] for t in names], dtype=np.int64)
         item_codes, item_index = pd.factorize(frame["item"], sort=True)
         first = frame.groupby("item")["sentence"].first().reindex(item_index)
         lengths = np.array([len(s or "") for s in first], dtype=np.int64)
         offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-        type_code = {t: k for k, t in enumerate(types)}
         # One tag per (row, character of the row's item), laid out row after row; entities are scattered in
         # with numpy instead of a Python loop per payload.
         row_lengths = lengths[item_codes]
         row_start = np.concatenate([[0], np.cumsum(row_lengths)[:-1]]).astype(np.int64)
-        spans = np.array([(r, e["start"], e["end"], type_code[e["type"]])
-                          for r, payload in enumerate(frame["payload"])
-                          for e in (payload or {}).get("entities") or []], dtype=np.int64).reshape(-1, 4)
-        rows, starts, ends, kinds = spans.T
-        limit = row_lengths[rows]
-        starts = np.minimum(starts, limit)
-        span_lengths = np.minimum(np.maximum(ends, starts), limit) - starts
+        starts_a, ends_a = np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
+        limit = row_lengths[entity_row]
+        clipped = np.minimum(starts_a, limit)
+        span_lengths = np.minimum(np.maximum(ends_a, clipped), limit) - clipped
         tags = np.zeros(int(row_lengths.sum()), dtype=np.int64)
-        covered = np.repeat(row_start[rows] + starts - np.cumsum(span_lengths) + span_lengths, span_lengths)
-        tags[covered + np.arange(len(covered))] = np.repeat(2 + 2 * kinds, span_lengths)
-        begins = starts < limit
-        tags[row_start[rows[begins]] + starts[begins]] = 1 + 2 * kinds[begins]
-        unit_ids = np.repeat(offsets[item_codes] - row_start, row_lengths) + np.arange(len(tags))
-        n_units = int(lengths.sum())
-        unit_item = np.repeat(np.arange(len(lengths)), lengths)
-        counts = co.value_counts(unit_ids, tags, n_units, 1 + 2 * len(types))
-        value, ci = co.alpha_with_ci(counts, unit_item, len(lengths), np.arange(1 + 2 * len(types)), "nominal",
-                                     seed=seed, n_boot=n_boot, package=package)
+        covered = np.repeat(row_start[entity_row] + clipped - np.cumsum(span_lengths) + span_lengths, span_lengths)
+        tags[covered + np.arange(len(covered))] = np.repeat(2 + 2 * entity_type, span_lengths)
+        begins = clipped < limit
+        tags[row_start[entity_row[begins]] + clipped[begins]] = 1 + 2 * entity_type[begins]
+        return Spans(
+            frame=frame, types=types, schema_types=len(schema.get("labels") or []), entity_row=entity_row,
+            entity_start=starts_a, entity_end=ends_a, entity_type=entity_type,
+            tag_row=np.repeat(np.arange(len(frame)), row_lengths), tag=tags,
+            tag_unit=np.repeat(offsets[item_codes] - row_start, row_lengths) + np.arange(len(tags)),
+            unit_item=np.repeat(np.arange(len(lengths)), lengths), n_items=len(lengths))
+
+    def _char_alpha(self, spans: Spans, rows: np.ndarray, *, seed: int, n_boot: int,
+                    package: bool = True) -> Coefficient:
+        """Units are the characters of the items of the ``rows``; each annotator's tag is O, B-type or I-type,
+        over the types of those rows (the schema's first). Items outside the rows keep all-zero units, which
+        are not pairable and count nowhere."""
+        present = np.zeros(len(spans.types), dtype=bool)
+        present[:spans.schema_types] = True
+        present[spans.entity_type[rows[spans.entity_row]]] = True
+        code = np.cumsum(present) - 1
+        tag_code = np.zeros(1 + 2 * len(spans.types), dtype=np.int64)
+        tag_code[1::2], tag_code[2::2] = 1 + 2 * code, 2 + 2 * code
+        chosen = rows[spans.tag_row]
+        v = 1 + 2 * int(present.sum())
+        counts = co.value_counts(spans.tag_unit[chosen], tag_code[spans.tag[chosen]], len(spans.unit_item), v)
+        value, ci = co.alpha_with_ci(counts, spans.unit_item, spans.n_items, np.arange(v), "nominal", seed=seed,
+                                     n_boot=n_boot, package=package)
         return Coefficient("krippendorff_alpha", "nominal", value, ci, units=int((counts.sum(1) >= 2).sum()),
                            unit="character", extra={"tags": "O, B-type, I-type"})
 
+    def headline(self, frame: pd.DataFrame, schema: dict[str, Any]) -> Headline:
+        spans = self.decode(frame, schema)
+
+        def of(rows: np.ndarray, *, seed: int = co.SEED, n_boot: int = 0) -> Coefficient:
+            return self._char_alpha(spans, rows, seed=seed, n_boot=n_boot, package=False)
+
+        return of
+
     def _primary(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int, n_boot: int) -> Coefficient:
-        return self._char_alpha(frame, self._types(frame, schema), seed=seed, n_boot=n_boot, package=False)
+        return self.headline(frame, schema)(np.ones(len(frame), dtype=bool), seed=seed, n_boot=n_boot)
 
     @staticmethod
-    def _entities(frame: pd.DataFrame) -> pd.DataFrame:
+    def _entities(spans: Spans) -> pd.DataFrame:
         """Every entity of the frame, once: (row, item, start, end, type)."""
-        return pd.DataFrame(
-            [(row, item, e["start"], e["end"], e["type"])
-             for row, item, p in zip(frame.index, frame["item"], frame["payload"], strict=True)
-             for e in (p or {}).get("entities") or []],
-            columns=["row", "item", "start", "end", "type"])
+        return pd.DataFrame({"row": spans.entity_row, "item": spans.frame["item"].to_numpy()[spans.entity_row],
+                             "start": spans.entity_start, "end": spans.entity_end,
+                             "type": np.asarray(spans.types, dtype=object)[spans.entity_type]})
 
     def _entity_rows(self, entities: pd.DataFrame, pairs: pd.DataFrame, entity_type: str | None = None
                      ) -> pd.DataFrame:
@@ -589,23 +639,25 @@ class SpanMeasure(_Structured):
 
     def compute(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
                 n_boot: int = co.N_BOOT) -> MeasureResult:
-        frame = frame.reset_index(drop=True)
-        types = self._types(frame, schema)
-        alpha = self._char_alpha(frame, types, seed=seed, n_boot=n_boot)
+        spans = self.decode(frame, schema)
+        frame, types = spans.frame, spans.types
+        alpha = self._char_alpha(spans, np.ones(len(frame), dtype=bool), seed=seed, n_boot=n_boot)
         pairs = pair_rows(frame)
-        entities = self._entities(frame)
+        entities = self._entities(spans)
         overall = pair_agreement(self._entity_rows(entities, pairs), seed=seed, n_boot=n_boot)
-        counts = Counter(entities["type"].tolist())
+        counts = np.bincount(spans.entity_type, minlength=len(types))
         per_type = {t: pair_agreement(self._entity_rows(entities, pairs, t), seed=seed, n_boot=0).mean
-                    for t in types if counts[t]}
-        by_annotator = {int(a): [sum(1 for p in group for e in (p or {}).get("entities") or [] if e["type"] == t)
-                                 for t in types] for a, group in frame.groupby("annotator")["payload"]}
+                    for k, t in enumerate(types) if counts[k]}
+        annotator_codes, annotators = pd.factorize(frame["annotator"], sort=True)
+        by_type = np.bincount(annotator_codes[spans.entity_row] * len(types) + spans.entity_type,
+                              minlength=len(annotators) * len(types)).reshape(len(annotators), len(types))
+        by_annotator = {int(a): by_type[j].tolist() for j, a in enumerate(annotators)}
         f1 = _pair_coefficient("pairwise_entity_f1", "nominal", overall, "item",
                                per_type={t: co._clean(v) for t, v in per_type.items()},
                                match="exact span and type")
         return self._result([alpha, f1], "krippendorff_alpha", overall, "entity_f1",
                             "1 − entity F1 between the annotators' spans",
-                            {"labels": types, "project": [counts[t] for t in types], "by_annotator": by_annotator})
+                            {"labels": types, "project": counts.tolist(), "by_annotator": by_annotator})
 
     def score(self, payload: dict[str, Any], gold: dict[str, Any]) -> float:
         mine = {(e["start"], e["end"], e["type"]) for e in payload.get("entities") or []}
