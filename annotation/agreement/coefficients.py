@@ -17,6 +17,7 @@ from typing import Any
 
 import krippendorff
 import numpy as np
+import pandas as pd
 from scipy import sparse
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
@@ -133,7 +134,9 @@ def distinct_rows(matrix: np.ndarray, weights: np.ndarray | None = None) -> tupl
         if not np.array_equal(distinct[inverse], matrix):  # two different rows projected alike: never in practice
             distinct, inverse = np.unique(matrix, axis=0, return_inverse=True)
     else:
-        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        inverse, uniques = pd.factorize(keys)  # hashing, no sort
+        first = np.empty(len(uniques), dtype=np.int64)
+        first[inverse[::-1]] = np.arange(len(inverse) - 1, -1, -1)
         distinct = matrix[first]
         projection = (distinct.astype(np.float64) * direction).sum(axis=1)
         # the order the projection path gives (or, when two rows project alike, the lexicographic one)
@@ -154,9 +157,12 @@ def _row_keys(matrix: np.ndarray) -> np.ndarray | None:
         return None
     low, high = int(matrix.min()), int(matrix.max())
     base = high - low + 1
-    if matrix.shape[1] * np.log2(base) >= 62:
-        return None
-    return (matrix - low).astype(np.int64) @ (base ** np.arange(matrix.shape[1], dtype=np.int64))
+    digits = matrix.shape[1] * np.log2(base)
+    if digits < 52:  # every partial sum is an integer below 2**53: the float product is exact, and BLAS-fast
+        return ((matrix - low) if low else matrix).astype(np.float64) @ float(base) ** np.arange(matrix.shape[1])
+    if digits < 62:
+        return (matrix - low).astype(np.int64) @ (base ** np.arange(matrix.shape[1], dtype=np.int64))
+    return None
 
 
 def item_coincidences(counts: np.ndarray, unit_item: np.ndarray, n_items: int) -> np.ndarray:

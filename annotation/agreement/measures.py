@@ -551,13 +551,9 @@ class SpanMeasure(_Structured):
         """Every entity of the frame and every (row, character) tag, once (the timeline and leave-one-out take
         subsets of these arrays instead of reading the payloads again)."""
         frame = frame.reset_index(drop=True)
-        rows, starts, ends, names = [], [], [], []
-        for r, payload in enumerate(frame["payload"]):
-            for e in (payload or {}).get("entities") or []:
-                rows.append(r)
-                starts.append(e["start"])
-                ends.append(e["end"])
-                names.append(e["type"])
+        found = [(r, e["start"], e["end"], e["type"]) for r, payload in enumerate(frame["payload"]) if payload
+                 for e in payload.get("entities") or ()]
+        rows, starts, ends, names = (list(column) for column in zip(*found, strict=True)) if found else ([], [], [], [])
         types = _labels_in_order(pd.Series(sorted(set(names)), dtype=object), schema.get("labels"))
         type_code = {t: k for k, t in enumerate(types)}
         entity_row = np.array(rows, dtype=np.int64)
