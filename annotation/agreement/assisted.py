@@ -42,12 +42,11 @@ def _mean(values: list[float]) -> float | None:
     return float(np.mean(values)) if values else None
 
 
-def assist_split(data: ProjectData, measure: Measure, schema: dict[str, Any], seed: int) -> dict[str, Any]:
+def assist_split(data: ProjectData, measure: Measure, headline: Headline, seed: int) -> dict[str, Any]:
     """The ``assist`` section of the agreement report (``{"assisted_annotations": 0}`` when none was assisted)."""
     shown_n, unshown_n = data.annotations_assisted, data.annotations_made - data.annotations_assisted
     if not shown_n:
         return {"assisted_annotations": 0, "unassisted_annotations": unshown_n}
-    headline = measure.headline(data.frame, schema)
     shown = data.frame["shown"].to_numpy(dtype=bool)
     item_codes, _ = pd.factorize(data.frame["item"])
     assisted = _half(shown, item_codes, headline, seed)

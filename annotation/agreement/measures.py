@@ -585,8 +585,7 @@ class SpanMeasure(_Structured):
     def _char_alpha(self, spans: Spans, rows: np.ndarray, *, seed: int, n_boot: int,
                     package: bool = True) -> Coefficient:
         """Units are the characters of the items of the ``rows``; each annotator's tag is O, B-type or I-type,
-        over the types of those rows (the schema's first). Items outside the rows keep all-zero units, which
-        are not pairable and count nowhere."""
+        over the types of those rows (the schema's first)."""
         present = np.zeros(len(spans.types), dtype=bool)
         present[:spans.schema_types] = True
         present[spans.entity_type[rows[spans.entity_row]]] = True
@@ -595,9 +594,14 @@ class SpanMeasure(_Structured):
         tag_code[1::2], tag_code[2::2] = 1 + 2 * code, 2 + 2 * code
         chosen = rows[spans.tag_row]
         v = 1 + 2 * int(present.sum())
-        counts = co.value_counts(spans.tag_unit[chosen], tag_code[spans.tag[chosen]], len(spans.unit_item), v)
-        value, ci = co.alpha_with_ci(counts, spans.unit_item, spans.n_items, np.arange(v), "nominal", seed=seed,
-                                     n_boot=n_boot, package=package)
+        # only the units of the chosen rows' items (numbered in the same order), so a small subset stays cheap
+        item_in = np.zeros(spans.n_items, dtype=bool)
+        item_in[spans.unit_item[spans.tag_unit[chosen]]] = True
+        unit_in = item_in[spans.unit_item]
+        unit_code = np.cumsum(unit_in) - 1
+        counts = co.value_counts(unit_code[spans.tag_unit[chosen]], tag_code[spans.tag[chosen]], int(unit_in.sum()), v)
+        value, ci = co.alpha_with_ci(counts, spans.unit_item[unit_in], spans.n_items, np.arange(v), "nominal",
+                                     seed=seed, n_boot=n_boot, package=package)
         return Coefficient("krippendorff_alpha", "nominal", value, ci, units=int((counts.sum(1) >= 2).sum()),
                            unit="character", extra={"tags": "O, B-type, I-type"})
 

@@ -19,7 +19,7 @@ from ..models import Annotation, GoldLabel, GoldStatus, Project
 from . import coefficients as co
 from .assisted import assist_split
 from .data import ProjectData, load
-from .measures import Measure, MeasureResult, measure_for
+from .measures import Headline, Measure, MeasureResult, measure_for
 
 #: An annotator whose removal raises the headline coefficient by more than this is flagged.
 ALPHA_GAIN_THRESHOLD = 0.02
@@ -54,11 +54,12 @@ def agreement_report(project: Project, *, seed: int = co.SEED, n_boot: int = co.
     result = measure.compute(data.frame, schema, seed=seed, n_boot=n_boot)
     progress(60, "scoring annotators")
     primary = next((c for c in result.coefficients if c.name == result.primary), None)
-    quality = annotator_quality(data, measure, result, primary.value if primary else None, schema)
+    headline = measure.headline(data.frame, schema)  # decoded once for leave-one-out and the assisted split
+    quality = annotator_quality(data, measure, result, primary.value if primary else None, headline)
     progress(80, "building the timeline")
     timeline = _timeline(data, measure, schema, seed)
     progress(90, "splitting assisted and unassisted annotations")
-    assist = assist_split(data, measure, schema, seed)
+    assist = assist_split(data, measure, headline, seed)
     annotator_ids = sorted(int(a) for a in data.frame["annotator"].unique())
     report = {
         "project": project.slug,
@@ -98,7 +99,7 @@ def _disagreement_summary(result: MeasureResult) -> dict[str, Any]:
 
 
 def annotator_quality(data: ProjectData, measure: Measure, result: MeasureResult, alpha: float | None,
-                      schema: dict[str, Any]) -> list[dict[str, Any]]:
+                      headline: Headline) -> list[dict[str, Any]]:
     """Per annotator: volume, speed, agreement with the others, the project's alpha without them,
     label distribution against the project's, gold-item accuracy, and flags."""
     rows = data.all_rows
@@ -109,7 +110,6 @@ def annotator_quality(data: ProjectData, measure: Measure, result: MeasureResult
     project_median = rows["seconds"].median()
     gold = _gold_scores(data, measure)
     leave_one_out = set(done.sort_values(ascending=False).index[:MAX_LEAVE_ONE_OUT].tolist())
-    headline = measure.headline(data.frame, schema) if leave_one_out and alpha is not None else None
     frame_annotators = data.frame["annotator"].to_numpy()
     distribution = result.distribution or {}
     project_dist = np.asarray(distribution.get("project") or [], dtype=np.float64)
@@ -121,7 +121,7 @@ def annotator_quality(data: ProjectData, measure: Measure, result: MeasureResult
             "median_seconds": _float(median_seconds.get(annotator)),
             **{k: v for k, v in (result.annotator_agreement.get(annotator) or {"agreement": None}).items()},
         }
-        if annotator in leave_one_out and headline is not None:
+        if annotator in leave_one_out and alpha is not None:
             without = headline(frame_annotators != annotator).value
             entry["alpha_without"] = without
             entry["alpha_change_if_removed"] = None if without is None else without - alpha
