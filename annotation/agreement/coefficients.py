@@ -157,12 +157,16 @@ def _row_keys(matrix: np.ndarray) -> np.ndarray | None:
         return None
     low, high = int(matrix.min()), int(matrix.max())
     base = high - low + 1
-    digits = matrix.shape[1] * np.log2(base)
-    if digits < 52:  # every partial sum is an integer below 2**53: the float product is exact, and BLAS-fast
-        return ((matrix - low) if low else matrix).astype(np.float64) @ float(base) ** np.arange(matrix.shape[1])
-    if digits < 62:
-        return (matrix - low).astype(np.int64) @ (base ** np.arange(matrix.shape[1], dtype=np.int64))
-    return None
+    if matrix.shape[1] * np.log2(base) >= 62:
+        return None
+    # column by column: no converted copy of the whole matrix
+    keys = np.zeros(len(matrix), dtype=np.int64)
+    for column in range(matrix.shape[1] - 1, -1, -1):
+        keys *= base
+        keys += matrix[:, column]
+        if low:
+            keys -= low
+    return keys
 
 
 def item_coincidences(counts: np.ndarray, unit_item: np.ndarray, n_items: int) -> np.ndarray:

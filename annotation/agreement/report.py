@@ -51,10 +51,11 @@ def agreement_report(project: Project, *, seed: int = co.SEED, n_boot: int = co.
     data.frame = measure.prepare(data.frame, schema)
     data.all_rows = measure.prepare(data.all_rows, schema)
     progress(25, "computing coefficients")
+    # decoded once for the coefficients, leave-one-out and the assisted split (a measure may reuse it in compute)
+    headline = measure.headline(data.frame, schema)
     result = measure.compute(data.frame, schema, seed=seed, n_boot=n_boot)
     progress(60, "scoring annotators")
     primary = next((c for c in result.coefficients if c.name == result.primary), None)
-    headline = measure.headline(data.frame, schema)  # decoded once for leave-one-out and the assisted split
     quality = annotator_quality(data, measure, result, primary.value if primary else None, headline)
     progress(80, "building the timeline")
     timeline = _timeline(data, measure, schema, seed)
