@@ -470,8 +470,9 @@ def pair_agreement(rows: pd.DataFrame, *, seed: int, n_boot: int) -> PairAgreeme
     by_annotator = {int(a): {"agreement": _ratio(r.num, r.den), "items": int(r.n),
                              "against": "each other annotator"} for a, r in per_annotator.iterrows()}
     per_item = rows.groupby("item")[["num", "den"]].sum()
-    by_item = pd.Series([_ratio(n, d) for n, d in zip(per_item["num"], per_item["den"], strict=True)],
-                        index=per_item.index)
+    num, den = per_item["num"].to_numpy(dtype=np.float64), per_item["den"].to_numpy(dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        by_item = pd.Series(np.where(den > 0, num / den, 1.0), index=per_item.index)  # as _ratio, per item
     return PairAgreement(pairs, values, _nanmean(values), ci, by_annotator, by_item, annotators)
 
 
