@@ -16,28 +16,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..models import USABLE_GOLD, Annotation, GoldLabel
+from ..models import USABLE_GOLD, Annotation, GoldLabel, Suggestion
 from .data import ProjectData
-from .measures import Measure
+from .measures import Headline, Measure
 
 #: Bootstrap resamples of each half's interval (the headline uses the full count; halves are a comparison).
 SPLIT_BOOT = 200
 
 
-def _flags(project_id: int) -> pd.DataFrame:
-    rows = list(Annotation.objects.filter(item__project_id=project_id, imported=False).values_list(
-        "item_id", "annotator_id", "stage", "suggestion_shown", "suggestion_accepted", "suggestion_id"))
-    return pd.DataFrame.from_records(rows, columns=["item", "annotator", "stage", "shown", "accepted", "suggestion"])
-
-
-def _half(frame: pd.DataFrame, measure: Measure, schema: dict[str, Any], seed: int) -> dict[str, Any]:
-    per_item = frame.groupby("item").size()
-    counted = frame[frame["item"].isin(per_item.index[per_item >= 2])]
-    entry: dict[str, Any] = {"annotations": len(frame), "items_with_2": int((per_item >= 2).sum())}
-    if counted.empty:
+def _half(half: np.ndarray, item_codes: np.ndarray, headline: Headline, seed: int) -> dict[str, Any]:
+    """The headline coefficient of the rows in ``half``, on the items with two or more of them."""
+    per_item = np.bincount(item_codes[half], minlength=int(item_codes.max()) + 1)
+    counted = half & (per_item >= 2)[item_codes]
+    entry: dict[str, Any] = {"annotations": int(half.sum()), "items_with_2": int((per_item >= 2).sum())}
+    if not counted.any():
         entry.update(value=None, ci95=[None, None], reason="no item has two annotations of this kind")
         return entry
-    coefficient = measure.primary(counted, schema, seed=seed, n_boot=SPLIT_BOOT).as_dict()
+    coefficient = headline(counted, seed=seed, n_boot=SPLIT_BOOT).as_dict()
     entry.update(value=coefficient["value"], ci95=coefficient["ci95"], units=coefficient["units"],
                  unit=coefficient["unit"], name=coefficient["name"], level=coefficient["level"])
     return entry
@@ -47,33 +42,30 @@ def _mean(values: list[float]) -> float | None:
     return float(np.mean(values)) if values else None
 
 
-def assist_split(data: ProjectData, measure: Measure, schema: dict[str, Any], seed: int) -> dict[str, Any]:
+def assist_split(data: ProjectData, measure: Measure, headline: Headline, seed: int) -> dict[str, Any]:
     """The ``assist`` section of the agreement report (``{"assisted_annotations": 0}`` when none was assisted)."""
-    flags = _flags(data.project.pk)
-    shown = flags[flags["shown"].astype(bool)] if len(flags) else flags
-    if shown.empty:
-        return {"assisted_annotations": 0, "unassisted_annotations": len(flags)}
-    frame = data.frame.merge(flags[["item", "annotator", "stage", "shown"]], on=["item", "annotator", "stage"],
-                             how="left")
-    frame["shown"] = frame["shown"].fillna(False).astype(bool)
-    assisted = _half(frame[frame["shown"]].drop(columns="shown"), measure, schema, seed)
-    unassisted = _half(frame[~frame["shown"]].drop(columns="shown"), measure, schema, seed)
+    shown_n, unshown_n = data.annotations_assisted, data.annotations_made - data.annotations_assisted
+    if not shown_n:
+        return {"assisted_annotations": 0, "unassisted_annotations": unshown_n}
+    shown = data.frame["shown"].to_numpy(dtype=bool)
+    item_codes, _ = pd.factorize(data.frame["item"])
+    assisted = _half(shown, item_codes, headline, seed)
+    unassisted = _half(~shown, item_codes, headline, seed)
     difference = (assisted["value"] - unassisted["value"]
                   if assisted["value"] is not None and unassisted["value"] is not None else None)
 
-    accepted_n = int(shown["accepted"].fillna(False).astype(bool).sum())
     parts = {"accepted": 0, "changed": 0, "added": 0, "unit": None}
     agreement: dict[str, dict[str, list[float]]] = {"accepted": {"annotation": [], "gold": []},
                                                     "changed": {"annotation": [], "gold": []}}
-    suggestion_ids = [int(s) for s in shown["suggestion"].dropna().unique()]
-    from ..models import Suggestion
-
-    suggestions = dict(Suggestion.objects.filter(pk__in=suggestion_ids).values_list("id", "payload"))
+    shown = list(Annotation.objects.filter(item__project=data.project, suggestion_shown=True, imported=False)
+                 .values_list("payload", "suggestion_accepted", "suggestion_id", "item_id", "suggestion_parts"))
+    suggestions = dict(Suggestion.objects.filter(pk__in={s for _, _, s, _, _ in shown if s is not None})
+                       .values_list("id", "payload"))
     gold = dict(GoldLabel.objects.filter(item__project=data.project, status__in=USABLE_GOLD)
                 .values_list("item_id", "payload"))
-    for annotation_payload, accepted, suggestion_id, item_id, annotation_parts in Annotation.objects.filter(
-            item__project=data.project, suggestion_shown=True).values_list(
-            "payload", "suggestion_accepted", "suggestion_id", "item_id", "suggestion_parts"):
+    accepted_n = 0
+    for annotation_payload, accepted, suggestion_id, item_id, annotation_parts in shown:
+        accepted_n += bool(accepted)
         group = "accepted" if accepted else "changed"
         suggested = suggestions.get(suggestion_id)
         if suggested is not None:
@@ -86,10 +78,10 @@ def assist_split(data: ProjectData, measure: Measure, schema: dict[str, Any], se
                 parts[key] += int(annotation_parts.get(key) or 0)
     offered = parts["accepted"] + parts["changed"]
     return {
-        "assisted_annotations": len(shown),
-        "unassisted_annotations": int(len(flags) - len(shown)),
+        "assisted_annotations": shown_n,
+        "unassisted_annotations": unshown_n,
         "alpha": {"assisted": assisted, "unassisted": unassisted, "difference": difference},
-        "acceptance_rate": accepted_n / len(shown),
+        "acceptance_rate": accepted_n / shown_n,
         "accepted_unchanged": accepted_n,
         "parts": {**parts, "acceptance_rate": parts["accepted"] / offered if offered else None},
         "model_agreement": {

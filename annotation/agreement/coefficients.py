@@ -17,12 +17,18 @@ from typing import Any
 
 import krippendorff
 import numpy as np
+import pandas as pd
 from scipy import sparse
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 #: Resamples of the bootstrap confidence interval; the seed makes every report reproducible.
 N_BOOT = 1000
 SEED = 20210520  # KLUE's arXiv date; any fixed number would do
+#: The bootstrap draws over distinct rows (a multinomial), unless that takes more than MAX_BINOMIALS binomial
+#: draws and the distinct rows are more than 1/DRAW_ITEMS_ABOVE of the items: then over the items themselves
+#: (see :func:`bootstrap_sums`).
+MAX_BINOMIALS = 1_000_000
+DRAW_ITEMS_ABOVE = 8
 
 
 @dataclass
@@ -92,7 +98,9 @@ def krippendorff_alpha(counts: np.ndarray, value_domain: np.ndarray, level: str)
         return None
     if level == "nominal":  # unused values change nothing for nominal data; dropping them saves memory
         compact, value_domain = compact[:, used], np.asarray(value_domain)[used]
-    return float(krippendorff.alpha(value_counts=compact, value_domain=value_domain, level_of_measurement=level))
+    # as floats: the package's arithmetic is the same, without converting int64 arrays of units × V × V
+    return float(krippendorff.alpha(value_counts=compact.astype(np.float64), value_domain=value_domain,
+                                    level_of_measurement=level))
 
 
 def unit_coincidences(counts: np.ndarray) -> np.ndarray:
@@ -106,18 +114,59 @@ def unit_coincidences(counts: np.ndarray) -> np.ndarray:
     return (outer / denom[:, None, None]).reshape(len(counts), v * v)
 
 
-def distinct_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(distinct rows, inverse, counts) of a 2-D array, like ``np.unique(axis=0)`` but by a random projection
-    (one 1-D sort instead of a row-wise lexicographic one); checked exactly, with the slow path as fallback."""
+def distinct_rows(matrix: np.ndarray, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(distinct rows, inverse, counts) of a 2-D array, like ``np.unique(axis=0)`` but ordered by a random
+    projection (one 1-D sort instead of a row-wise lexicographic one); checked exactly, with the lexicographic
+    order as fallback. Rows of small integers (value counts) are told apart by an exact integer key instead.
+
+    ``weights`` says how many times each row occurs: the counts are then those of the repeated matrix.
+    """
     matrix = np.ascontiguousarray(matrix)
     if matrix.shape[0] == 0:
         return matrix, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    projection = matrix.astype(np.float64) @ np.random.default_rng(0).random(matrix.shape[1])
-    _, first, inverse, counts = np.unique(projection, return_index=True, return_inverse=True, return_counts=True)
-    distinct = matrix[first]
-    if not np.array_equal(distinct[inverse], matrix):  # two different rows projected alike: never in practice
-        distinct, inverse, counts = np.unique(matrix, axis=0, return_inverse=True, return_counts=True)
-    return distinct, inverse.ravel(), counts
+    direction = np.random.default_rng(0).random(matrix.shape[1])
+    keys = _row_keys(matrix)
+    if keys is None:
+        # Row by row (not a BLAS product, whose blocking can round two identical rows differently and split them).
+        projection = (matrix.astype(np.float64) * direction).sum(axis=1)
+        _, first, inverse = np.unique(projection, return_index=True, return_inverse=True)
+        distinct = matrix[first]
+        if not np.array_equal(distinct[inverse], matrix):  # two different rows projected alike: never in practice
+            distinct, inverse = np.unique(matrix, axis=0, return_inverse=True)
+    else:
+        inverse, uniques = pd.factorize(keys)  # hashing, no sort
+        first = np.empty(len(uniques), dtype=np.int64)
+        first[inverse[::-1]] = np.arange(len(inverse) - 1, -1, -1)
+        distinct = matrix[first]
+        projection = (distinct.astype(np.float64) * direction).sum(axis=1)
+        # the order the projection path gives (or, when two rows project alike, the lexicographic one)
+        order = (np.argsort(projection, kind="stable") if len(np.unique(projection)) == len(projection)
+                 else np.lexsort(distinct.T[::-1]))
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        distinct, inverse = distinct[order], rank[inverse.ravel()]
+    inverse = inverse.ravel()
+    counts = (np.bincount(inverse, minlength=len(distinct)) if weights is None
+              else np.bincount(inverse, weights=weights, minlength=len(distinct)).round().astype(np.int64))
+    return distinct, inverse, counts
+
+
+def _row_keys(matrix: np.ndarray) -> np.ndarray | None:
+    """One exact int64 per row of a small-integer matrix (the row read as digits), or ``None`` if it would not fit."""
+    if not np.issubdtype(matrix.dtype, np.integer):
+        return None
+    low, high = int(matrix.min()), int(matrix.max())
+    base = high - low + 1
+    if matrix.shape[1] * np.log2(base) >= 62:
+        return None
+    # column by column: no converted copy of the whole matrix
+    keys = np.zeros(len(matrix), dtype=np.int64)
+    for column in range(matrix.shape[1] - 1, -1, -1):
+        keys *= base
+        keys += matrix[:, column]
+        if low:
+            keys -= low
+    return keys
 
 
 def item_coincidences(counts: np.ndarray, unit_item: np.ndarray, n_items: int) -> np.ndarray:
@@ -135,6 +184,23 @@ def item_coincidences(counts: np.ndarray, unit_item: np.ndarray, n_items: int) -
     membership = sparse.csr_matrix((np.ones(len(inverse)), (unit_item, inverse)),
                                    shape=(n_items, len(distinct)))
     return np.asarray(membership @ contributions)
+
+
+def item_rows(counts: np.ndarray, unit_item: np.ndarray | None, n_items: int) -> tuple[np.ndarray, np.ndarray]:
+    """The items' coincidence rows (V² each; items with a pairable unit only) as (distinct rows, how many items
+    have each). With ``unit_item=None`` the units are the items: identical value-count rows give identical
+    coincidence rows, so they are computed once per distinct count row (a few hundred for 100,000 items)."""
+    if unit_item is None:
+        distinct, _, multiplicity = distinct_rows(counts[counts.sum(axis=1) >= 2])
+        return unit_coincidences(distinct), multiplicity
+    per_item = item_coincidences(counts, unit_item, n_items)
+    per_item = per_item[per_item.sum(axis=1) > 0]
+    return per_item, np.ones(len(per_item), dtype=np.int64)
+
+
+def coincidences(rows: np.ndarray, multiplicity: np.ndarray) -> np.ndarray:
+    """The summed coincidence matrix (flattened) of :func:`item_rows`."""
+    return (rows * multiplicity[:, None]).sum(axis=0)
 
 
 def distance_matrix(value_domain: np.ndarray, level: str, n_v: np.ndarray) -> np.ndarray:
@@ -173,21 +239,43 @@ def alpha_from_coincidences(o: np.ndarray, value_domain: np.ndarray, level: str)
 
 
 def bootstrap_sums(per_item: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], *, seed: int = SEED,
-                   n_boot: int = N_BOOT) -> tuple[float | None, float | None]:
+                   n_boot: int = N_BOOT, weights: np.ndarray | None = None,
+                   reduce: Callable[[np.ndarray], np.ndarray] | None = None) -> tuple[float | None, float | None]:
     """95 % percentile interval of ``statistic`` over item resamples, for statistics of per-item sums.
 
     Resampling N items with replacement is a multinomial draw over the items; items with identical
     rows are interchangeable, so drawing over distinct rows with their multiplicities is the same
     distribution at a fraction of the cost. ``statistic`` maps summed rows (B × d) to B values.
+    ``weights``: how many items each row stands for (rows already distinct). ``reduce``: a linear map of the
+    rows to the fewer sums the statistic needs, applied before the resampled sums (``statistic`` then gets
+    reduced sums).
     """
-    n = len(per_item)
+    n = int(weights.sum()) if weights is not None else len(per_item)
     if n < 2:
         return (None, None)
-    distinct, _, counts = distinct_rows(per_item)
+    distinct, inverse, counts = distinct_rows(per_item, weights)
+    rows = reduce(distinct) if reduce is not None else distinct
     rng = np.random.default_rng(seed)
-    draws = rng.multinomial(n, counts / n, size=n_boot).astype(np.float64)
-    values = statistic(draws @ distinct)
-    return _percentiles(values)
+    if len(distinct) * n_boot > MAX_BINOMIALS and len(distinct) * DRAW_ITEMS_ABOVE > n:
+        # Most of many items differ (spans, trees): a multinomial over almost n rows costs a binomial draw per row
+        # and resample, drawing n item indices is cheaper. Same distribution, other random numbers.
+        item_row = inverse if weights is None else np.repeat(inverse, weights)
+        sums = _resampled_sums(rng, item_row, rows, n_boot)
+    else:
+        sums = rng.multinomial(n, counts / n, size=n_boot).astype(np.float64) @ rows
+    return _percentiles(statistic(sums))
+
+
+def _resampled_sums(rng: np.random.Generator, item_row: np.ndarray, rows: np.ndarray, n_boot: int) -> np.ndarray:
+    """Σ rows[item_row[i]] over n items drawn with replacement, for each of ``n_boot`` resamples (B × d)."""
+    n, k = len(item_row), len(rows)
+    chunk = max(1, 4_000_000 // n)
+    out = []
+    for start in range(0, n_boot, chunk):
+        size = min(chunk, n_boot - start)
+        picks = item_row[rng.integers(0, n, (size, n))] + (np.arange(size) * k)[:, None]
+        out.append(np.bincount(picks.ravel(), minlength=size * k).reshape(size, k).astype(np.float64) @ rows)
+    return np.concatenate(out)
 
 
 def bootstrap_indices(n: int, statistic: Callable[[np.ndarray], float | None], *, seed: int = SEED,
@@ -210,32 +298,52 @@ def _percentiles(values: np.ndarray) -> tuple[float | None, float | None]:
 
 def coincidence_alpha(counts: np.ndarray, value_domain: np.ndarray, level: str) -> float | None:
     """Alpha by the package's formula from the summed coincidences, without the package; ``None`` when undefined."""
-    return alpha_with_ci(counts, np.zeros(len(counts), dtype=np.int64), 1, value_domain, level, n_boot=0,
-                         package=False)[0]
+    return alpha_with_ci(counts, None, len(counts), value_domain, level, n_boot=0, package=False)[0]
 
 
-def alpha_with_ci(counts: np.ndarray, unit_item: np.ndarray, n_items: int, value_domain: np.ndarray, level: str,
-                  *, seed: int = SEED, n_boot: int = N_BOOT, package: bool = True
+def alpha_with_ci(counts: np.ndarray, unit_item: np.ndarray | None, n_items: int, value_domain: np.ndarray,
+                  level: str, *, seed: int = SEED, n_boot: int = N_BOOT, package: bool = True
                   ) -> tuple[float | None, tuple[float | None, float | None]]:
-    """Alpha (from the package, or with ``package=False`` from the coincidences) and its item-bootstrap interval."""
+    """Alpha (from the package, or with ``package=False`` from the coincidences) and its item-bootstrap interval.
+
+    ``unit_item[u]`` is the item of unit u; ``None`` when every unit is an item of its own.
+    """
     if level not in LEVELS:
         raise ValueError(f"unknown level of measurement {level!r}")
     if package:
         value = krippendorff_alpha(counts, value_domain, level)
         if value is None:
             return None, (None, None)
-    per_item = item_coincidences(np.asarray(counts), unit_item, n_items)
-    per_item = per_item[per_item.sum(axis=1) > 0]
+    rows, multiplicity = item_rows(np.asarray(counts), unit_item, n_items)
     v = len(value_domain)
     if not package:
-        value = _clean(alpha_from_coincidences(per_item.sum(axis=0).reshape(v, v), value_domain, level))
+        value = _clean(alpha_from_coincidences(coincidences(rows, multiplicity).reshape(v, v), value_domain, level))
         if value is None:
             return None, (None, None)
     if not n_boot:
         return value, (None, None)
-    ci = bootstrap_sums(per_item, lambda s: alpha_from_coincidences(s.reshape(-1, v, v), value_domain, level),
-                        seed=seed, n_boot=n_boot)
+    if level == "nominal":  # nominal alpha needs V + 1 sums of the V² coincidences
+        ci = bootstrap_sums(rows, lambda s: _nominal_alpha(s, v), seed=seed, n_boot=n_boot, weights=multiplicity,
+                            reduce=lambda r: _nominal_parts(r, v))
+    else:
+        ci = bootstrap_sums(rows, lambda s: alpha_from_coincidences(s.reshape(-1, v, v), value_domain, level),
+                            seed=seed, n_boot=n_boot, weights=multiplicity)
     return value, ci
+
+
+def _nominal_parts(rows: np.ndarray, v: int) -> np.ndarray:
+    """Coincidence rows (K × V²) → (K × V+1): each value's pairable count, then the agreeing pairs (diagonal)."""
+    o = rows.reshape(-1, v, v)
+    return np.hstack([o.sum(axis=2), np.trace(o, axis1=1, axis2=2)[:, None]])
+
+
+def _nominal_alpha(parts: np.ndarray, v: int) -> np.ndarray:
+    """Nominal alpha from summed :func:`_nominal_parts`: 1 − (n − agreeing)(n − 1) / (n² − Σ n_c²), the package's
+    formula with δ = 1 off the diagonal."""
+    n_v = parts[:, :v]
+    n = n_v.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 1.0 - (n - parts[:, v]) * (n - 1) / (n ** 2 - (n_v ** 2).sum(axis=1))
 
 
 # -- kappas -------------------------------------------------------------------------------------------

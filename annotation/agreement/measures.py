@@ -12,7 +12,9 @@ and a disagreement score per item.
 from __future__ import annotations
 
 import warnings
+import weakref
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -31,6 +33,10 @@ MAX_BOOT_DIMS = 4096
 #: Pairwise kappa's bootstrap draws over the distinct combinations of all pairs' label cells; beyond this many
 #: (large projects with many labels) it would cost more than the whole report, and the interval is left out.
 MAX_BOOT_DISTINCT = 2000
+
+
+#: ``measure.headline(frame, schema)``: (row mask, *, seed, n_boot) → the headline coefficient of those rows.
+Headline = Callable[..., Coefficient]
 
 
 @dataclass
@@ -72,6 +78,15 @@ class Measure:
         """The headline coefficient alone (cheaper: used for timelines and leave-one-out; alpha from the
         coincidences, ``package=False``, where the measure supports it)."""
         raise NotImplementedError
+
+    def headline(self, frame: pd.DataFrame, schema: dict[str, Any]) -> Headline:
+        """:meth:`primary` of subsets of ``frame``'s rows, as a function of a boolean row mask: the timeline and
+        leave-one-out ask for a dozen subsets, so measures that can decode the frame once here, not per subset."""
+
+        def of(rows: np.ndarray, *, seed: int = co.SEED, n_boot: int = 0) -> Coefficient:
+            return self.primary(frame[rows], schema, seed=seed, n_boot=n_boot)
+
+        return of
 
     def score(self, payload: dict[str, Any], gold: dict[str, Any]) -> float:
         """How well one annotation matches a known answer, 0..1 (gold / attention items)."""
@@ -145,28 +160,45 @@ class CategoricalMeasure(Measure):
 
     def prepare(self, frame: pd.DataFrame, schema: dict[str, Any]) -> pd.DataFrame:
         labels = _labels_in_order(frame["label"], schema.get("labels"))
-        return frame.assign(label=pd.Categorical(frame["label"].astype("string"), categories=labels))
+        # factorize, then map the few distinct labels to their category: far cheaper than matching every string
+        codes, uniques = pd.factorize(frame["label"])
+        position = {label: i for i, label in enumerate(labels)}
+        lookup = np.array([position[str(u)] for u in uniques] + [-1], dtype=np.int64)
+        return frame.assign(label=pd.Categorical.from_codes(lookup[codes], categories=labels))
 
     def _counts(self, frame: pd.DataFrame, schema: dict[str, Any]) -> tuple[list[str], np.ndarray, np.ndarray]:
+        labels, codes, item_codes, n_items = self._codes(frame, schema)
+        ok = codes >= 0
+        return labels, co.value_counts(item_codes[ok], codes[ok], n_items, max(len(labels), 1)), item_codes
+
+    def _codes(self, frame: pd.DataFrame, schema: dict[str, Any]) -> tuple[list[str], np.ndarray, np.ndarray, int]:
+        """(labels, each row's label code or -1, each row's item code, items)."""
         if not isinstance(frame["label"].dtype, pd.CategoricalDtype):
             frame = self.prepare(frame, schema)
         labels = [str(label) for label in frame["label"].cat.categories]
-        value_codes = frame["label"].cat.codes.to_numpy().astype(np.int64)
         item_codes, item_index = pd.factorize(frame["item"], sort=True)
-        ok = value_codes >= 0
-        counts = co.value_counts(item_codes[ok], value_codes[ok], len(item_index), max(len(labels), 1))
-        return labels, counts, item_codes
+        return labels, frame["label"].cat.codes.to_numpy().astype(np.int64), item_codes, len(item_index)
+
+    def headline(self, frame: pd.DataFrame, schema: dict[str, Any]) -> Headline:
+        labels, codes, item_codes, n_items = self._codes(frame, schema)
+        domain = np.arange(len(labels))
+
+        def of(rows: np.ndarray, *, seed: int = co.SEED, n_boot: int = 0) -> Coefficient:
+            ok = rows & (codes >= 0)
+            # items outside the subset keep all-zero rows, which are not pairable and count nowhere
+            counts = co.value_counts(item_codes[ok], codes[ok], n_items, max(len(labels), 1))
+            if n_boot:
+                value, ci = co.alpha_with_ci(counts, None, n_items, domain, "nominal", seed=seed, n_boot=n_boot,
+                                             package=False)
+            else:
+                value, ci = co.coincidence_alpha(counts, domain, "nominal"), (None, None)
+            return Coefficient("krippendorff_alpha", "nominal", value, ci, units=int((counts.sum(1) >= 2).sum()))
+
+        return of
 
     def primary(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
                 n_boot: int = 0) -> Coefficient:
-        labels, counts, _ = self._counts(frame, schema)
-        domain = np.arange(len(labels))
-        if n_boot:
-            value, ci = co.alpha_with_ci(counts, np.arange(len(counts)), len(counts), domain, "nominal", seed=seed,
-                                         n_boot=n_boot, package=False)
-        else:
-            value, ci = co.coincidence_alpha(counts, domain, "nominal"), (None, None)
-        return Coefficient("krippendorff_alpha", "nominal", value, ci, units=int((counts.sum(1) >= 2).sum()))
+        return self.headline(frame, schema)(np.ones(len(frame), dtype=bool), seed=seed, n_boot=n_boot)
 
     def compute(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
                 n_boot: int = co.N_BOOT) -> MeasureResult:
@@ -174,8 +206,7 @@ class CategoricalMeasure(Measure):
         v = len(labels)
         domain = np.arange(v)
         n_items = len(counts)
-        units = np.arange(n_items)
-        alpha, alpha_ci = co.alpha_with_ci(counts, units, n_items, domain, "nominal", seed=seed, n_boot=n_boot)
+        alpha, alpha_ci = co.alpha_with_ci(counts, None, n_items, domain, "nominal", seed=seed, n_boot=n_boot)
         result = [Coefficient("krippendorff_alpha", "nominal", alpha, alpha_ci, units=n_items)]
 
         raters = counts.sum(axis=1)
@@ -205,7 +236,7 @@ class CategoricalMeasure(Measure):
                                   extra=cohen_extra))
 
         # Coincidences between annotators: o[c, k] counts pairs of values (c, k) within items.
-        confusion = co.item_coincidences(counts, units, n_items).sum(axis=0).reshape(v, v)
+        confusion = co.coincidences(*co.item_rows(counts, None, n_items)).reshape(v, v)
         dist_all = counts.sum(axis=0)
         by_annotator = {
             int(a): np.bincount(matrix[present[:, j], j], minlength=v).tolist() for j, a in enumerate(annotators)
@@ -303,7 +334,7 @@ class ScoreMeasure(Measure):
                 n_boot: int = 0) -> Coefficient:
         domain, counts, _ = self._counts(frame)
         if n_boot:
-            value, ci = co.alpha_with_ci(counts, np.arange(len(counts)), len(counts), domain, "interval", seed=seed,
+            value, ci = co.alpha_with_ci(counts, None, len(counts), domain, "interval", seed=seed,
                                          n_boot=n_boot, package=False)
         else:
             value, ci = co.coincidence_alpha(counts, domain, "interval"), (None, None)
@@ -314,10 +345,9 @@ class ScoreMeasure(Measure):
         frame = frame.assign(score=pd.to_numeric(frame["score"], errors="coerce"))
         domain, counts, _ = self._counts(frame)
         n_items = len(counts)
-        units = np.arange(n_items)
         result = []
         for level in ("interval", "ordinal"):
-            value, ci = co.alpha_with_ci(counts, units, n_items, domain, level, seed=seed, n_boot=n_boot)
+            value, ci = co.alpha_with_ci(counts, None, n_items, domain, level, seed=seed, n_boot=n_boot)
             result.append(Coefficient("krippendorff_alpha", level, value, ci, units=n_items))
 
         items, annotators, matrix = _pivot(frame, "score", np.nan)
@@ -342,7 +372,7 @@ class ScoreMeasure(Measure):
                 "mean_abs_difference": float(np.abs(own - others).mean()) if rows.any() else None,
             }
         spread = np.nanstd(np.where(present, matrix, np.nan), axis=1)
-        confusion = co.item_coincidences(counts, units, n_items).sum(axis=0).reshape(len(domain), len(domain))
+        confusion = co.coincidences(*co.item_rows(counts, None, n_items)).reshape(len(domain), len(domain))
         labels = [f"{d:g}" for d in domain]
         by_annotator = {}
         for j, annotator in enumerate(annotators):
@@ -412,14 +442,17 @@ def pair_agreement(rows: pd.DataFrame, *, seed: int, n_boot: int) -> PairAgreeme
     pairs = [(index[a], index[b]) for a, b in kept]
     ci: tuple[float | None, float | None] = (None, None)
     if kept and n_boot and 3 * len(kept) <= MAX_BOOT_DIMS:
-        pair_code = {pair: p for p, pair in enumerate(kept)}
-        sub = rows[[(a, b) in pair_code for a, b in zip(rows["a"], rows["b"], strict=True)]]
+        codes = pd.MultiIndex.from_tuples(kept).get_indexer(pd.MultiIndex.from_arrays([rows["a"], rows["b"]]))
+        sub = rows[codes >= 0]
+        codes = codes[codes >= 0].astype(np.int64)
         item_codes, _ = pd.factorize(sub["item"])
-        codes = np.array([pair_code[(a, b)] for a, b in zip(sub["a"], sub["b"], strict=True)], dtype=np.int64)
-        per_item = np.zeros((item_codes.max() + 1, 3 * len(kept)))
-        np.add.at(per_item, (item_codes, 3 * codes), sub["num"].to_numpy(dtype=np.float64))
-        np.add.at(per_item, (item_codes, 3 * codes + 1), sub["den"].to_numpy(dtype=np.float64))
-        np.add.at(per_item, (item_codes, 3 * codes + 2), 1.0)
+        width = 3 * len(kept)
+        cells = item_codes.astype(np.int64) * width + 3 * codes
+        size = (int(item_codes.max()) + 1) * width
+        # bincount adds in row order, as np.add.at did, at a fraction of the cost
+        per_item = (np.bincount(cells, weights=sub["num"].to_numpy(dtype=np.float64), minlength=size)
+                    + np.bincount(cells + 1, weights=sub["den"].to_numpy(dtype=np.float64), minlength=size)
+                    + np.bincount(cells + 2, minlength=size)).reshape(-1, width)
 
         def statistic(s: np.ndarray) -> np.ndarray:
             s = s.reshape(len(s), len(kept), 3)
@@ -437,8 +470,9 @@ def pair_agreement(rows: pd.DataFrame, *, seed: int, n_boot: int) -> PairAgreeme
     by_annotator = {int(a): {"agreement": _ratio(r.num, r.den), "items": int(r.n),
                              "against": "each other annotator"} for a, r in per_annotator.iterrows()}
     per_item = rows.groupby("item")[["num", "den"]].sum()
-    by_item = pd.Series([_ratio(n, d) for n, d in zip(per_item["num"], per_item["den"], strict=True)],
-                        index=per_item.index)
+    num, den = per_item["num"].to_numpy(dtype=np.float64), per_item["den"].to_numpy(dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        by_item = pd.Series(np.where(den > 0, num / den, 1.0), index=per_item.index)  # as _ratio, per item
     return PairAgreement(pairs, values, _nanmean(values), ci, by_annotator, by_item, annotators)
 
 
@@ -488,6 +522,29 @@ class _Structured(Measure):
 # -- ner ----------------------------------------------------------------------------------------------------------
 
 
+@dataclass
+class Spans:
+    """A frame's entities and character tags, decoded once (:meth:`SpanMeasure.decode`)."""
+
+    frame: pd.DataFrame
+    #: Every entity type of the frame: the schema's first (always counted), then the others, sorted.
+    types: list[str]
+    schema_types: int
+    #: Per entity: its row in ``frame``, offsets as annotated, and type (index into ``types``).
+    entity_row: np.ndarray
+    entity_start: np.ndarray
+    entity_end: np.ndarray
+    entity_type: np.ndarray
+    #: Per (row, character): the row, the tag (0 = O, 1 + 2k = B-type k, 2 + 2k = I-type k) and the unit (the
+    #: item's character, numbered over all items).
+    tag_row: np.ndarray
+    tag: np.ndarray
+    tag_unit: np.ndarray
+    #: Per unit: its item (index into the frame's sorted items).
+    unit_item: np.ndarray
+    n_items: int
+
+
 class SpanMeasure(_Structured):
     """Character spans: alpha over character-level BIO tags and pairwise entity F1 (exact span and type)."""
 
@@ -495,54 +552,95 @@ class SpanMeasure(_Structured):
     primary_name = "krippendorff_alpha"
     primary_level = "nominal"
 
-    def _types(self, frame: pd.DataFrame, schema: dict[str, Any]) -> list[str]:
-        seen = {e["type"] for p in frame["payload"] for e in (p or {}).get("entities") or []}
-        return _labels_in_order(pd.Series(sorted(seen), dtype=object), schema.get("labels"))
+    def __init__(self) -> None:
+        # (frame, schema, decoded) of the last decode, all weak but the schema: see :meth:`decode`
+        self._decoded: tuple[weakref.ref[pd.DataFrame], dict[str, Any], weakref.ref[Spans]] | None = None
 
-    def _char_alpha(self, frame: pd.DataFrame, types: list[str], *, seed: int, n_boot: int,
-                    package: bool = True) -> Coefficient:
-        """Units are the characters of every counted item; each annotator's tag is O, B-type or I-type."""
-        item_codes, item_index = pd.factorize(frame["item"], sort=True)
-        first = frame.groupby("item")["sentence"].first().reindex(item_index)
-        lengths = np.array([len(s or "") for s in first], dtype=np.int64)
-        offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    def decode(self, frame: pd.DataFrame, schema: dict[str, Any]) -> Spans:
+        """Every entity of the frame and every (row, character) tag, once (the timeline and leave-one-out take
+        subsets of these arrays instead of reading the payloads again). While the decoded arrays of this very
+        frame are in use (a report's headline holds them), asking again returns them."""
+        last = self._decoded
+        if last is not None and last[0]() is frame and last[1] is schema and last[2]() is not None:
+            return last[2]()
+        spans = self._decode(frame, schema)
+        self._decoded = (weakref.ref(frame), schema, weakref.ref(spans))
+        return spans
+
+    def _decode(self, frame: pd.DataFrame, schema: dict[str, Any]) -> Spans:
+        frame = frame.reset_index(drop=True)
+        found = [(r, e["start"], e["end"], e["type"]) for r, payload in enumerate(frame["payload"]) if payload
+                 for e in payload.get("entities") or ()]
+        rows, starts, ends, names = (list(column) for column in zip(*found, strict=True)) if found else ([], [], [], [])
+        types = _labels_in_order(pd.Series(sorted(set(names)), dtype=object), schema.get("labels"))
         type_code = {t: k for k, t in enumerate(types)}
+        entity_row = np.array(rows, dtype=np.int64)
+        entity_type = np.array([type_code[t] for t in names], dtype=np.int64)
+        item_codes, item_index = pd.factorize(frame["item"], sort=True)
+        # the first sentence given for each item (every row of an item carries the item's sentence)
+        first = frame["sentence"].str.len().groupby(frame["item"]).first().reindex(item_index)
+        lengths = first.fillna(0).to_numpy(dtype=np.int64)
+        offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
         # One tag per (row, character of the row's item), laid out row after row; entities are scattered in
         # with numpy instead of a Python loop per payload.
         row_lengths = lengths[item_codes]
         row_start = np.concatenate([[0], np.cumsum(row_lengths)[:-1]]).astype(np.int64)
-        spans = np.array([(r, e["start"], e["end"], type_code[e["type"]])
-                          for r, payload in enumerate(frame["payload"])
-                          for e in (payload or {}).get("entities") or []], dtype=np.int64).reshape(-1, 4)
-        rows, starts, ends, kinds = spans.T
-        limit = row_lengths[rows]
-        starts = np.minimum(starts, limit)
-        span_lengths = np.minimum(np.maximum(ends, starts), limit) - starts
+        starts_a, ends_a = np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
+        limit = row_lengths[entity_row]
+        clipped = np.minimum(starts_a, limit)
+        span_lengths = np.minimum(np.maximum(ends_a, clipped), limit) - clipped
         tags = np.zeros(int(row_lengths.sum()), dtype=np.int64)
-        covered = np.repeat(row_start[rows] + starts - np.cumsum(span_lengths) + span_lengths, span_lengths)
-        tags[covered + np.arange(len(covered))] = np.repeat(2 + 2 * kinds, span_lengths)
-        begins = starts < limit
-        tags[row_start[rows[begins]] + starts[begins]] = 1 + 2 * kinds[begins]
-        unit_ids = np.repeat(offsets[item_codes] - row_start, row_lengths) + np.arange(len(tags))
-        n_units = int(lengths.sum())
-        unit_item = np.repeat(np.arange(len(lengths)), lengths)
-        counts = co.value_counts(unit_ids, tags, n_units, 1 + 2 * len(types))
-        value, ci = co.alpha_with_ci(counts, unit_item, len(lengths), np.arange(1 + 2 * len(types)), "nominal",
+        covered = np.repeat(row_start[entity_row] + clipped - np.cumsum(span_lengths) + span_lengths, span_lengths)
+        tags[covered + np.arange(len(covered))] = np.repeat(2 + 2 * entity_type, span_lengths)
+        begins = clipped < limit
+        tags[row_start[entity_row[begins]] + clipped[begins]] = 1 + 2 * entity_type[begins]
+        return Spans(
+            frame=frame, types=types, schema_types=len(schema.get("labels") or []), entity_row=entity_row,
+            entity_start=starts_a, entity_end=ends_a, entity_type=entity_type,
+            tag_row=np.repeat(np.arange(len(frame)), row_lengths), tag=tags,
+            tag_unit=np.repeat(offsets[item_codes] - row_start, row_lengths) + np.arange(len(tags)),
+            unit_item=np.repeat(np.arange(len(lengths)), lengths), n_items=len(lengths))
+
+    def _char_alpha(self, spans: Spans, rows: np.ndarray, *, seed: int, n_boot: int,
+                    package: bool = True) -> Coefficient:
+        """Units are the characters of the items of the ``rows``; each annotator's tag is O, B-type or I-type,
+        over the types of those rows (the schema's first)."""
+        present = np.zeros(len(spans.types), dtype=bool)
+        present[:spans.schema_types] = True
+        present[spans.entity_type[rows[spans.entity_row]]] = True
+        code = np.cumsum(present) - 1
+        tag_code = np.zeros(1 + 2 * len(spans.types), dtype=np.int64)
+        tag_code[1::2], tag_code[2::2] = 1 + 2 * code, 2 + 2 * code
+        chosen = rows[spans.tag_row]
+        v = 1 + 2 * int(present.sum())
+        # only the units of the chosen rows' items (numbered in the same order), so a small subset stays cheap
+        item_in = np.zeros(spans.n_items, dtype=bool)
+        item_in[spans.unit_item[spans.tag_unit[chosen]]] = True
+        unit_in = item_in[spans.unit_item]
+        unit_code = np.cumsum(unit_in) - 1
+        counts = co.value_counts(unit_code[spans.tag_unit[chosen]], tag_code[spans.tag[chosen]], int(unit_in.sum()), v)
+        value, ci = co.alpha_with_ci(counts, spans.unit_item[unit_in], spans.n_items, np.arange(v), "nominal",
                                      seed=seed, n_boot=n_boot, package=package)
         return Coefficient("krippendorff_alpha", "nominal", value, ci, units=int((counts.sum(1) >= 2).sum()),
                            unit="character", extra={"tags": "O, B-type, I-type"})
 
+    def headline(self, frame: pd.DataFrame, schema: dict[str, Any]) -> Headline:
+        spans = self.decode(frame, schema)
+
+        def of(rows: np.ndarray, *, seed: int = co.SEED, n_boot: int = 0) -> Coefficient:
+            return self._char_alpha(spans, rows, seed=seed, n_boot=n_boot, package=False)
+
+        return of
+
     def _primary(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int, n_boot: int) -> Coefficient:
-        return self._char_alpha(frame, self._types(frame, schema), seed=seed, n_boot=n_boot, package=False)
+        return self.headline(frame, schema)(np.ones(len(frame), dtype=bool), seed=seed, n_boot=n_boot)
 
     @staticmethod
-    def _entities(frame: pd.DataFrame) -> pd.DataFrame:
+    def _entities(spans: Spans) -> pd.DataFrame:
         """Every entity of the frame, once: (row, item, start, end, type)."""
-        return pd.DataFrame(
-            [(row, item, e["start"], e["end"], e["type"])
-             for row, item, p in zip(frame.index, frame["item"], frame["payload"], strict=True)
-             for e in (p or {}).get("entities") or []],
-            columns=["row", "item", "start", "end", "type"])
+        return pd.DataFrame({"row": spans.entity_row, "item": spans.frame["item"].to_numpy()[spans.entity_row],
+                             "start": spans.entity_start, "end": spans.entity_end,
+                             "type": np.asarray(spans.types, dtype=object)[spans.entity_type]})
 
     def _entity_rows(self, entities: pd.DataFrame, pairs: pd.DataFrame, entity_type: str | None = None
                      ) -> pd.DataFrame:
@@ -560,23 +658,25 @@ class SpanMeasure(_Structured):
 
     def compute(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
                 n_boot: int = co.N_BOOT) -> MeasureResult:
-        frame = frame.reset_index(drop=True)
-        types = self._types(frame, schema)
-        alpha = self._char_alpha(frame, types, seed=seed, n_boot=n_boot)
+        spans = self.decode(frame, schema)
+        frame, types = spans.frame, spans.types
+        alpha = self._char_alpha(spans, np.ones(len(frame), dtype=bool), seed=seed, n_boot=n_boot)
         pairs = pair_rows(frame)
-        entities = self._entities(frame)
+        entities = self._entities(spans)
         overall = pair_agreement(self._entity_rows(entities, pairs), seed=seed, n_boot=n_boot)
-        counts = Counter(entities["type"].tolist())
+        counts = np.bincount(spans.entity_type, minlength=len(types))
         per_type = {t: pair_agreement(self._entity_rows(entities, pairs, t), seed=seed, n_boot=0).mean
-                    for t in types if counts[t]}
-        by_annotator = {int(a): [sum(1 for p in group for e in (p or {}).get("entities") or [] if e["type"] == t)
-                                 for t in types] for a, group in frame.groupby("annotator")["payload"]}
+                    for k, t in enumerate(types) if counts[k]}
+        annotator_codes, annotators = pd.factorize(frame["annotator"], sort=True)
+        by_type = np.bincount(annotator_codes[spans.entity_row] * len(types) + spans.entity_type,
+                              minlength=len(annotators) * len(types)).reshape(len(annotators), len(types))
+        by_annotator = {int(a): by_type[j].tolist() for j, a in enumerate(annotators)}
         f1 = _pair_coefficient("pairwise_entity_f1", "nominal", overall, "item",
                                per_type={t: co._clean(v) for t, v in per_type.items()},
                                match="exact span and type")
         return self._result([alpha, f1], "krippendorff_alpha", overall, "entity_f1",
                             "1 − entity F1 between the annotators' spans",
-                            {"labels": types, "project": [counts[t] for t in types], "by_annotator": by_annotator})
+                            {"labels": types, "project": counts.tolist(), "by_annotator": by_annotator})
 
     def score(self, payload: dict[str, Any], gold: dict[str, Any]) -> float:
         mine = {(e["start"], e["end"], e["type"]) for e in payload.get("entities") or []}
@@ -746,7 +846,7 @@ class AnswerMeasure(_Structured):
         item_codes, item_index = pd.factorize(frame["item"], sort=True)
         answerable = np.array([self._answer(p) is not None for p in frame["payload"]], dtype=np.int64)
         counts = co.value_counts(item_codes, answerable, len(item_index), 2)
-        value, ci = co.alpha_with_ci(counts, np.arange(len(item_index)), len(item_index), np.arange(2), "nominal",
+        value, ci = co.alpha_with_ci(counts, None, len(item_index), np.arange(2), "nominal",
                                      seed=seed, n_boot=n_boot)
         coefficients = [
             _pair_coefficient("pairwise_exact_match", "nominal", exact, "item", per_question_type={

@@ -19,7 +19,7 @@ from ..models import Annotation, GoldLabel, GoldStatus, Project
 from . import coefficients as co
 from .assisted import assist_split
 from .data import ProjectData, load
-from .measures import Measure, MeasureResult, measure_for
+from .measures import Headline, Measure, MeasureResult, measure_for
 
 #: An annotator whose removal raises the headline coefficient by more than this is flagged.
 ALPHA_GAIN_THRESHOLD = 0.02
@@ -51,14 +51,16 @@ def agreement_report(project: Project, *, seed: int = co.SEED, n_boot: int = co.
     data.frame = measure.prepare(data.frame, schema)
     data.all_rows = measure.prepare(data.all_rows, schema)
     progress(25, "computing coefficients")
+    # decoded once for the coefficients, leave-one-out and the assisted split (a measure may reuse it in compute)
+    headline = measure.headline(data.frame, schema)
     result = measure.compute(data.frame, schema, seed=seed, n_boot=n_boot)
     progress(60, "scoring annotators")
     primary = next((c for c in result.coefficients if c.name == result.primary), None)
-    quality = annotator_quality(data, measure, result, primary.value if primary else None, schema)
+    quality = annotator_quality(data, measure, result, primary.value if primary else None, headline)
     progress(80, "building the timeline")
     timeline = _timeline(data, measure, schema, seed)
     progress(90, "splitting assisted and unassisted annotations")
-    assist = assist_split(data, measure, schema, seed)
+    assist = assist_split(data, measure, headline, seed)
     annotator_ids = sorted(int(a) for a in data.frame["annotator"].unique())
     report = {
         "project": project.slug,
@@ -98,7 +100,7 @@ def _disagreement_summary(result: MeasureResult) -> dict[str, Any]:
 
 
 def annotator_quality(data: ProjectData, measure: Measure, result: MeasureResult, alpha: float | None,
-                      schema: dict[str, Any]) -> list[dict[str, Any]]:
+                      headline: Headline) -> list[dict[str, Any]]:
     """Per annotator: volume, speed, agreement with the others, the project's alpha without them,
     label distribution against the project's, gold-item accuracy, and flags."""
     rows = data.all_rows
@@ -109,6 +111,7 @@ def annotator_quality(data: ProjectData, measure: Measure, result: MeasureResult
     project_median = rows["seconds"].median()
     gold = _gold_scores(data, measure)
     leave_one_out = set(done.sort_values(ascending=False).index[:MAX_LEAVE_ONE_OUT].tolist())
+    frame_annotators = data.frame["annotator"].to_numpy()
     distribution = result.distribution or {}
     project_dist = np.asarray(distribution.get("project") or [], dtype=np.float64)
     out = []
@@ -120,7 +123,7 @@ def annotator_quality(data: ProjectData, measure: Measure, result: MeasureResult
             **{k: v for k, v in (result.annotator_agreement.get(annotator) or {"agreement": None}).items()},
         }
         if annotator in leave_one_out and alpha is not None:
-            without = measure.primary(data.frame[data.frame["annotator"] != annotator], schema).value
+            without = headline(frame_annotators != annotator).value
             entry["alpha_without"] = without
             entry["alpha_change_if_removed"] = None if without is None else without - alpha
         mine = np.asarray((distribution.get("by_annotator") or {}).get(annotator) or [], dtype=np.float64)
@@ -188,15 +191,18 @@ def _timeline(data: ProjectData, measure: Measure, schema: dict[str, Any], seed:
         ends = ends[np.linspace(0, len(ends) - 1, TIMELINE_POINTS).round().astype(int)]
     project = data.project
     needed = sum(project.annotations_needed(stage) for stage in project.stage_names)
+    headline = measure.headline(rows, schema)
+    item_codes, item_index = pd.factorize(rows["item"])
+    position = np.arange(len(rows))
     points = []
     for end in ends:
-        prefix = rows.iloc[:end]
-        per_item = prefix.groupby("item").size()
-        counted = prefix[prefix["item"].isin(per_item.index[per_item >= 2])]
-        coefficient = measure.primary(counted, schema, seed=seed, n_boot=TIMELINE_BOOT) if len(counted) else None
+        per_item = np.bincount(item_codes[:end], minlength=len(item_index))
+        counted = (position < end) & (per_item >= 2)[item_codes]
+        coefficient = headline(counted, seed=seed, n_boot=TIMELINE_BOOT) if counted.any() else None
         points.append({
             "at": times.iloc[end - 1].isoformat(), "unit": unit, "annotations": int(end),
-            "items_with_2": int((per_item >= 2).sum()), "items_complete": int((per_item >= needed).sum()),
+            "items_with_2": int((per_item >= 2).sum()),
+            "items_complete": int(((per_item >= needed) & (per_item > 0)).sum()),
             "value": coefficient.as_dict()["value"] if coefficient else None,
             "ci95": coefficient.as_dict()["ci95"] if coefficient else [None, None],
         })

@@ -30,9 +30,10 @@ def annotation_fingerprint(project: Project) -> tuple[int, str]:
     return int(row["n"]), row["latest"].isoformat() if row["latest"] else ""
 
 
-def report_cached(project: Project) -> AgreementReport | None:
-    """The newest finished report that is still valid for the project's current annotations."""
-    count, changed = annotation_fingerprint(project)
+def report_cached(project: Project, fingerprint: tuple[int, str] | None = None) -> AgreementReport | None:
+    """The newest finished report that is still valid for the project's current annotations (``fingerprint``:
+    their :func:`annotation_fingerprint`, when the caller has it already)."""
+    count, changed = fingerprint or annotation_fingerprint(project)
     return (AgreementReport.objects.filter(project=project, status=JobStatus.DONE, annotation_count=count,
                                            annotations_changed_at=changed).order_by("-created_at").first())
 
@@ -87,10 +88,10 @@ def report_run(report_id: int, *, progress: Progress | None = None) -> Agreement
 
 def report_now(project: Project, *, by: User | None = None) -> dict[str, Any]:
     """The report, computed in this process when no valid one is cached (the CLI's path); stored for reuse."""
-    cached = report_cached(project)
+    count, changed = annotation_fingerprint(project)  # one scan of the annotations, for the check and the row
+    cached = report_cached(project, (count, changed))
     if cached is not None:
         return cached.data
-    count, changed = annotation_fingerprint(project)
     report = AgreementReport.objects.create(project=project, annotation_count=count, annotations_changed_at=changed,
                                             requested_by=by)
     return report_run(report.pk).data
