@@ -626,3 +626,61 @@ def test_detect_keeps_the_text_but_nothing_else_repeats_it(team, settings, tmp_p
          for row in _json(manager, "get", f"/api/projects/{project.pk}/screening-review/")], ensure_ascii=False))
     leaks.assert_none()
     assert Flag.objects.filter(item__project=project, kind="pii").count() == len(PLANTED)
+
+
+def _wait(read: Callable[[], dict[str, Any]], done: Callable[[dict[str, Any]], bool], what: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        state = read()
+        if done(state):
+            return state
+        time.sleep(0.5)
+    raise AssertionError(f"{what} did not finish in 180 s: {state}")
+
+
+@pytest.mark.worker
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_pii_never_leaves_through_the_live_worker(live_worker, team, settings, tmp_path):
+    """The jobs on a real worker: the upload imported, the agreement report and the release built there; the
+    worker's log, the release folder, the upload folder, the jobs' API answers and the database hold no value."""
+    from tests.conftest import ROOT
+
+    settings.MEDIA_ROOT = str(tmp_path / "media")  # absolute paths: the worker reads and writes the same folders
+    settings.GOLDSET_RELEASE_ROOT = str(tmp_path / "releases")
+    manager = _client(team.manager)
+    project = Project.objects.get(pk=_json(manager, "post", "/api/projects/", {
+        "name": "PII worker", "slug": "pii-worker", "task_type": "mrc", "annotators_per_item": 2,
+        "options": PROJECT_OPTIONS})["id"])
+    for user in team.annotators:
+        _json(manager, "post", f"/api/projects/{project.pk}/members/", {"username": user.username, "role": "annotator"})
+    base = f"/api/projects/{project.pk}"
+    response = manager.post(f"{base}/imports/", {"file": SimpleUploadedFile("mrc.jsonl", corpus("mrc")),
+                                                 "format": "jsonl"})
+    job = _wait(lambda: _json(manager, "get", f"{base}/imports/{response.json()['id']}/"),
+                lambda j: j["status"] in (ImportStatus.SUCCEEDED, ImportStatus.FAILED), "the import")
+    assert job["status"] == ImportStatus.SUCCEEDED, job["errors"]
+    failed = manager.post(f"{base}/imports/", {"file": SimpleUploadedFile("bad.jsonl", bad_corpus()),
+                                               "format": "jsonl"})
+    _wait(lambda: _json(manager, "get", f"{base}/imports/{failed.json()['id']}/"),
+          lambda j: j["status"] == ImportStatus.FAILED, "the failing import")
+
+    assert annotate(project, team.annotators) > 0
+    _wait(lambda: {"status": manager.get(f"{base}/agreement/").status_code}, lambda r: r["status"] == 200,
+          "the agreement report")
+    _json(manager, "post", f"{base}/gold/")
+    created = _json(manager, "post", f"{base}/releases/", {"version": "1.0.0"})
+    release = _wait(lambda: _json(manager, "get", f"{base}/releases/{created['id']}/"),
+                    lambda r: r["status"] not in (ReleaseStatus.BUILDING, ReleaseStatus.CHECKING), "the release")
+    assert release["status"] in (ReleaseStatus.PASSED, ReleaseStatus.FAILED), release["error"]
+
+    leaks = Leaks()
+    assert scan_files(tmp_path / "releases", leaks, "release file") >= 10
+    scan_files(tmp_path / "media", leaks, "media file")
+    leaks.scan("worker log", (ROOT / "celery-test-worker.log").read_bytes())
+    for url in (f"{base}/imports/", f"{base}/releases/", f"{base}/releases/{created['id']}/",
+                f"{base}/agreement/", f"{base}/items/", f"{base}/audit/"):
+        leaks.scan(f"GET {url}", manager.get(url).content)
+    scan_database(leaks)
+    leaks.assert_none()
+    assert live_worker.poll() is None
