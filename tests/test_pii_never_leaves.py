@@ -37,7 +37,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from annotation.models import Annotation, Assignment, Flag, Item, Project, Role, User
-from datasets_build.models import ImportJob, ImportStatus
+from datasets_build.models import ImportJob, ImportStatus, NearDuplicate
 from datasets_build.pii import PII_TYPES
 from exports.models import Release, ReleaseFile, ReleaseStatus
 
@@ -68,6 +68,7 @@ CORES = {"minsu.kim@example.co.kr": ["minsu.kim"], "https://blog.naver.com/minsu
 #: Types written as digit groups, whose separators (and their absence) vary from text to text.
 GROUPED = {"rrn", "frn", "phone", "card", "account", "driver_license"}
 CLEAN = 8  # unplanted records per project, so splits and baselines have something to work with
+ITEMS = len(PLANTED) + CLEAN + 1  # and a near copy of a planted record (an exact copy is skipped)
 PROJECT_OPTIONS = {"pii": {"person": "pseudonymize"}}
 
 
@@ -196,13 +197,22 @@ PLANTERS: dict[str, Callable[..., dict[str, Any]]] = {"tc": _plant_tc, "nli": _p
                                                        "mrc": _plant_mrc}
 
 
+#: The fields a near copy of a record changes a little (at the end, so offsets stay right; an NLI copy needs
+#: another premise, as items of one premise group are kept together rather than reported).
+NEAR_KEY = {"tc": ["title"], "nli": ["premise", "hypothesis"], "ner": ["sentence"], "mrc": ["context"]}
+
+
 def corpus(slug: str) -> bytes:
     records = _demo(slug)
     # Each value also sits in a field the task does not know (kept in meta and exported), as a scraped
     # corpus's extra columns would carry it.
     planted = [{**PLANTERS[slug](records[i], *PLANTED[i]), "memo": PLANTED[i][1]} for i in range(len(PLANTED))]
     clean = records[len(PLANTED):len(PLANTED) + CLEAN]
-    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in planted + clean).encode("utf-8")
+    # The duplicate reports carry planted records too: an exact copy (skipped on import) and a near copy.
+    copies = [{**planted[2], "guid": f"{planted[2]['guid']}-copy"},
+              {**planted[3], **{key: planted[3][key] + "!" for key in NEAR_KEY[slug]},
+               "guid": f"{planted[3]['guid']}-near"}]
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in planted + clean + copies).encode("utf-8")
 
 
 def bad_corpus() -> bytes:
@@ -342,7 +352,8 @@ def run_pipeline(slug: str, team: Team, tmp_path: Path, outputs: list[tuple[str,
         assert response.status_code == 202, response.content
         job = _json(manager, "get", f"/api/projects/{project.pk}/imports/{response.json()['id']}/")
         assert job["status"] == ImportStatus.SUCCEEDED, job["errors"]
-    assert Item.objects.filter(project=project).count() == len(PLANTED) + CLEAN
+        assert job["summary"]["duplicates_skipped"] == 1
+    assert Item.objects.filter(project=project).count() == ITEMS
 
     # Items a screener flagged (toxicity, bias) are reviewed first, as a manager would.
     for entry in _json(manager, "get", f"/api/projects/{project.pk}/screening-review/"):
@@ -575,6 +586,7 @@ def test_pii_never_leaves(team, tmp_path, settings, every_log, django_capture_on
         actions = {(f["type"], f["action"]) for item in Item.objects.filter(project=project)
                    for f in item.pii_findings}
         assert actions == {(t, "pseudonymized") for t in PII_TYPES}, (project.task_type, actions)
+        assert NearDuplicate.objects.filter(project=project).exists(), project.task_type
     # The scan saw real pages: the manager read the items, the agreement, gold, audit trail, releases …
     tc = projects[0]
     release = Release.objects.get(project=tc)
@@ -585,7 +597,7 @@ def test_pii_never_leaves(team, tmp_path, settings, every_log, django_capture_on
                 f"/projects/{tc.pk}/audit/", f"/projects/{tc.pk}/agreement/items/",
                 f"/projects/{tc.pk}/releases/{release.pk}/"):
         assert seen.get(url) == 200, (url, seen.get(url))
-    assert len(every_log.lines) > 100 and tables["annotation_item"] == 4 * (len(PLANTED) + CLEAN) and admin_pages
+    assert len(every_log.lines) > 100 and tables["annotation_item"] == 4 * ITEMS and admin_pages
     print(f"\nscanned {leaks.places} places ({files} release files, {len(seen)} URLs per role, {admin_pages} "
           f"admin pages, {len(tables)} tables, {len(every_log.lines)} log records) for {len(NEEDLES)} needles "
           f"in {time.monotonic() - started:.0f} s")
@@ -608,7 +620,7 @@ def test_detect_keeps_the_text_but_nothing_else_repeats_it(team, settings, tmp_p
     job = ImportJob.objects.get(pk=response.json()["id"])
     assert job.status == ImportStatus.SUCCEEDED, job.errors
     planted = Item.objects.filter(project=project, pii_findings__isnull=False).exclude(pii_findings=[])
-    assert planted.count() == len(PLANTED)
+    assert planted.count() == len(PLANTED) + 1
     kept = "\n".join(json.dumps(item.payload, ensure_ascii=False) for item in planted)
     assert all(value in kept for _, _, value in PLANTED)  # by design: the text stands as imported
     assert {item.screening_status for item in planted} == {"needs_review"}
@@ -625,7 +637,7 @@ def test_detect_keeps_the_text_but_nothing_else_repeats_it(team, settings, tmp_p
         [{k: v for k, v in row.items() if k != "payload"}
          for row in _json(manager, "get", f"/api/projects/{project.pk}/screening-review/")], ensure_ascii=False))
     leaks.assert_none()
-    assert Flag.objects.filter(item__project=project, kind="pii").count() == len(PLANTED)
+    assert Flag.objects.filter(item__project=project, kind="pii").count() == len(PLANTED) + 1
 
 
 def _wait(read: Callable[[], dict[str, Any]], done: Callable[[dict[str, Any]], bool], what: str) -> dict[str, Any]:
