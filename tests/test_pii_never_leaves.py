@@ -9,8 +9,9 @@ Annotators work through the API, agreement and gold are computed, an item is adj
 release in every format and publishes it. Then every place is scanned for every planted value, in every form it
 could take: separators and spacing changed, JSON ``\\uXXXX`` escapes, HTML and URL escaping, UTF-8/UTF-16/CP949
 bytes. The places: every file of the release folder (Parquet read back too), the upload folder, everything logged
-at DEBUG (SQL included) and printed by the commands, every admin changelist and change page, every GET route of
-the API and the pages as manager, maintainer, annotator and superuser, and every row of every database table.
+at DEBUG (SQL included) and printed by the commands, every admin changelist with the change pages of the planted
+items and a sample of every other model's rows, every GET route of the API and the pages as manager, annotator
+and superuser, and every row of every database table.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from annotation.models import Annotation, Assignment, Flag, Item, Project, Role, User
 from datasets_build.models import ImportJob, ImportStatus, NearDuplicate
-from datasets_build.pii import PII_TYPES
+from datasets_build.pii import PII_TYPES, detect
 from exports.models import Release, ReleaseFile, ReleaseStatus
 
 DEMO = Path(__file__).resolve().parent.parent / "demo" / "corpus"
@@ -74,8 +75,6 @@ PROJECT_OPTIONS = {"pii": {"person": "pseudonymize"}}
 
 def test_the_corpus_plants_every_supported_type():
     assert {t for t, _, _ in PLANTED} == set(PII_TYPES)
-    from datasets_build.pii import detect
-
     for pii_type, sentence, value in PLANTED:
         assert (pii_type, value) in [(f.type, f.value) for f in detect(sentence)], (pii_type, sentence)
 
