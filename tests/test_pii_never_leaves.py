@@ -203,9 +203,10 @@ NEAR_KEY = {"tc": ["title"], "nli": ["premise", "hypothesis"], "ner": ["sentence
 
 def corpus(slug: str) -> bytes:
     records = _demo(slug)
-    # Each value also sits in a field the task does not know (kept in meta and exported), as a scraped
-    # corpus's extra columns would carry it.
-    planted = [{**PLANTERS[slug](records[i], *PLANTED[i]), "memo": PLANTED[i][1]} for i in range(len(PLANTED))]
+    # Each value also sits, alone, in a field the task does not know (kept in meta and exported) of another
+    # record, as a scraped corpus's extra columns would carry it.
+    planted = [{**PLANTERS[slug](records[i], *PLANTED[i]), "memo": PLANTED[(i + 1) % len(PLANTED)][1]}
+               for i in range(len(PLANTED))]
     clean = records[len(PLANTED):len(PLANTED) + CLEAN]
     # The duplicate reports carry planted records too: an exact copy (skipped on import) and a near copy.
     copies = [{**planted[2], "guid": f"{planted[2]['guid']}-copy"},
