@@ -36,6 +36,7 @@ from .licenses import normalise_spdx
 from .models import MinHashBand, NearDuplicate
 from .pii import PiiPolicy, Scrubber
 from .pii.apply import scrub_record
+from .pii.redact import redact_message
 from .readers import FatalReadError, RecordError, iter_csv, iter_jsonl
 from .screening import screen_text
 
@@ -142,7 +143,7 @@ class ImportPipeline:
                     try:
                         prepared = self._prepare(record_no, record)
                     except RecordError as error:
-                        self._error(error)
+                        self._error(error, record)
                     else:
                         outcome.progress.screened += 1
                         if prepared is not None and outcome.ok:
@@ -166,8 +167,9 @@ class ImportPipeline:
         outcome.summary = self._summary()
         return outcome
 
-    def _error(self, error: RecordError) -> None:
-        self.outcome.errors.append(error.as_dict())
+    def _error(self, error: RecordError, record: dict[str, Any] | None = None) -> None:
+        # Messages may quote the raw record; the errors are stored and shown, so its PII is taken out.
+        self.outcome.errors.append({**error.as_dict(), "message": redact_message(error.message, record)})
         self._batch.clear()  # nothing more will be written; the caller rolls back
 
     def _records(self) -> Iterator[tuple[int, dict[str, Any]] | RecordError]:

@@ -128,6 +128,29 @@ def _contains(value: Any, raw: str) -> bool:
     return False
 
 
+def _meta_strings(value: Any, path: str) -> list[tuple[str, str]]:
+    if isinstance(value, str):
+        return [(path, value)]
+    if isinstance(value, list):
+        return [leaf for i, v in enumerate(value) for leaf in _meta_strings(v, f"{path}[{i}]")]
+    if isinstance(value, dict):
+        return [leaf for k, v in value.items() for leaf in _meta_strings(v, f"{path}.{k}")]
+    return []
+
+
+def _meta_findings(scrubber: Scrubber, task_slug: str, meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """Screen the other fields a record brought along (kept in ``meta`` and exported: a ``url``, a ``reporter``
+    column): the scrubber learns their values, and the copy replacement below pseudonymizes them. Span lists
+    quoting the text (MRC answers) are left to the offset remapping."""
+    spans = {spec.path.removesuffix("[]") for spec in OFFSET_SPANS.get(task_slug, ()) if spec.where == "meta"}
+    found = []
+    for key, value in meta.items():
+        if key not in spans:
+            for path, text in _meta_strings(value, f"meta.{key}"):
+                found.extend({"field": path, **f} for f in scrubber.scrub(text).findings)
+    return found
+
+
 def scrub_record(
     *, scrubber: Scrubber, task_slug: str, text_fields: tuple[str, ...], payload: dict[str, Any],
     meta: dict[str, Any], annotations: list[dict[str, Any]],
@@ -139,6 +162,7 @@ def scrub_record(
         result = scrubber.scrub(container[key])
         results[field] = result
         findings.extend({"field": field, **f} for f in result.findings)
+    findings.extend(_meta_findings(scrubber, task_slug, meta))
     if not scrubber.replaced:  # nothing replaced (no findings, or detect only): the record stands as it is
         return ScrubbedRecord(payload, meta, annotations, findings, [])
     payload, meta, annotations = copy.deepcopy(payload), copy.deepcopy(meta), copy.deepcopy(annotations)
