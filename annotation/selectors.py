@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -44,6 +45,73 @@ def role_in_project(user: User, project: Project) -> str | None:
     if user.is_superuser:
         return "superuser"
     return Membership.objects.filter(project=project, user=user).values_list("role", flat=True).first()
+
+
+@dataclass(frozen=True)
+class ProjectAccess:
+    """The caller's standing in a project, read together with the project (one query per API request).
+
+    ``role`` is a membership role, ``"superuser"``, or ``None`` for outsiders; ``acknowledged`` is true
+    when the caller acknowledged the current guideline or the project has none.
+    """
+
+    role: str | None
+    guideline_id: int | None
+    acknowledged: bool
+
+
+def _access_annotations(user: User) -> dict[str, Any]:
+    current = Guideline.objects.filter(project=OuterRef("pk"), is_current=True)
+    return {
+        "access_role": Subquery(Membership.objects.filter(project=OuterRef("pk"), user=user.pk).values("role")[:1]),
+        "access_guideline": Subquery(current.values("pk")[:1]),
+        "access_acknowledged": Exists(GuidelineAcknowledgement.objects.filter(
+            user=user.pk, guideline__project=OuterRef("pk"), guideline__is_current=True)),
+    }
+
+
+def _access(user: User, role: str | None, guideline_id: int | None, acknowledged: bool) -> ProjectAccess:
+    if not user.is_authenticated:
+        role = None
+    elif user.is_superuser:
+        role = "superuser"
+    return ProjectAccess(role=role, guideline_id=guideline_id, acknowledged=acknowledged or guideline_id is None)
+
+
+def project_with_access(project_id: int, user: User) -> tuple[Project, ProjectAccess] | None:
+    """The project and the caller's :class:`ProjectAccess` in one query; ``None`` when there is no such project."""
+    project = Project.objects.filter(pk=project_id).annotate(**_access_annotations(user)).first()
+    if project is None:
+        return None
+    return project, _access(user, project.access_role, project.access_guideline, project.access_acknowledged)
+
+
+def access_to(project: Project, user: User) -> ProjectAccess:
+    """The caller's :class:`ProjectAccess` for a project already in hand (one query)."""
+    row = Project.objects.filter(pk=project.pk).annotate(**_access_annotations(user)).values(
+        "access_role", "access_guideline", "access_acknowledged").get()
+    return _access(user, row["access_role"], row["access_guideline"], row["access_acknowledged"])
+
+
+@dataclass(frozen=True)
+class QueueState:
+    """What the take must know before choosing: a live lease to resume, and whether any lease of the
+    project ran out without being marked expired yet (only then does the take expire leases)."""
+
+    resumable_id: int | None
+    stale_leases: bool
+
+
+def queue_state(project: Project, user: User) -> QueueState:
+    """The caller's :class:`QueueState` in one query (both halves are index probes)."""
+    now = timezone.now()
+    leases = Assignment.objects.filter(item__project=OuterRef("pk"), status=AssignmentStatus.LEASED)
+    row = Project.objects.filter(pk=project.pk).values(
+        resumable=Subquery(leases.filter(annotator=user.pk, lease_expires_at__gt=now)
+                           .order_by("created_at").values("pk")[:1]),
+        stale=Exists(leases.filter(lease_expires_at__lte=now)),
+    ).get()
+    return QueueState(resumable_id=row["resumable"], stale_leases=row["stale"])
 
 
 def current_guideline(project: Project) -> Guideline | None:
