@@ -14,7 +14,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Max, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import Count, F, Max, Q, QuerySet, Value
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
@@ -41,7 +41,14 @@ from .models import (
     User,
     content_hash,
 )
-from .selectors import ProjectAccess, access_to, current_guideline, queue_candidates, queue_state
+from .selectors import (
+    ProjectAccess,
+    access_to,
+    assignment_to_submit,
+    current_guideline,
+    queue_candidate,
+    queue_state,
+)
 from .task_types import PayloadError, get_task_type, reject_nul_characters
 
 
@@ -310,44 +317,36 @@ def assignment_next(*, project: Project, user: User, access: ProjectAccess | Non
         if assignment is None and queue_slots_ensure(project, stage):
             assignment = _take(project, user, stage)
         if assignment is not None:
-            assignment.item.project = project
             return assignment
     return None
 
 
 def _take(project: Project, user: User, stage: str) -> Assignment | None:
-    """Lease the first candidate slot of one stage to the user (four queries), or ``None``."""
+    """Lease the first candidate of one stage to the user (four queries), or ``None``."""
     needed = project.annotations_needed(stage)
     arm = initial_arm(project, stage)
-    own = Assignment.objects.filter(item=OuterRef("item"), annotator=user, stage=stage).values("pk")[:1]
     for _attempt in range(5):
         with transaction.atomic():
-            slot = (
-                queue_candidates(project, user, stage)
-                .select_related("item").defer("item__meta", "item__pii_findings")
-                # Candidates exclude the user's live assignments, so this is their expired lease, if any.
-                .annotate(expired_own=Subquery(own))
-                .select_for_update(skip_locked=True, of=("self",))
-                .first()
-            )
-            if slot is None:
+            candidate = queue_candidate(project, user, stage, lock=True)
+            if candidate is None:
                 return None
-            held = Assignment.objects.filter(item_id=slot.item_id, stage=stage, status__in=SLOT_HOLDING).count()
+            item = candidate.item
+            held = Assignment.objects.filter(item_id=item.pk, stage=stage, status__in=SLOT_HOLDING).count()
             if held >= needed:  # the counter drifted (it never should); correct it, try the next one
-                QueueSlot.objects.filter(pk=slot.pk).update(live=held)
+                QueueSlot.objects.filter(pk=candidate.slot_id).update(live=held)
                 continue
             expires = _lease_expiry(project)
-            if slot.expired_own is None:
-                assignment = Assignment.objects.create(item=slot.item, annotator=user, stage=stage,
+            if candidate.expired_own is None:
+                assignment = Assignment.objects.create(item=item, annotator=user, stage=stage,
                                                        status=AssignmentStatus.LEASED, lease_expires_at=expires,
                                                        suggestion_arm=arm)
             else:  # their own expired lease comes back to them (its suggestion decision stands)
-                assignment = Assignment.objects.get(pk=slot.expired_own)
-                assignment.item = slot.item
+                assignment = Assignment.objects.get(pk=candidate.expired_own)
+                assignment.item = item
                 assignment.status = AssignmentStatus.LEASED
                 assignment.lease_expires_at = expires
                 assignment.save(update_fields=["status", "lease_expires_at", "updated_at"])
-            QueueSlot.objects.filter(pk=slot.pk).update(live=held + 1)
+            QueueSlot.objects.filter(pk=candidate.slot_id).update(live=held + 1)
             return assignment
     return None
 
@@ -385,12 +384,7 @@ def annotation_submit(
     locked so a double-click or a retry after a timeout yields one annotation, not two. The annotation
     records the current guideline (from ``access`` when the caller already read it).
     """
-    assignments = (Assignment.objects.filter(item_id=item_id, item__project=project, annotator=user)
-                   .select_related("item").defer("item__meta", "item__pii_findings"))
-    if stage:
-        assignments = assignments.filter(stage=stage)
-    assignment = (assignments.exclude(status=AssignmentStatus.SKIPPED).order_by("-created_at")
-                  .select_for_update(of=("self",)).first())
+    assignment = assignment_to_submit(project, user, item_id, stage, lock=True)
     if assignment is None:
         raise ServiceError(f"item {item_id} is not assigned to you" + (f" in stage {stage!r}" if stage else ""),
                            code="not_assigned", field="item")
