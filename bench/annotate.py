@@ -175,7 +175,9 @@ def client_loop(port: int, project_id: int, token: str, index: int, start: threa
 def start_gunicorn(port: int, database_url: str, vendor: str, workers: int, threads: int) -> subprocess.Popen:
     if vendor == "sqlite":
         workers, threads = 1, 1
-    env = {**os.environ, "DATABASE_URL": database_url, "DEBUG": "0", "DB_CONN_MAX_AGE": "60",
+    # Connections outlive the run, so a thread never reconnects mid-run and the PostgreSQL backends whose
+    # CPU is read at the end are the ones that served it.
+    env = {**os.environ, "DATABASE_URL": database_url, "DEBUG": "0", "DB_CONN_MAX_AGE": "600",
            "DJANGO_SETTINGS_MODULE": "config.settings"}
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
