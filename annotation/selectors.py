@@ -70,6 +70,12 @@ _PROJECT, _MEMBERSHIP, _GUIDELINE, _ACK = (m._meta.db_table for m in (Project, M
 _ITEM, _SLOT, _ASSIGNMENT, _ANNOTATION, _FLAG = (m._meta.db_table for m in (Item, QueueSlot, Assignment,
                                                                             Annotation, Flag))
 
+def _is_row_id(value: int) -> bool:
+    """Whether an id from a URL or a request body fits the id columns (the ORM's lookups check this themselves;
+    SQL parameters out of range fail in the driver)."""
+    return -(2**63) <= value < 2**63
+
+
 _ACCESS_SQL = f"""
 SELECT p.*,
   (SELECT m.role FROM {_MEMBERSHIP} m WHERE m.project_id = p.id AND m.user_id = %s) AS access_role,
@@ -82,6 +88,8 @@ FROM {_PROJECT} p WHERE p.id = %s
 
 def project_with_access(project_id: int, user: User) -> tuple[Project, ProjectAccess] | None:
     """The project and the caller's :class:`ProjectAccess` in one query; ``None`` when there is no such project."""
+    if not _is_row_id(project_id):
+        return None
     project = next(iter(Project.objects.raw(_ACCESS_SQL, [user.pk, user.pk, project_id])), None)
     if project is None:
         return None
@@ -337,6 +345,8 @@ def assignment_to_submit(project: Project, user: User, item_id: int, stage: str 
                          lock: bool = False) -> Assignment | None:
     """The caller's latest assignment of the item that is not skipped (in ``stage`` when given), with its item
     (id, project, payload, gold flag and screening status loaded); ``lock`` locks the assignment row."""
+    if not _is_row_id(item_id):
+        return None
     where = ["a.item_id = %s", "i.project_id = %s", "a.annotator_id = %s", "a.status <> %s"]
     params: list[Any] = [item_id, project.pk, user.pk, AssignmentStatus.SKIPPED.value]
     if stage:
