@@ -11,6 +11,8 @@ assignment whether it shows the item's current suggestion:
   the hash of the project seed and the assignment id below the fraction) is ``assisted``; the rest are the
   ``control`` share, which a 50 % fraction turns into a controlled comparison.
 
+When the first case holds whatever the item (settings off, a writing stage), the take creates the assignment
+with the ``none`` arm already (:func:`initial_arm`), so an unassisted project spends no query on this.
 The decision and the suggestion shown are stored on the assignment, so a reload shows the same thing and
 :func:`submission_fields` compares the submitted payload with exactly what the annotator saw.
 
@@ -184,6 +186,17 @@ def current_suggestion(item_id: int, stage: str) -> Suggestion | None:
     return Suggestion.objects.filter(item_id=item_id, stage=stage, is_current=True).first()
 
 
+def _never_shown(project: Project, stage: str) -> bool:
+    """No item of this project and stage can show a suggestion: the settings are off, or a writing stage."""
+    return not assist_settings(project).show or stage not in project.task.suggestion_stages
+
+
+def initial_arm(project: Project, stage: str) -> str:
+    """The arm a new assignment starts with: ``none`` when :func:`_never_shown` decides it without looking
+    at the item (no query, and :func:`suggestion_for` has nothing left to do), else undecided."""
+    return SuggestionArm.NONE if _never_shown(project, stage) else SuggestionArm.UNDECIDED
+
+
 def suggestion_for(assignment: Assignment) -> Suggestion | None:
     """The suggestion this assignment shows, deciding (once, under a row lock) when it is new."""
     if assignment.suggestion_arm != SuggestionArm.UNDECIDED:
@@ -201,12 +214,12 @@ def suggestion_for(assignment: Assignment) -> Suggestion | None:
 def _decide(assignment: Assignment) -> tuple[str, Suggestion | None]:
     item = assignment.item
     project = item.project
-    settings = assist_settings(project)
-    if not settings.show or assignment.stage not in project.task.suggestion_stages or is_gold_item(item):
+    if _never_shown(project, assignment.stage) or is_gold_item(item):
         return SuggestionArm.NONE, None
     suggestion = current_suggestion(item.pk, assignment.stage)
     if suggestion is None:
         return SuggestionArm.NONE, None
+    settings = assist_settings(project)
     if in_assisted_share(assignment.pk, settings.effective_seed(project), settings.fraction):
         return SuggestionArm.ASSISTED, suggestion
     return SuggestionArm.CONTROL, None

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db import connection
+from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.fields.json import compile_json_path
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -46,6 +49,97 @@ def role_in_project(user: User, project: Project) -> str | None:
     return Membership.objects.filter(project=project, user=user).values_list("role", flat=True).first()
 
 
+@dataclass(frozen=True)
+class ProjectAccess:
+    """The caller's standing in a project, read together with the project (one query per API request).
+
+    ``role`` is a membership role, ``"superuser"``, or ``None`` for outsiders; ``acknowledged`` is true
+    when the caller acknowledged the current guideline or the project has none.
+    """
+
+    role: str | None
+    guideline_id: int | None
+    acknowledged: bool
+
+
+# The queries below run on every API request or every take. They are written in SQL because building the
+# same queries with the ORM (subqueries, OuterRef) cost 2–3 ms of CPU each, several times their execution
+# (docs/performance.md, "The annotate workload"); the SQL is plain enough for SQLite and PostgreSQL alike.
+_PROJECT, _MEMBERSHIP, _GUIDELINE, _ACK = (m._meta.db_table for m in (Project, Membership, Guideline,
+                                                                     GuidelineAcknowledgement))
+_ITEM, _SLOT, _ASSIGNMENT, _ANNOTATION, _FLAG = (m._meta.db_table for m in (Item, QueueSlot, Assignment,
+                                                                            Annotation, Flag))
+
+def _is_row_id(value: int) -> bool:
+    """Whether an id from a URL or a request body fits the id columns (the ORM's lookups check this themselves;
+    SQL parameters out of range fail in the driver)."""
+    return -(2**63) <= value < 2**63
+
+
+_ACCESS_SQL = f"""
+SELECT p.*,
+  (SELECT m.role FROM {_MEMBERSHIP} m WHERE m.project_id = p.id AND m.user_id = %s) AS access_role,
+  (SELECT g.id FROM {_GUIDELINE} g WHERE g.project_id = p.id AND g.is_current) AS access_guideline,
+  EXISTS (SELECT 1 FROM {_ACK} a JOIN {_GUIDELINE} g ON g.id = a.guideline_id
+          WHERE a.user_id = %s AND g.project_id = p.id AND g.is_current) AS access_acknowledged
+FROM {_PROJECT} p WHERE p.id = %s
+"""
+
+
+def project_with_access(project_id: int, user: User) -> tuple[Project, ProjectAccess] | None:
+    """The project and the caller's :class:`ProjectAccess` in one query; ``None`` when there is no such project."""
+    if not _is_row_id(project_id):
+        return None
+    project = next(iter(Project.objects.raw(_ACCESS_SQL, [user.pk, user.pk, project_id])), None)
+    if project is None:
+        return None
+    role = project.access_role
+    if not user.is_authenticated:
+        role = None
+    elif user.is_superuser:
+        role = "superuser"
+    guideline = project.access_guideline
+    return project, ProjectAccess(role=role, guideline_id=guideline,
+                                  acknowledged=bool(project.access_acknowledged) or guideline is None)
+
+
+def access_to(project: Project, user: User) -> ProjectAccess:
+    """The caller's :class:`ProjectAccess` for a project already in hand (one query)."""
+    found = project_with_access(project.pk, user)
+    if found is None:
+        raise Project.DoesNotExist(f"project {project.pk} no longer exists")
+    return found[1]
+
+
+@dataclass(frozen=True)
+class QueueState:
+    """What the take must know before choosing: a live lease to resume, and whether any lease of the
+    project ran out without being marked expired yet (only then does the take expire leases)."""
+
+    resumable_id: int | None
+    stale_leases: bool
+
+
+_QUEUE_STATE_SQL = f"""
+SELECT
+  (SELECT a.id FROM {_ASSIGNMENT} a JOIN {_ITEM} i ON i.id = a.item_id
+   WHERE i.project_id = %s AND a.annotator_id = %s AND a.status = %s AND a.lease_expires_at > %s
+   ORDER BY a.created_at LIMIT 1),
+  EXISTS (SELECT 1 FROM {_ASSIGNMENT} a JOIN {_ITEM} i ON i.id = a.item_id
+          WHERE i.project_id = %s AND a.status = %s AND a.lease_expires_at <= %s)
+"""
+
+
+def queue_state(project: Project, user: User) -> QueueState:
+    """The caller's :class:`QueueState` in one query (both halves are index probes)."""
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    leased = AssignmentStatus.LEASED.value
+    with connection.cursor() as cursor:
+        cursor.execute(_QUEUE_STATE_SQL, [project.pk, user.pk, leased, now, project.pk, leased, now])
+        resumable, stale = cursor.fetchone()
+    return QueueState(resumable_id=resumable, stale_leases=bool(stale))
+
+
 def current_guideline(project: Project) -> Guideline | None:
     return Guideline.objects.filter(project=project, is_current=True).first()
 
@@ -55,6 +149,11 @@ def has_acknowledged_current(user: User, project: Project) -> bool:
     if guideline is None:
         return True
     return GuidelineAcknowledgement.objects.filter(user=user, guideline=guideline).exists()
+
+
+_PAYLOAD = Item._meta.get_field("payload")
+#: The constant of the "uncertainty" order's index expression (unset priorities last).
+_UNSET_PRIORITY = UNSET_PRIORITY_LAST.get_source_expressions()[1].value
 
 
 def live_assignments(*, now: datetime | None = None) -> QuerySet[Assignment]:
@@ -175,32 +274,103 @@ def eligible_items(project: Project, user: User, stage: str) -> QuerySet[Item]:
     return qs.order_by(F("live").desc(), "id")
 
 
-def queue_candidates(project: Project, user: User, stage: str) -> QuerySet[QueueSlot]:
-    """The take's candidates: the same rules as :func:`eligible_items`, read from the maintained counter.
+@dataclass(frozen=True)
+class Candidate:
+    """The take's choice: a queue slot and its item (id, project, payload, gold flag and screening status
+    loaded, the other fields deferred), and the caller's expired assignment of the item in the stage, if any
+    (the candidate rules exclude their live ones)."""
+
+    slot_id: int
+    item: Item
+    expired_own: int | None
+
+
+def _has_key(column: str, key: str) -> tuple[str, str]:
+    if connection.vendor == "postgresql":
+        return f"{column} ? %s", key
+    return f"JSON_TYPE({column}, %s) IS NOT NULL", compile_json_path([key])
+
+
+def queue_candidate(project: Project, user: User, stage: str, *, lock: bool = False) -> Candidate | None:
+    """The take's next candidate: the same rules as :func:`eligible_items`, read from the maintained counter.
 
     ``QueueSlot.live`` counts leases not yet marked expired, so callers expire leases first. Ordered
     closest-to-completion first, or by ``priority`` (highest first, unset last) when the project's
-    ``options["queue_order"]`` is ``"uncertainty"``; either order is an index range scan.
+    ``options["queue_order"]`` is ``"uncertainty"``; either order is an index range scan. ``lock`` (inside a
+    transaction) locks the slot row ``FOR UPDATE SKIP LOCKED`` where the database can.
     """
-    needed = project.annotations_needed(stage)
-    qs = (
-        QueueSlot.objects.filter(project=project, stage=stage, live__lt=needed,
-                                 item__screening_status__in=ANNOTATABLE_SCREENING)
-        .exclude(Exists(Flag.objects.filter(item=OuterRef("item"), resolution=FlagResolution.OPEN)))
-        .exclude(Exists(Assignment.objects.filter(item=OuterRef("item"), annotator=user, stage=stage)
-                        .exclude(status=AssignmentStatus.EXPIRED)))
-    )
     stages = project.task.stages
     index = [s.name for s in stages].index(stage)
-    if stages[index].done_marker:
-        qs = qs.exclude(item__payload__has_key=stages[index].done_marker)
-    if index > 0 and stages[index - 1].done_marker:
+    where = [
+        "s.project_id = %s", "s.stage = %s", "s.live < %s", "i.screening_status IN (%s, %s)",
+        f"NOT EXISTS (SELECT 1 FROM {_FLAG} f WHERE f.item_id = s.item_id AND f.resolution = %s)",
+        f"NOT EXISTS (SELECT 1 FROM {_ASSIGNMENT} a WHERE a.item_id = s.item_id AND a.annotator_id = %s"
+        " AND a.stage = %s AND a.status <> %s)",
+    ]
+    params: list[Any] = [user.pk, stage,  # the select list's subquery
+                         project.pk, stage, project.annotations_needed(stage), *ANNOTATABLE_SCREENING,
+                         FlagResolution.OPEN.value, user.pk, stage, AssignmentStatus.EXPIRED.value]
+    if stages[index].done_marker:  # a writing stage: items that already carry the text (e.g. imported) skip it
+        condition, key = _has_key("i.payload", stages[index].done_marker)
+        where.append(f"NOT ({condition})")
+        params.append(key)
+    if index > 0 and stages[index - 1].done_marker:  # after a writing stage: written, and not by the caller
         previous = stages[index - 1]
-        qs = qs.filter(item__payload__has_key=previous.done_marker).exclude(
-            Exists(Annotation.objects.filter(item=OuterRef("item"), annotator=user, stage=previous.name)))
+        condition, key = _has_key("i.payload", previous.done_marker)
+        where += [condition, f"NOT EXISTS (SELECT 1 FROM {_ANNOTATION} n WHERE n.item_id = s.item_id"
+                             " AND n.annotator_id = %s AND n.stage = %s)"]
+        params += [key, user.pk, previous.name]
     if project.options.get("queue_order") == "uncertainty":
-        return qs.order_by(UNSET_PRIORITY_LAST.desc(), "item_id")
-    return qs.order_by("-live", "item_id")
+        order = "COALESCE(s.priority, %s) DESC, s.item_id"  # the expression of the index queueslot_take_priority
+        params.append(_UNSET_PRIORITY)
+    else:
+        order = "s.live DESC, s.item_id"
+    sql = (f"SELECT s.id, i.id, i.payload, i.is_gold_check, i.screening_status,"
+           f" (SELECT a.id FROM {_ASSIGNMENT} a WHERE a.item_id = s.item_id AND a.annotator_id = %s AND a.stage = %s)"
+           f" FROM {_SLOT} s JOIN {_ITEM} i ON i.id = s.item_id WHERE {' AND '.join(where)}"
+           f" ORDER BY {order} LIMIT 1")
+    if lock and connection.features.has_select_for_update_skip_locked:
+        sql += " FOR UPDATE OF s SKIP LOCKED"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    slot_id, item_id, payload, is_gold_check, screening_status, expired_own = row
+    return Candidate(slot_id=slot_id, item=_item(item_id, project, payload, is_gold_check, screening_status),
+                     expired_own=expired_own)
+
+
+def assignment_to_submit(project: Project, user: User, item_id: int, stage: str | None = None, *,
+                         lock: bool = False) -> Assignment | None:
+    """The caller's latest assignment of the item that is not skipped (in ``stage`` when given), with its item
+    (id, project, payload, gold flag and screening status loaded); ``lock`` locks the assignment row."""
+    if not _is_row_id(item_id):
+        return None
+    where = ["a.item_id = %s", "i.project_id = %s", "a.annotator_id = %s", "a.status <> %s"]
+    params: list[Any] = [item_id, project.pk, user.pk, AssignmentStatus.SKIPPED.value]
+    if stage:
+        where.append("a.stage = %s")
+        params.append(stage)
+    sql = (f"SELECT a.*, i.payload AS item_payload, i.is_gold_check AS item_is_gold_check,"
+           f" i.screening_status AS item_screening_status FROM {_ASSIGNMENT} a JOIN {_ITEM} i ON i.id = a.item_id"
+           f" WHERE {' AND '.join(where)} ORDER BY a.created_at DESC LIMIT 1")
+    if lock and connection.features.has_select_for_update_of:
+        sql += " FOR UPDATE OF a"
+    assignment = next(iter(Assignment.objects.raw(sql, params)), None)
+    if assignment is not None:
+        assignment.item = _item(assignment.item_id, project, assignment.item_payload, assignment.item_is_gold_check,
+                                assignment.item_screening_status)
+    return assignment
+
+
+def _item(item_id: int, project: Project, payload: Any, is_gold_check: Any, screening_status: str) -> Item:
+    """An item read by the SQL above: the fields the queue needs, the others deferred."""
+    item = Item.from_db(connection.alias, ["id", "project_id", "payload", "is_gold_check", "screening_status"],
+                        [item_id, project.pk, _PAYLOAD.from_db_value(payload, None, connection), bool(is_gold_check),
+                         screening_status])
+    item.project = project
+    return item
 
 
 def projects_with_roles(user: User) -> list[tuple[Project, str]]:

@@ -18,7 +18,7 @@ from django.db.models import Count, F, Max, Q, QuerySet, Value
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
-from .assist import submission_fields
+from .assist import initial_arm, submission_fields
 from .audit import audit_record
 from .models import (
     SLOT_HOLDING,
@@ -41,7 +41,14 @@ from .models import (
     User,
     content_hash,
 )
-from .selectors import current_guideline, has_acknowledged_current, queue_candidates
+from .selectors import (
+    ProjectAccess,
+    access_to,
+    assignment_to_submit,
+    current_guideline,
+    queue_candidate,
+    queue_state,
+)
 from .task_types import PayloadError, get_task_type, reject_nul_characters
 
 
@@ -208,16 +215,6 @@ def _lease_expiry(project: Project) -> timezone.datetime:
     return timezone.now() + timedelta(minutes=minutes)
 
 
-def _resumable(project: Project, user: User) -> Assignment | None:
-    return (
-        Assignment.objects.filter(item__project=project, annotator=user, status=AssignmentStatus.LEASED,
-                                  lease_expires_at__gt=timezone.now())
-        .select_related("item")
-        .order_by("created_at")
-        .first()
-    )
-
-
 def _slots_add(deltas: Counter[tuple[int, str]]) -> None:
     """Apply counter changes, in (item, stage) order so that concurrent writers never deadlock."""
     for (item_id, stage), delta in sorted(deltas.items()):
@@ -290,48 +287,67 @@ def queue_priority_set(project: Project, priorities: dict[int, float | None]) ->
     return len(slots)
 
 
-def assignment_next(*, project: Project, user: User) -> Assignment | None:
+def assignment_next(*, project: Project, user: User, access: ProjectAccess | None = None) -> Assignment | None:
     """Hand the annotator their next item, or ``None`` when nothing is left for them.
 
-    Leases of the project that ran out are marked expired first, then the take reads the maintained
-    counter (``QueueSlot``). On PostgreSQL the candidate slot is locked with ``FOR UPDATE SKIP LOCKED``
-    and the holding assignments recounted under the lock (correcting the counter if it drifted), so
-    parallel requests never push an item past k.
+    ``access`` is the caller's standing when the caller already read it (the API reads it with the
+    project). A live lease of the caller's is resumed. Otherwise leases of the project that ran out are
+    marked expired first (only when one query says there are any), then the take reads the maintained
+    counter (``QueueSlot``). On PostgreSQL the candidate slot is locked with ``FOR UPDATE SKIP LOCKED`` and
+    the holding assignments recounted under the lock (correcting the counter if it drifted), so parallel
+    requests never push an item past k. The returned assignment carries its item, whose ``project`` is
+    ``project``.
     """
-    if not has_acknowledged_current(user, project):
+    if not (access or access_to(project, user)).acknowledged:
         raise ServiceError("acknowledge the current guideline first", code="guideline")
-    resumed = _resumable(project, user)
-    if resumed is not None:
-        return resumed
-    _assignments_close(Assignment.objects.filter(item__project=project, status=AssignmentStatus.LEASED,
-                                                 lease_expires_at__lte=timezone.now()), AssignmentStatus.EXPIRED)
+    state = queue_state(project, user)
+    if state.resumable_id is not None:
+        resumed = Assignment.objects.filter(pk=state.resumable_id).select_related("item").first()
+        if resumed is not None:
+            resumed.item.project = project
+            return resumed
+    if state.stale_leases:
+        _assignments_close(Assignment.objects.filter(item__project=project, status=AssignmentStatus.LEASED,
+                                                     lease_expires_at__lte=timezone.now()), AssignmentStatus.EXPIRED)
     for stage in project.stage_names:
-        queue_slots_ensure(project, stage)
-        needed = project.annotations_needed(stage)
-        for _attempt in range(5):
-            with transaction.atomic():
-                slot = (
-                    queue_candidates(project, user, stage)
-                    .select_for_update(skip_locked=True, of=("self",))
-                    .first()
-                )
-                if slot is None:
-                    break
-                held = Assignment.objects.filter(item_id=slot.item_id, stage=stage,
-                                                 status__in=SLOT_HOLDING).count()
-                if held >= needed:  # the counter drifted (it never should); correct it, try the next one
-                    QueueSlot.objects.filter(pk=slot.pk).update(live=held)
-                    continue
-                assignment, created = Assignment.objects.get_or_create(
-                    item_id=slot.item_id, annotator=user, stage=stage,
-                    defaults={"status": AssignmentStatus.LEASED, "lease_expires_at": _lease_expiry(project)},
-                )
-                if not created:  # their own expired lease comes back to them
-                    assignment.status = AssignmentStatus.LEASED
-                    assignment.lease_expires_at = _lease_expiry(project)
-                    assignment.save(update_fields=["status", "lease_expires_at", "updated_at"])
-                QueueSlot.objects.filter(pk=slot.pk).update(live=held + 1)
-                return assignment
+        assignment = _take(project, user, stage)
+        # Slots are created lazily. Items without one are newer than every slot, and a new slot holds no
+        # place, so it would sort after every existing candidate: creating them only when the take finds
+        # nothing hands out the same item, without a slot query on every take.
+        if assignment is None and queue_slots_ensure(project, stage):
+            assignment = _take(project, user, stage)
+        if assignment is not None:
+            return assignment
+    return None
+
+
+def _take(project: Project, user: User, stage: str) -> Assignment | None:
+    """Lease the first candidate of one stage to the user (four queries), or ``None``."""
+    needed = project.annotations_needed(stage)
+    arm = initial_arm(project, stage)
+    for _attempt in range(5):
+        with transaction.atomic():
+            candidate = queue_candidate(project, user, stage, lock=True)
+            if candidate is None:
+                return None
+            item = candidate.item
+            held = Assignment.objects.filter(item_id=item.pk, stage=stage, status__in=SLOT_HOLDING).count()
+            if held >= needed:  # the counter drifted (it never should); correct it, try the next one
+                QueueSlot.objects.filter(pk=candidate.slot_id).update(live=held)
+                continue
+            expires = _lease_expiry(project)
+            if candidate.expired_own is None:
+                assignment = Assignment.objects.create(item=item, annotator=user, stage=stage,
+                                                       status=AssignmentStatus.LEASED, lease_expires_at=expires,
+                                                       suggestion_arm=arm)
+            else:  # their own expired lease comes back to them (its suggestion decision stands)
+                assignment = Assignment.objects.get(pk=candidate.expired_own)
+                assignment.item = item
+                assignment.status = AssignmentStatus.LEASED
+                assignment.lease_expires_at = expires
+                assignment.save(update_fields=["status", "lease_expires_at", "updated_at"])
+            QueueSlot.objects.filter(pk=candidate.slot_id).update(live=held + 1)
+            return assignment
     return None
 
 
@@ -360,21 +376,21 @@ def annotation_submit(
     payload: Any,
     stage: str | None = None,
     seconds_spent: float | None = None,
+    access: ProjectAccess | None = None,
 ) -> tuple[Annotation, bool]:
     """Validate and store the caller's annotation; resubmitting updates it. Returns (annotation, created).
 
     The caller must hold an assignment for the item (blind, queue-driven work); the assignment row is
-    locked so a double-click or a retry after a timeout yields one annotation, not two.
+    locked so a double-click or a retry after a timeout yields one annotation, not two. The annotation
+    records the current guideline (from ``access`` when the caller already read it).
     """
-    assignments = Assignment.objects.select_for_update().filter(item_id=item_id, item__project=project,
-                                                                annotator=user)
-    if stage:
-        assignments = assignments.filter(stage=stage)
-    assignment = assignments.exclude(status=AssignmentStatus.SKIPPED).order_by("-created_at").first()
+    assignment = assignment_to_submit(project, user, item_id, stage, lock=True)
     if assignment is None:
         raise ServiceError(f"item {item_id} is not assigned to you" + (f" in stage {stage!r}" if stage else ""),
                            code="not_assigned", field="item")
-    item = Item.objects.select_for_update().get(pk=assignment.item_id)
+    item = assignment.item
+    if project.task.stage(assignment.stage).produces:  # a writing stage copies its output into the item
+        item = Item.objects.select_for_update().get(pk=item.pk)
     try:
         reject_nul_characters(payload)
         normalised = project.task.validate_annotation(
@@ -382,16 +398,21 @@ def annotation_submit(
         )
     except PayloadError as error:
         raise ServiceError(error.message, field=f"payload.{error.field}" if error.field else "payload") from None
-    before = Annotation.objects.filter(item=item, annotator=user, stage=assignment.stage).values_list(
-        "payload", flat=True).first()
-    annotation, created = Annotation.objects.update_or_create(
-        item=item, annotator=user, stage=assignment.stage,
-        defaults={"payload": normalised, "guideline": current_guideline(project),
-                  "seconds_spent": seconds_spent, **submission_fields(assignment, normalised, project)},
-    )
+    fields = {"payload": normalised, "guideline_id": (access or access_to(project, user)).guideline_id,
+              "seconds_spent": seconds_spent, **submission_fields(assignment, normalised, project)}
+    # The assignment lock serialises this user's submissions of the item, so read-then-write is safe here.
+    annotation = Annotation.objects.filter(item=item, annotator=user, stage=assignment.stage).first()
+    created = annotation is None
+    before = None if annotation is None else annotation.payload
+    if annotation is None:
+        annotation = Annotation.objects.create(item=item, annotator=user, stage=assignment.stage, **fields)
+    else:
+        for name, value in fields.items():
+            setattr(annotation, name, value)
+        annotation.save()
     if created or before != normalised:
         audit_record(project=project, actor=user, object_type=AuditObject.ANNOTATION, object_id=annotation.pk,
-                     action="create" if created else "update", before=None if created else before,
+                     action="create" if created else "update", before=before,
                      after={"item": item.pk, "stage": assignment.stage, "payload": normalised})
     if assignment.status != AssignmentStatus.SUBMITTED:
         if assignment.status not in SLOT_HOLDING:  # a late submission of an expired or flagged lease

@@ -6,11 +6,14 @@ threads, each an annotator with its own token, loop ``GET /api/projects/{id}/nex
 or the time budget ends. Afterwards the database is checked: no item has more than k annotations (or
 live assignments) per stage, and no (item, annotator, stage) appears twice.
 
-Runs on the configured database (PostgreSQL when ``DATABASE_URL`` is set: 4 gunicorn workers × 2
-threads; else a throw-away SQLite file served by one single-threaded worker, because SQLite has a single
-writer) in a database created for the run. Creating the project and its items is not timed. The first
-``WARMUP_SUBMISSIONS`` submissions of every client are a warm-up and not counted; the timed part is split
-into three equal windows and the median window's rate is reported next to the overall rate.
+Runs on the configured database (PostgreSQL when ``DATABASE_URL`` is set: ``--workers`` gunicorn gthread
+workers × ``--threads`` threads; else a throw-away SQLite file served by one single-threaded worker, because
+SQLite has a single writer) in a database created for the run. Creating the project and its items is not
+timed. The first ``WARMUP_SUBMISSIONS`` submissions of every client are a warm-up and not counted; the
+timed part is split into three equal windows and the median window's rate is reported next to the overall
+rate. ``cpu_seconds`` splits the CPU the run used between the client threads (this process), gunicorn (its
+reaped workers) and the PostgreSQL backends serving them (read from ``/proc`` before they close), since the
+clients share the machine with the server.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = {"small": 2_000, "full": 20_000}
@@ -115,13 +120,18 @@ class ClientStats:
 
 def client_loop(port: int, project_id: int, token: str, index: int, start: threading.Event, stop_at: list[float],
                 stats: ClientStats) -> None:
-    """One annotator: next → submit until 204 or the deadline; the first submissions are a warm-up."""
+    """One annotator: next → submit until 204 or the deadline; the first submissions are a warm-up.
+
+    One persistent HTTP/1.1 connection per client, bodies encoded with orjson: the clients run on the same
+    two cores as the server, so every CPU cycle they spend is taken from it. Each latency is measured from
+    sending the request to having read the whole response.
+    """
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     headers = {"Authorization": f"Token {token}", "Content-Type": "application/json", "Accept": "application/json"}
 
     def request(method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, bytes, float]:
         started = time.perf_counter()
-        conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=headers)
+        conn.request(method, path, body=orjson.dumps(body) if body is not None else None, headers=headers)
         response = conn.getresponse()
         data = response.read()
         return response.status, data, (time.perf_counter() - started) * 1000
@@ -144,7 +154,7 @@ def client_loop(port: int, project_id: int, token: str, index: int, start: threa
             if status != 200:
                 stats.errors.append(f"next {status}: {data[:200]!r}")
                 break
-            item = json.loads(data)["item"]
+            item = orjson.loads(data)["item"]
             label = LABELS[(item["id"] + index) % len(LABELS)]
             status, data, ms = request("POST", f"/api/projects/{project_id}/annotations/",
                                        {"item": item["id"], "payload": {"label": label}, "seconds_spent": 3.0})
@@ -162,13 +172,17 @@ def client_loop(port: int, project_id: int, token: str, index: int, start: threa
         conn.close()
 
 
-def start_gunicorn(port: int, database_url: str, vendor: str) -> subprocess.Popen:
-    workers, threads = (1, 1) if vendor == "sqlite" else (4, 2)
-    env = {**os.environ, "DATABASE_URL": database_url, "DEBUG": "0", "DB_CONN_MAX_AGE": "60",
+def start_gunicorn(port: int, database_url: str, vendor: str, workers: int, threads: int) -> subprocess.Popen:
+    if vendor == "sqlite":
+        workers, threads = 1, 1
+    # Connections outlive the run, so a thread never reconnects mid-run and the PostgreSQL backends whose
+    # CPU is read at the end are the ones that served it.
+    env = {**os.environ, "DATABASE_URL": database_url, "DEBUG": "0", "DB_CONN_MAX_AGE": "600",
            "DJANGO_SETTINGS_MODULE": "config.settings"}
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
-         "--threads", str(threads), "--worker-class", "gthread" if threads > 1 else "sync", "--log-level", "warning",
+         # gthread keeps each client's connection alive between requests (the sync worker closes it).
+         "--threads", str(threads), "--worker-class", "gthread", "--log-level", "warning",
          "--timeout", "120", "--keep-alive", "30"],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
@@ -183,6 +197,37 @@ def start_gunicorn(port: int, database_url: str, vendor: str) -> subprocess.Pope
             time.sleep(0.2)
     server.kill()
     raise RuntimeError("gunicorn did not listen within 60 s")
+
+
+def _proc_cpu(pids: list[int]) -> dict[int, float]:
+    """CPU seconds (user + system) each live process has used so far, from ``/proc``."""
+    seconds = {}
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # already gone
+            continue
+        seconds[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return seconds
+
+
+def _gunicorn_pids(master: int) -> list[int]:
+    children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+    return [master, *map(int, children)]
+
+
+def _postgres_pids(database: str) -> list[int]:
+    """The PostgreSQL backends connected to the run's database (the server runs on this machine)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", [database])
+        return [row[0] for row in cursor.fetchall()]
+
+
+def _cpu_used(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU between two samples; a process that started in between counts from zero."""
+    return sum(seconds - before.get(pid, 0.0) for pid, seconds in after.items())
 
 
 def verify(project_id: int) -> dict[str, int]:
@@ -202,7 +247,7 @@ def verify(project_id: int) -> dict[str, int]:
             "items_over_k_live_assignments": live_over_k}
 
 
-def run_workload(size: str) -> dict[str, Any]:
+def run_workload(size: str, workers: int = 3, threads: int = 6) -> dict[str, Any]:
     _setup()
     from django.db import connection
 
@@ -219,22 +264,33 @@ def run_workload(size: str) -> dict[str, Any]:
         vendor = connection.vendor
         connection.close()  # SQLite: leave the single writer lock to the server
         port = _free_port()
-        server = start_gunicorn(port, _database_url(connection.settings_dict), vendor)
+        server = start_gunicorn(port, _database_url(connection.settings_dict), vendor, workers, threads)
         start = threading.Event()
         stop_at = [float("inf")]
         stats = [ClientStats() for _ in tokens]
-        threads = [threading.Thread(target=client_loop, args=(port, project_id, token, i, start, stop_at, stats[i]))
+        clients = [threading.Thread(target=client_loop, args=(port, project_id, token, i, start, stop_at, stats[i]))
                    for i, token in enumerate(tokens)]
-        for thread in threads:
+        for thread in clients:
             thread.start()
         for s in stats:
             s.warmed_up.wait()
+        database = connection.settings_dict["NAME"]
+
+        def postgres_pids() -> list[int]:
+            return _postgres_pids(database) if vendor == "postgresql" else []
+
+        cpu_before = {"client": time.process_time(), "gunicorn": _proc_cpu(_gunicorn_pids(server.pid)),
+                      "postgres": _proc_cpu(postgres_pids())}
         started = time.monotonic()
         stop_at[0] = started + BUDGET_SECONDS[size]
         start.set()
-        for thread in threads:
+        for thread in clients:
             thread.join()
         seconds = time.monotonic() - started
+        cpu = {"client": time.process_time() - cpu_before["client"],
+               "gunicorn": _cpu_used(cpu_before["gunicorn"], _proc_cpu(_gunicorn_pids(server.pid))),
+               "postgres": _cpu_used(cpu_before["postgres"], _proc_cpu(postgres_pids()))}
+        load_average = os.getloadavg()[0]
         server.terminate()
         server.wait(timeout=30)
         server = None
@@ -256,7 +312,10 @@ def run_workload(size: str) -> dict[str, Any]:
             "submissions_per_second_median_window": round(statistics.median(windows), 1),
             "latency_p50_ms": round(p50, 1), "latency_p99_ms": round(p99, 1),
             "queue_emptied": seconds < BUDGET_SECONDS[size], "errors": errors[:5], **checks,
-            "load_average": round(os.getloadavg()[0], 2), "peak_rss_mb": _peak_rss_mb(),
+            "server": {"workers": workers, "threads": threads} if vendor != "sqlite" else {"workers": 1, "threads": 1},
+            "cpu_seconds": {who: round(used, 1) for who, used in cpu.items()},
+            "cpu_ms_per_submission": {who: round(1000 * used / max(len(finishes), 1), 2) for who, used in cpu.items()},
+            "load_average": round(load_average, 2), "peak_rss_mb": _peak_rss_mb(),
             "target": {"submissions_per_second": TARGET_SUBMISSIONS_PER_SECOND, "latency_p99_ms": TARGET_P99_MS,
                        "items_over_k": 0, "duplicate_item_annotator": 0},
             "met": correct and rate >= TARGET_SUBMISSIONS_PER_SECOND and p99 <= TARGET_P99_MS,
@@ -271,8 +330,10 @@ def run_workload(size: str) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.annotate", description=__doc__)
     parser.add_argument("--size", choices=tuple(SIZES), default="small")
+    parser.add_argument("--workers", type=int, default=3, help="gunicorn worker processes (PostgreSQL only)")
+    parser.add_argument("--threads", type=int, default=6, help="threads per gunicorn worker (PostgreSQL only)")
     args = parser.parse_args(argv)
-    print(json.dumps(run_workload(args.size), ensure_ascii=False), flush=True)
+    print(json.dumps(run_workload(args.size, args.workers, args.threads), ensure_ascii=False), flush=True)
     return 0
 
 

@@ -270,3 +270,13 @@ def test_keeping_the_last_flag_of_a_screened_item_returns_it_to_the_queue(api, m
     assert response.status_code == 200
     item.refresh_from_db()
     assert item.screening_status == "kept"
+
+
+def test_ids_beyond_the_id_columns_are_not_found(api, make_project, annotator_in):
+    project = make_project("tc", k=1)
+    client = api(annotator_in(project))
+    huge = 2**80
+    assert client.get(f"/api/projects/{huge}/next/").status_code == 404
+    response = client.post(f"/api/projects/{project.pk}/annotations/", {"item": huge, "payload": {"label": "사회"}},
+                           format="json")
+    assert response.status_code == 400 and response.json()["code"] == "not_assigned"

@@ -5,6 +5,9 @@ The scenario is the permission matrix's (a project with a user in every role, pl
 annotators with memberships, items with sources, assignments and annotations, flags, import jobs and
 releases. Each route is requested by the first role allowed to read it, twice (the first request may
 fill caches or compute a cached report); the second request's count is compared between the sizes.
+
+The annotation loop (``GET next/`` → ``POST annotations/``) is the hot path of the annotate benchmark;
+its exact query counts are pinned below, so an added query fails here first (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotation import services
-from annotation.models import Role, Source, User
+from annotation.models import Assignment, Role, Source, User
 from tests.matrix import Case, Scenario, build_scenario
 
 MODULES = [importlib.import_module(f"tests.{m.name}") for m in pkgutil.iter_modules([str(Path(__file__).parent)])
@@ -141,3 +144,47 @@ def test_pages_do_not_grow_with_rows(scenario: Scenario) -> None:
     small = _page_counts(scenario)
     grow(scenario, 27, "b")
     _assert_flat(small, _page_counts(scenario))
+
+
+#: ``GET next/``: token, project with the caller's role and guideline standing, queue state (resumable lease,
+#: stale leases), then the take in a transaction (its savepoint in a test): candidate slot locked, recount
+#: under the lock, the assignment, the counter.
+NEXT_QUERIES = ["token", "project", "queue state", "savepoint", "candidate", "recount", "assignment", "counter",
+                "release"]
+#: ``POST annotations/``: token, project, then in a transaction the assignment (locked, with its item), the
+#: previous annotation, the annotation, the audit event, the assignment's status; then the guideline the
+#: response names.
+SUBMIT_QUERIES = ["token", "project", "savepoint", "assignment", "previous", "annotation", "audit", "status",
+                  "release", "guideline"]
+
+
+@pytest.mark.django_db
+def test_annotation_loop_query_counts(api, make_project, annotator_in) -> None:
+    project = make_project("tc", k=3)
+    for i in range(5):
+        services.item_create(project=project, payload={"title": f"뉴스 제목 {i}"}, external_id=f"q-{i}")
+    client = api(annotator_in(project))
+    next_url = reverse("next-item", args=[project.pk])
+    submit_url = reverse("annotation-list", args=[project.pk])
+
+    def loop() -> tuple[list[str], list[str]]:
+        with CaptureQueriesContext(connection) as next_queries:
+            response = client.get(next_url)
+        assert response.status_code == 200, response.content
+        with CaptureQueriesContext(connection) as submit_queries:
+            submitted = client.post(submit_url, {"item": response.json()["item"]["id"], "payload": {"label": "사회"}},
+                                    format="json")
+        assert submitted.status_code == 201, submitted.content
+        return [q["sql"] for q in next_queries], [q["sql"] for q in submit_queries]
+
+    loop()  # the project's first take creates its queue slots
+    next_sql, submit_sql = loop()
+    assert len(next_sql) == len(NEXT_QUERIES), next_sql
+    assert len(submit_sql) == len(SUBMIT_QUERIES), submit_sql
+    # A lease that ran out costs the take its expiry; no lease that ran out costs nothing.
+    other = annotator_in(project)
+    services.assignment_next(project=project, user=other)
+    Assignment.objects.filter(annotator=other).update(lease_expires_at="2000-01-01T00:00:00Z")
+    next_sql, _ = loop()
+    assert len(next_sql) > len(NEXT_QUERIES)
+    assert Assignment.objects.get(annotator=other).status == "expired"

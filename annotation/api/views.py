@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
@@ -41,6 +40,8 @@ class ProjectScoped:
     roles: dict[str, frozenset[str]] = {}
     project: Project
     role: str | None
+    #: The caller's role and guideline standing, read with the project (one query).
+    access: selectors.ProjectAccess
 
     def get_queryset(self) -> QuerySet:
         if getattr(self, "swagger_fake_view", False):  # schema generation: no request user, no project
@@ -52,8 +53,11 @@ class ProjectScoped:
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)  # type: ignore[misc]
-        self.project = get_object_or_404(Project, pk=kwargs["project_pk"])
-        self.role = selectors.role_in_project(request.user, self.project)
+        found = selectors.project_with_access(kwargs["project_pk"], request.user)
+        if found is None:
+            raise NotFound("No such project.")
+        self.project, self.access = found
+        self.role = self.access.role
         if self.role is None:
             raise NotFound("No such project.")
         key = getattr(self, "action", None) or request.method.lower()
@@ -261,7 +265,7 @@ class NextItemView(ProjectScoped, APIView):
                               403: OpenApiResponse(description="Acknowledge the current guideline first.")})
     def get(self, request: Request, project_pk: str) -> Response:
         try:
-            assignment = services.assignment_next(project=self.project, user=request.user)
+            assignment = services.assignment_next(project=self.project, user=request.user, access=self.access)
         except services.ServiceError as error:
             return service_error_response(error)
         if assignment is None:
@@ -313,7 +317,7 @@ class AnnotationViewSet(ProjectScoped, mixins.ListModelMixin, mixins.RetrieveMod
         try:
             annotation, created = services.annotation_submit(
                 project=self.project, user=request.user, item_id=data["item"], payload=data["payload"],
-                stage=data.get("stage") or None, seconds_spent=data.get("seconds_spent"),
+                stage=data.get("stage") or None, seconds_spent=data.get("seconds_spent"), access=self.access,
             )
         except services.ServiceError as error:
             return service_error_response(error)

@@ -1,0 +1,25 @@
+"""Token authentication with the lookup in SQL: every API request runs it, and DRF's ORM query
+(``select_related("user").get(key=…)``) cost about 1 ms of CPU to build, several times its execution."""
+
+from __future__ import annotations
+
+from django.utils.translation import gettext_lazy as _
+from rest_framework import authentication, exceptions
+from rest_framework.authtoken.models import Token
+
+from ..models import User
+
+_TOKEN_SQL = (f"SELECT u.*, t.created AS token_created FROM {User._meta.db_table} u"
+              f" JOIN {Token._meta.db_table} t ON t.user_id = u.id WHERE t.key = %s")
+
+
+class TokenAuthentication(authentication.TokenAuthentication):
+    """DRF's ``Authorization: Token <key>`` scheme, same answers and messages, one cheaper query."""
+
+    def authenticate_credentials(self, key: str) -> tuple[User, Token]:
+        user = next(iter(User.objects.raw(_TOKEN_SQL, [key])), None)
+        if user is None:
+            raise exceptions.AuthenticationFailed(_("Invalid token."))
+        if not user.is_active:
+            raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
+        return user, Token(key=key, user=user, created=user.token_created)
