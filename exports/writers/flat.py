@@ -103,20 +103,23 @@ def _lookup(value: Any, parts: list[str]) -> tuple[bool, Any]:
 
 
 def _getter(column: Column) -> Callable[[dict[str, Any]], Any]:
-    """``column.value`` coerced to the column's type, with the common one- and two-step paths spelled out (a
-    row is built per record per split: the generic walk cost more than writing the row)."""
+    """``column.value`` coerced to the column's type, with the common paths (one path, no ``*``) spelled out:
+    a row is built per record, and the generic walk cost more than writing the row."""
     parts = column.paths[0].split(".")
     if column.type in (FLOAT, FLOATS):
         return lambda record: _coerce(column.value(record), column.type)
     if len(column.paths) == 1 and len(parts) == 1:
         key = parts[0]
         return lambda record: record.get(key)
-    if len(column.paths) == 1 and len(parts) == 2 and "*" not in parts:
-        outer, inner = parts
+    if len(column.paths) == 1 and "*" not in parts:
 
         def nested(record: dict[str, Any]) -> Any:
-            value = record.get(outer)
-            return value.get(inner) if isinstance(value, dict) else None
+            value: Any = record
+            for part in parts:
+                if not isinstance(value, dict):
+                    return None
+                value = value.get(part)
+            return value
 
         return nested
     return column.value
