@@ -27,6 +27,8 @@ from sklearn.utils._sparse import _align_api_if_sparse
 _WHITE_SPACES = re.compile(r"\s\s+")
 _BITS = 21  # a code point plus one fits: 0x10FFFF + 1 < 2**21
 _SPACE = ord(" ") + 1
+#: Documents counted at once.
+_CHUNK = 2000
 
 
 class CharTfidf(TfidfVectorizer):
@@ -41,20 +43,34 @@ class CharTfidf(TfidfVectorizer):
         if not self._fast():
             return super()._count_vocab(raw_documents, fixed_vocab)
         documents = [self._text(doc) for doc in raw_documents]
-        keys, docs = self._grams(documents)
         if fixed_vocab:
             vocabulary = self.vocabulary_
             known = pd.Index(np.fromiter(vocabulary.keys(), dtype=np.int64, count=len(vocabulary)))
             columns = np.fromiter(vocabulary.values(), dtype=np.int64, count=len(vocabulary))
-            slot = known.get_indexer(keys)
-            hit = slot >= 0
-            return vocabulary, self._matrix(docs[hit], columns[slot[hit]], len(documents), len(vocabulary))
-        # Hashed in emission order, so the numbering is scikit-learn's first-seen order.
-        ids, terms = pd.factorize(keys, sort=False)
-        if not len(terms):
-            raise ValueError("empty vocabulary; perhaps the documents only contain stop words")
-        vocabulary = dict(zip(terms.tolist(), range(len(terms)), strict=True))
-        return vocabulary, self._matrix(docs, ids, len(documents), len(terms))
+        else:
+            known, columns = pd.Index(np.empty(0, dtype=np.int64)), np.empty(0, dtype=np.int64)
+        # A chunk of documents at a time: the per-n-gram arrays of a whole training split would cost more
+        # memory than the rest of the check.
+        counts = []
+        for first in range(0, len(documents), _CHUNK):
+            keys, docs = self._grams(documents[first:first + _CHUNK])
+            if fixed_vocab:
+                slot = known.get_indexer(keys)
+                docs, ids = docs[slot >= 0], columns[slot[slot >= 0]]
+            else:
+                # Hashed in emission order, so new terms are numbered in scikit-learn's first-seen order.
+                codes, terms = pd.factorize(keys, sort=False)
+                slot = known.get_indexer(terms)
+                new = slot < 0
+                slot[new] = len(known) + np.arange(int(new.sum()))
+                known = known.append(pd.Index(terms[new]))
+                ids = slot[codes]
+            counts.append(_counts(docs, ids, min(_CHUNK, len(documents) - first)))
+        if not fixed_vocab:
+            if not len(known):
+                raise ValueError("empty vocabulary; perhaps the documents only contain stop words")
+            vocabulary = dict(zip(known.tolist(), range(len(known)), strict=True))
+        return vocabulary, self._matrix(counts, len(documents), len(vocabulary))
 
     def _text(self, doc: Any) -> str:
         text = self.decode(doc)
@@ -91,15 +107,33 @@ class CharTfidf(TfidfVectorizer):
         total = int(segment_size.sum())
         index = np.repeat(segment_start - (np.cumsum(segment_size) - segment_size), segment_size)
         index += np.arange(total)
-        docs = np.repeat(word_doc, segment_size.reshape(len(starts), -1).sum(axis=1))
+        docs = np.repeat(word_doc, segment_size.reshape(len(starts), len(n_values)).sum(axis=1))
         return np.concatenate(grams)[index], docs
 
-    def _matrix(self, docs: np.ndarray, columns: np.ndarray, n_docs: int, n_terms: int) -> Any:
-        """The count matrix as ``_count_vocab`` builds it (int32 indices, ``self.dtype`` counts, sorted)."""
-        counts = sp.csr_array((np.ones(len(docs), dtype=np.intc), (docs, columns)), shape=(n_docs, n_terms))
-        counts.sum_duplicates()
-        index_dtype = np.int32 if counts.nnz <= np.iinfo(np.int32).max else np.int64
-        matrix = sp.csr_array((counts.data, counts.indices.astype(index_dtype), counts.indptr.astype(index_dtype)),
-                              shape=(n_docs, n_terms), dtype=self.dtype)
+    def _matrix(self, counts: list[Any], n_docs: int, n_terms: int) -> Any:
+        """The count matrix as ``_count_vocab`` builds it (int32 indices, ``self.dtype`` counts, sorted), from the
+        chunks' matrices, which it empties ``counts`` of as it copies them."""
+        nnz = sum(part.nnz for part in counts)
+        index_dtype = np.int32 if nnz <= np.iinfo(np.int32).max else np.int64
+        data = np.empty(nnz, dtype=self.dtype)
+        indices = np.empty(nnz, dtype=index_dtype)
+        indptr = np.zeros(n_docs + 1, dtype=index_dtype)
+        row = done = 0
+        while counts:
+            part = counts.pop(0)
+            data[done:done + part.nnz] = part.data
+            indices[done:done + part.nnz] = part.indices
+            indptr[row + 1:row + part.shape[0] + 1] = part.indptr[1:] + done
+            row, done = row + part.shape[0], done + part.nnz
+        matrix = sp.csr_array((data, indices, indptr), shape=(n_docs, n_terms))
         matrix.sort_indices()
         return _align_api_if_sparse(matrix)
+
+
+def _counts(docs: np.ndarray, ids: np.ndarray, n_docs: int) -> Any:
+    """One chunk's (document, term) occurrences summed into a CSR matrix with sorted indices."""
+    width = int(ids.max()) + 1 if len(ids) else 1
+    counts = sp.csr_array((np.ones(len(docs), dtype=np.intc), (docs.astype(np.int32), ids.astype(np.int32))),
+                          shape=(n_docs, width))
+    counts.sum_duplicates()
+    return counts
