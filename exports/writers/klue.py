@@ -83,7 +83,10 @@ def _indented_items(batch: list[dict[str, Any]]) -> bytes:
     if data is None:
         return json.dumps(batch, ensure_ascii=False, indent=4)[2:-2].encode()
     # Double the indentation: every line starts with two spaces per level (JSON strings hold no raw newline).
-    # Deepest level first, through a placeholder, so no line is widened twice.
+    # Outside strings the only runs of spaces are those, so when no string holds two spaces in a row, one
+    # replacement does it; else level by level, deepest first, through a placeholder so no line widens twice.
+    if b"  " not in orjson.dumps(batch):
+        return data[2:-2].replace(b"  ", b"    ")
     depth = 1
     while b"\n" + b"  " * (depth + 1) in data:
         depth += 1
