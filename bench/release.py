@@ -1,7 +1,10 @@
 """Release building at 100,000 and 1,000,000 items (KLUE JSON + JSONL + Parquet): time and peak memory.
 
-``python -m bench.release [--size small|full]`` prints one JSON object per workload. ``full`` builds
-100k and 1M items, ``small`` 10k and 100k. Each size gets its own throw-away database — on the configured
+``python -m bench.release [--size small|full] [--only smaller|larger]`` prints one JSON object per workload.
+``full`` builds 100k and 1M items, ``small`` 10k and 100k; ``--only`` builds one of the two (no memory
+ratio then: ``--size full --only smaller`` is the 100k speed target alone, without the 1M build's minutes).
+
+Each size gets its own throw-away database — on the configured
 PostgreSQL server when ``DATABASE_URL`` names one (a database created for the run and dropped after it),
 else a SQLite file — filled by one process (a YNAT-style project: one headline and one corpus label per
 item, bulk inserted) and built by another, so the build's peak RSS is its own.
@@ -166,6 +169,7 @@ def run(n: int, size: str) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.release", description=__doc__)
     parser.add_argument("--size", choices=tuple(SIZES), default="small")
+    parser.add_argument("--only", choices=("smaller", "larger"), help="build one of the size's two workloads")
     parser.add_argument("--fill", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--build", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--database", help=argparse.SUPPRESS)
@@ -179,11 +183,13 @@ def main() -> int:
         return 0
     smaller, larger = SIZES[args.size]
     results = []
-    for n in (smaller, larger):
+    for n in {"smaller": (smaller,), "larger": (larger,)}.get(args.only or "", (smaller, larger)):
         result = run(n, args.size)
         result["name"] = f"release_build_{n}"
         results.append(result)
         print(json.dumps({"name": result.pop("name"), **result}, ensure_ascii=False), flush=True)
+    if args.only:
+        return 0
     ratio = results[1]["peak_rss_mb"] / results[0]["peak_rss_mb"]
     print(json.dumps({
         "name": "release_memory_growth", "size": args.size, "seconds": round(sum(r["seconds"] for r in results), 2),

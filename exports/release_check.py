@@ -11,11 +11,26 @@ import math
 from pathlib import Path
 from typing import Any
 
-from exports.baselines import BaselineResult, train_and_evaluate
+from exports.baselines import BaselineResult, release_files, train_and_evaluate
+from exports.baselines.release_files import Reservoir, sampled_release
 from exports.metrics import finite_or_zero
+from exports.writers.klue import JSON_ARRAY_TASKS
 
 #: Points (0-100 scale) by which the baseline must beat the trivial baseline on the primary metric.
 DEFAULT_MARGIN = 5.0
+DEFAULT_SEED = 13
+#: The splits the check reads (a KLUE-style unlabelled test is skipped when scoring).
+SPLITS = ("train", "dev", "test")
+
+
+def check_samples(task_slug: str, formats: list[str], splits: list[str], seed: int = DEFAULT_SEED
+                  ) -> dict[str, Reservoir]:
+    """Reservoirs the release builder fills as it writes each split, so that :func:`release_check` need not
+    read the files back: the same seeded sample ``load_release`` would draw from the files. Empty (the check
+    reads the folder) unless the release has KLUE files that are JSON arrays of exactly the written records."""
+    if "klue" not in formats or task_slug not in JSON_ARRAY_TASKS:
+        return {}
+    return {split: Reservoir(release_files.MAX_SPLIT_RECORDS, seed) for split in splits if split in SPLITS}
 
 
 def _json_ready(metrics: dict[str, float] | None) -> dict[str, float | None] | None:
@@ -60,10 +75,13 @@ def check_result(result: BaselineResult, *, margin: float, leakage_clean: bool) 
 
 
 def release_check(release_dir: Path, task_slug: str, *, margin: float = DEFAULT_MARGIN, leakage_clean: bool,
-                  seed: int = 13) -> dict[str, Any]:
-    """Train and score the baseline on ``release_dir`` and return the verdict (a JSON-ready dict).
+                  seed: int = DEFAULT_SEED, samples: dict[str, Reservoir] | None = None) -> dict[str, Any]:
+    """Train and score the baseline on ``release_dir`` and return the verdict (a JSON-ready dict); with
+    ``samples`` (:func:`check_samples`, filled while the files were written) on those records instead of
+    reading the split files.
 
     Raises ``exports.baselines.ReleaseError`` when the folder has no manifest or no train/dev file.
     """
-    result = train_and_evaluate(Path(release_dir), task_slug, seed)
+    source = sampled_release(Path(release_dir), task_slug, samples) if samples else Path(release_dir)
+    result = train_and_evaluate(source, task_slug, seed)
     return check_result(result, margin=margin, leakage_clean=leakage_clean)

@@ -1,8 +1,7 @@
-"""Reads for releases: the items a release takes, their annotations and gold, in id-ordered chunks.
+"""Reads for releases: the items a release takes, their annotations and gold, streamed in id order.
 
-Nothing here loads a project whole: items come ``CHUNK`` at a time by primary key, with their
-annotations and gold rows fetched for the same id range, so memory stays flat however big the
-project is.
+Nothing here loads a project whole: items, annotations and gold rows are each streamed ``CHUNK`` at a
+time in item-id order and merged, so memory stays flat however big the project is.
 """
 
 from __future__ import annotations
@@ -129,28 +128,38 @@ def _as_text(field: str) -> Cast:
 
 
 def iter_item_rows(project: Project, *, with_gold: bool, chunk: int = CHUNK) -> Iterator[ItemRow]:
-    """Every release candidate in id order, with its annotations (creation order) and gold."""
+    """Every release candidate in id order, with its annotations (creation order) and gold.
+
+    Three queries — items, their annotations, their gold — each ordered by item id and streamed ``chunk`` rows
+    at a time (server-side cursors on PostgreSQL), merged here on the item id: one pass per table, however big
+    the project. (Paging by ``id > last … LIMIT`` made PostgreSQL re-sort the rest of the project for every
+    page when its statistics were stale, as right after an import.)
+    """
     model = _gold_model() if with_gold else None
-    candidates = (release_candidates(project).order_by("id")
-                  .annotate(t_payload=_as_text("payload"), t_meta=_as_text("meta"), t_pii=_as_text("pii_findings")))
-    last = 0
-    while True:
-        rows = list(candidates.filter(id__gt=last).values_list(
-            "id", "external_id", "t_payload", "t_meta", "group_key", "content_hash", "split", "source_id",
-            "t_pii", "screening_status")[:chunk])
-        if not rows:
-            return
-        last = rows[-1][0]
-        items = {row[0]: ItemRow(row[0], row[1], _json(row[2]), _json(row[3]), *row[4:8], _json(row[8]), row[9])
-                 for row in rows}
-        # By id list, not by the project: no join with the item table, and only this chunk's rows.
-        annotations = (Annotation.objects.filter(item_id__in=list(items)).order_by("item_id", "id")
-                       .annotate(t_payload=_as_text("payload"))
-                       .values_list("item_id", "stage", "t_payload", "annotator__username", "annotator__is_imported",
-                                    "imported", "guideline__version", "suggestion_shown", "suggestion_accepted"))
-        seen: dict[int, dict[str, set[str]]] = {}
-        for item_id, stage, payload, username, is_imported, imported, guideline, shown, accepted in annotations:
-            item = items[item_id]
+    items = (release_candidates(project).order_by("id")
+             .annotate(t_payload=_as_text("payload"), t_meta=_as_text("meta"), t_pii=_as_text("pii_findings"))
+             .values_list("id", "external_id", "t_payload", "t_meta", "group_key", "content_hash", "split",
+                          "source_id", "t_pii", "screening_status")
+             .iterator(chunk_size=chunk))
+    # Annotations of dropped items come too (the filter stays a plain join) and are skipped in the merge.
+    annotations = (Annotation.objects.filter(item__project=project).order_by("item_id", "id")
+                   .annotate(t_payload=_as_text("payload"))
+                   .values_list("item_id", "stage", "t_payload", "annotator__username", "annotator__is_imported",
+                                "imported", "guideline__version", "suggestion_shown", "suggestion_accepted")
+                   .iterator(chunk_size=chunk))
+    golds = iter(()) if model is None else (
+        model.objects.filter(item__project=project).order_by("item_id").annotate(t_payload=_as_text("payload"))
+        .values_list("item_id", "t_payload", "status").iterator(chunk_size=chunk))
+    annotation = next(annotations, None)
+    gold = next(golds, None)
+    for row in items:
+        item_id = row[0]
+        item = ItemRow(item_id, row[1], _json(row[2]), _json(row[3]), *row[4:8], _json(row[8]), row[9])
+        while annotation is not None and annotation[0] < item_id:
+            annotation = next(annotations, None)
+        seen: dict[str, set[str]] = {}
+        while annotation is not None and annotation[0] == item_id:
+            _, stage, payload, username, is_imported, imported, guideline, shown, accepted = annotation
             name = annotator_name(username, is_imported)
             item.annotations.append(RecordAnnotation(name, stage, _json(payload)))
             item.corpus_only = item.corpus_only and imported
@@ -158,17 +167,16 @@ def iter_item_rows(project: Project, *, with_gold: bool, chunk: int = CHUNK) -> 
                 item.own_annotations += 1
                 item.suggestions_shown += shown
                 item.suggestions_accepted += accepted is True
-            if guideline is not None and not imported:
-                item.guideline_versions.add(guideline)
-            seen.setdefault(item_id, {}).setdefault(stage, set()).add(name)
-        for item_id, stages in seen.items():
-            items[item_id].annotators = {stage: len(names) for stage, names in stages.items()}
-        if model is not None:
-            for item_id, payload, status in (model.objects.filter(item_id__in=list(items))
-                                             .annotate(t_payload=_as_text("payload"))
-                                             .values_list("item_id", "t_payload", "status")):
-                items[item_id].gold, items[item_id].gold_status = _json(payload), status
-        yield from items.values()
+                if guideline is not None:
+                    item.guideline_versions.add(guideline)
+            seen.setdefault(stage, set()).add(name)
+            annotation = next(annotations, None)
+        item.annotators = {stage: len(names) for stage, names in seen.items()}
+        while gold is not None and gold[0] < item_id:
+            gold = next(golds, None)
+        if gold is not None and gold[0] == item_id:
+            item.gold, item.gold_status = _json(gold[1]), gold[2]
+        yield item
 
 
 def near_duplicate_pairs(project: Project, *, chunk: int = 50_000) -> Iterator[tuple[int, int]]:

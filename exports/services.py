@@ -322,9 +322,15 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
 
     written: list[WrittenFile] = []
     done = 0
+    from .release_check import check_samples  # scikit-learn loads with the first build, not with the web app
+
+    samples = check_samples(project.task_type, release.formats, names, _check_seed(release))
     for index, name in enumerate(names):
         report("files", done, len(codes))
-        written += write_split(folder, project.task_type, name, _records_of(work, codes, index), release.formats)
+        records = _records_of(work, codes, index)
+        if name in samples:  # the baseline check's sample, drawn as the split is written
+            records = samples[name].feed(records)
+        written += write_split(folder, project.task_type, name, records, release.formats)
         done += counts[name]
     if "klue" in release.formats:
         written += write_klue_extras(folder, project.task_type, schema, project.label_schema or {})
@@ -351,7 +357,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
 
     report("check")
     _set(release, status=ReleaseStatus.CHECKING)
-    _set(release, baseline_check=_baseline_check(release, folder))
+    _set(release, baseline_check=_baseline_check(release, folder, samples))
     _write_meta(release, folder, written)
     sums = write_sums(folder)
     _record_files(release, folder, written, sums)
@@ -406,18 +412,22 @@ def _annotators(project: Project, per_item: dict[str, Counter[int]], assisted: C
                          ("items", "assisted_items", "annotations", "shown", "accepted_unchanged")}}
 
 
-def _baseline_check(release: Release, folder: Path) -> dict[str, Any]:
-    """The baseline check of the metrics work, on the written folder; ``passed`` is ``None`` when it cannot
-    run (module absent, or no KLUE train and dev files to train on) and the reason says why."""
-    try:
-        release_check = importlib.import_module("exports.release_check").release_check
-    except (ImportError, AttributeError):
-        return {"passed": None, "metrics": {}, "trivial": {}, "reason": "baseline check not available"}
-    options: dict[str, Any] = {"leakage_clean": bool(release.leakage.get("clean"))}
+def _check_seed(release: Release) -> int:
+    from .release_check import DEFAULT_SEED
+
+    return DEFAULT_SEED if release.seed is None else release.seed
+
+
+def _baseline_check(release: Release, folder: Path, samples: dict[str, Any]) -> dict[str, Any]:
+    """The baseline check on the written folder (on ``samples`` of its splits when the writing filled them);
+    ``passed`` is ``None`` when it cannot run (no KLUE train and dev files to train on) and the reason says
+    why."""
+    from .release_check import release_check
+
+    options: dict[str, Any] = {"leakage_clean": bool(release.leakage.get("clean")), "seed": _check_seed(release),
+                               "samples": samples}
     if release.options.get("check_margin") is not None:
         options["margin"] = float(release.options["check_margin"])
-    if release.seed is not None:
-        options["seed"] = release.seed
     started = time.perf_counter()
     try:
         result = dict(release_check(folder, release.project.task_type, **options))

@@ -1,7 +1,8 @@
 """CPU baselines that check a release: train on its train split, score dev (and a labelled test) with the
 KLUE metrics, beside a trivial baseline (majority / mean / all-O / attach-to-next / empty answer / empty state).
 
-``train_and_evaluate(release_dir or (train_records, dev_records), task_slug, seed)`` -> ``BaselineResult``.
+``train_and_evaluate(release_dir or (train_records, dev_records) or ReleaseData, task_slug, seed)`` ->
+``BaselineResult``.
 A new task type adds a module with a ``BASELINES`` list of ``TaskBaseline`` rows.
 """
 
@@ -22,7 +23,8 @@ from . import dp, dst, mrc, ner, text
 from ._base import Records, TaskBaseline
 from .release_files import ReleaseData, ReleaseError, load_release
 
-__all__ = ["BASELINES", "BaselineResult", "ReleaseError", "environment", "get_baseline", "train_and_evaluate"]
+__all__ = ["BASELINES", "BaselineResult", "ReleaseData", "ReleaseError", "environment", "get_baseline",
+           "train_and_evaluate"]
 
 BASELINES: dict[str, TaskBaseline] = {b.slug: b for module in (text, ner, dp, mrc, dst) for b in module.BASELINES}
 
@@ -83,9 +85,12 @@ def _labelled(task_slug: str, records: Records) -> bool:
     return True
 
 
-def train_and_evaluate(source: Path | str | tuple[Records, Records], task_slug: str, seed: int = 13) -> BaselineResult:
+def train_and_evaluate(source: Path | str | tuple[Records, Records] | ReleaseData, task_slug: str,
+                       seed: int = 13) -> BaselineResult:
     """Train the task's baseline on train, score it and the trivial baseline on dev (and a labelled test)."""
-    if isinstance(source, tuple):
+    if isinstance(source, ReleaseData):
+        data = source
+    elif isinstance(source, tuple):
         data = ReleaseData(task_slug=task_slug, version="", splits={"train": list(source[0]), "dev": list(source[1])})
     else:
         data = load_release(Path(source), seed=seed)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,18 +36,38 @@ class ReleaseData:
     totals: dict[str, int] = field(default_factory=dict)
 
 
+class Reservoir:
+    """At most ``cap`` records by seeded reservoir sampling, fed one at a time; ``records`` keeps their order."""
+
+    def __init__(self, cap: int, seed: int) -> None:
+        self.cap = cap
+        self.rng = random.Random(seed)
+        self.kept: list[tuple[int, dict[str, Any]]] = []
+        self.total = 0
+
+    def add(self, record: dict[str, Any]) -> None:
+        self.total += 1
+        if self.total <= self.cap:
+            self.kept.append((self.total, record))
+        elif (slot := self.rng.randrange(self.total)) < self.cap:
+            self.kept[slot] = (self.total, record)
+
+    def feed(self, records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        """Pass ``records`` through, sampling them on the way (the release builder, as it writes a split)."""
+        for record in records:
+            self.add(record)
+            yield record
+
+    def records(self) -> list[dict[str, Any]]:
+        return [record for _, record in sorted(self.kept, key=lambda pair: pair[0])]
+
+
 def sample_records(records: Iterable[dict[str, Any]], cap: int, seed: int) -> tuple[list[dict[str, Any]], int]:
     """At most ``cap`` records by seeded reservoir sampling in one pass, in their original order, and the total."""
-    rng = random.Random(seed)
-    reservoir: list[tuple[int, dict[str, Any]]] = []
-    total = 0
-    for total, record in enumerate(records, 1):
-        if total <= cap:
-            reservoir.append((total, record))
-        elif (slot := rng.randrange(total)) < cap:
-            reservoir[slot] = (total, record)
-    reservoir.sort(key=lambda pair: pair[0])
-    return [record for _, record in reservoir], total
+    reservoir = Reservoir(cap, seed)
+    for record in records:
+        reservoir.add(record)
+    return reservoir.records(), reservoir.total
 
 
 def read_manifest(release_dir: Path) -> dict[str, Any]:
@@ -100,6 +120,21 @@ def load_release(release_dir: Path, splits: tuple[str, ...] = ("train", "dev", "
         except ValueError as exc:
             raise ReleaseError(f"{path}: {exc}") from exc
         data.files[split] = path
+    if task_slug == "dst" and (path := ontology_file(release_dir)) is not None:
+        data.ontology = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def sampled_release(release_dir: Path, task_slug: str, samples: dict[str, Reservoir]) -> ReleaseData:
+    """What :func:`load_release` reads, from reservoirs filled while the split files were written (the
+    release builder's path: it saves reading the files back). Only for tasks whose KLUE file is a JSON array
+    of exactly the records written, so the records are those the files give back; train and dev required."""
+    missing = [split for split in ("train", "dev") if split not in samples]
+    if missing:
+        raise ReleaseError(f"{release_dir}: no {missing[0]} file for {task_slug}")
+    data = ReleaseData(task_slug=task_slug, version="", splits={}, totals={})
+    for split, reservoir in samples.items():
+        data.splits[split], data.totals[split] = reservoir.records(), reservoir.total
     if task_slug == "dst" and (path := ontology_file(release_dir)) is not None:
         data.ontology = json.loads(path.read_text(encoding="utf-8"))
     return data

@@ -27,7 +27,7 @@ def _row_writers(folder: Path, split: str, schema: FlatSchema, formats: Iterable
     writers: list[RowWriter] = []
     for fmt in formats:
         if fmt == "jsonl":
-            writers.append(JsonlWriter(folder, split))
+            writers.append(JsonlWriter(folder, split, schema.names))
         elif fmt == "csv":
             writers.append(CsvWriter(folder, split, schema.names))
         elif fmt == "parquet":

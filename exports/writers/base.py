@@ -18,11 +18,12 @@ class WrittenFile:
 
 
 class RowWriter(Protocol):
-    """A streaming writer of flat rows: ``write`` one row at a time, ``close`` once."""
+    """A streaming writer of flat rows (``FlatSchema.row``: values in the order of ``FlatSchema.names``):
+    ``write`` one row at a time, ``close`` once."""
 
     kind: str
 
-    def write(self, row: dict[str, Any]) -> None: ...
+    def write(self, row: tuple[Any, ...]) -> None: ...
 
     def close(self) -> WrittenFile: ...
 

@@ -28,12 +28,11 @@ class CsvWriter:
         self.split = split
         self.count = 0
         self.out = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed by close()
-        self.columns = columns
         self.writer = csv.writer(self.out, lineterminator="\n")
         self.writer.writerow(columns)
 
-    def write(self, row: dict[str, Any]) -> None:
-        self.writer.writerow([cell(row[c]) for c in self.columns])
+    def write(self, row: tuple[Any, ...]) -> None:
+        self.writer.writerow([cell(value) for value in row])
         self.count += 1
 
     def close(self) -> WrittenFile:

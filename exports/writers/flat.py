@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import pyarrow as pa
@@ -72,10 +73,13 @@ class FlatSchema:
     def arrow_schema(self) -> pa.Schema:
         return pa.schema([pa.field(c.name, c.type) for c in self.columns] + [pa.field("split", STRING)])
 
-    def row(self, record: dict[str, Any], split: str) -> dict[str, Any]:
-        row = {c.name: _coerce(c.value(record), c.type) for c in self.columns}
-        row["split"] = split
-        return row
+    def row(self, record: dict[str, Any], split: str) -> tuple[Any, ...]:
+        """The record's values in the order of ``names`` (``split`` last)."""
+        return (*[get(record) for get in self._getters], split)
+
+    @cached_property
+    def _getters(self) -> list[Callable[[dict[str, Any]], Any]]:
+        return [_getter(c) for c in self.columns]
 
     def label(self, record: dict[str, Any]) -> str | None:
         """The stratification label of a record (``None`` when the task has none or the record lacks it)."""
@@ -96,6 +100,29 @@ def _lookup(value: Any, parts: list[str]) -> tuple[bool, Any]:
             return False, None
         value = value[part]
     return True, value
+
+
+def _getter(column: Column) -> Callable[[dict[str, Any]], Any]:
+    """``column.value`` coerced to the column's type, with the common paths (one path, no ``*``) spelled out:
+    a row is built per record, and the generic walk cost more than writing the row."""
+    parts = column.paths[0].split(".")
+    if column.type in (FLOAT, FLOATS):
+        return lambda record: _coerce(column.value(record), column.type)
+    if len(column.paths) == 1 and len(parts) == 1:
+        key = parts[0]
+        return lambda record: record.get(key)
+    if len(column.paths) == 1 and "*" not in parts:
+
+        def nested(record: dict[str, Any]) -> Any:
+            value: Any = record
+            for part in parts:
+                if not isinstance(value, dict):
+                    return None
+                value = value.get(part)
+            return value
+
+        return nested
+    return column.value
 
 
 def _coerce(value: Any, type_: pa.DataType) -> Any:

@@ -13,14 +13,15 @@ from .base import WrittenFile, target
 class JsonlWriter:
     kind = "jsonl"
 
-    def __init__(self, folder: Path, split: str) -> None:
+    def __init__(self, folder: Path, split: str, columns: list[str]) -> None:
         path, self.relative = target(folder, self.kind, split, "jsonl")
+        self.columns = columns
         self.split = split
         self.count = 0
         self.out = open(path, "wb")  # noqa: SIM115 - closed by close()
 
-    def write(self, row: dict[str, Any]) -> None:
-        self.out.write(orjson.dumps(row) + b"\n")
+    def write(self, row: tuple[Any, ...]) -> None:
+        self.out.write(orjson.dumps(dict(zip(self.columns, row, strict=True))) + b"\n")
         self.count += 1
 
     def close(self) -> WrittenFile:

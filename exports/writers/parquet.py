@@ -21,10 +21,10 @@ class ParquetWriter:
         self.split = split
         self.count = 0
         self.schema = schema
-        self.buffer: list[dict[str, Any]] = []
+        self.buffer: list[tuple[Any, ...]] = []
         self.writer = pq.ParquetWriter(path, schema, compression="zstd")
 
-    def write(self, row: dict[str, Any]) -> None:
+    def write(self, row: tuple[Any, ...]) -> None:
         self.buffer.append(row)
         self.count += 1
         if len(self.buffer) >= ROW_GROUP:
@@ -32,7 +32,10 @@ class ParquetWriter:
 
     def _flush(self) -> None:
         if self.buffer:
-            self.writer.write_table(pa.Table.from_pylist(self.buffer, schema=self.schema))
+            # Column by column (the rows transposed in C): the same table as ``from_pylist`` of dicts, built faster.
+            columns = zip(*self.buffer, strict=True)
+            arrays = [pa.array(values, type=field.type) for values, field in zip(columns, self.schema, strict=True)]
+            self.writer.write_table(pa.Table.from_arrays(arrays, schema=self.schema))
             self.buffer = []
 
     def close(self) -> WrittenFile:
