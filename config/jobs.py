@@ -11,15 +11,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from celery import Task
 from django.db import InterfaceError, OperationalError, connection
 
 #: The errors of a lost (restarting, unreachable) database.
 DATABASE_LOST = (OperationalError, InterfaceError)
 
+
+class RetriesSpent(OperationalError):
+    """A lost database that the job will not retry (any more): Celery lets it through, and the web
+    middleware still answers it with a 503, being an ``OperationalError``."""
+
 #: Celery task options: retry after 15, 30, 60, 120, 240 and 480 s (about 16 minutes in all). Eager runs
 #: (``apply()``, the embedded default) retry at once.
 RETRY_ON_LOST_DATABASE: dict[str, Any] = {
     "autoretry_for": DATABASE_LOST,
+    "dont_autoretry_for": (RetriesSpent,),
     "retry_backoff": 15,
     "retry_backoff_max": 480,
     "retry_jitter": False,
@@ -34,3 +41,12 @@ def drop_connection() -> None:
     is left alone (closing it would end that transaction)."""
     if not connection.in_atomic_block:
         connection.close()
+
+
+def will_retry(task: Task) -> bool:
+    """Whether this failed attempt of ``task`` will be retried. Not once ``max_retries`` are spent, nor in an
+    eager run that propagates errors (the embedded default: the job runs inside the web request or the
+    command, which gets the error instead), where Celery cannot retry."""
+    if task.request.is_eager and task.app.conf.task_eager_propagates:
+        return False
+    return task.request.retries < task.max_retries

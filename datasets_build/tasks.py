@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from config.jobs import DATABASE_LOST, RETRY_ON_LOST_DATABASE, drop_connection
+from config.jobs import DATABASE_LOST, RETRY_ON_LOST_DATABASE, RetriesSpent, drop_connection, will_retry
 
 from . import services
 from .pipeline import Progress
@@ -24,8 +24,9 @@ def run_import(self, job_id: int) -> dict[str, int | str]:
     try:
         job = services.import_job_run(job_id, on_progress=report)
     except DATABASE_LOST as error:
-        if self.request.retries >= self.max_retries:
-            services.import_job_abandon(job_id, error)
         drop_connection()
+        if not will_retry(self):
+            services.import_job_abandon(job_id, error)
+            raise RetriesSpent(str(error)) from error
         raise
     return {"job": job.pk, "status": job.status, "items": job.items_written}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from config.jobs import DATABASE_LOST, RETRY_ON_LOST_DATABASE, drop_connection
+from config.jobs import DATABASE_LOST, RETRY_ON_LOST_DATABASE, RetriesSpent, drop_connection, will_retry
 
 from . import services
 
@@ -22,9 +22,10 @@ def release_build_task(self, release_id: int) -> dict:
     try:
         release = services.release_run(release_id, progress=progress)
     except DATABASE_LOST as error:
-        if self.request.retries >= self.max_retries:
-            services.release_abandon(release_id, error)
         drop_connection()
+        if not will_retry(self):
+            services.release_abandon(release_id, error)
+            raise RetriesSpent(str(error)) from error
         raise
     return {"release": release.pk, "status": release.status}
 
