@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import psycopg
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import OperationalError, connection
+from django.utils import timezone
 
 from annotation.models import AuditEvent, AuditObject, Item
 from config.celery import app as celery_app
@@ -32,6 +34,10 @@ from exports.tasks import release_build_task
 from tests.conftest import is_postgres
 from tests.faults_helpers import database_url
 from tests.release_helpers import load_records, sample_records
+from tests.test_faults_worker import assert_imported_once, upload_import, wait_for_import_end, wait_for_import_midway
+from tests.test_faults_worker import start_worker as _start_worker
+
+start_worker = _start_worker  # the fixture, for the live-worker test below
 
 ATTEMPTS = 1 + release_build_task.max_retries
 
@@ -178,3 +184,26 @@ def test_an_eager_build_does_not_retry_and_records_the_error_for_its_caller(make
         release_build_task.delay(release.pk)
     release.refresh_from_db()
     assert len(calls) == 1 and release.status == ReleaseStatus.ERROR and "database was lost" in release.error
+
+
+@pytest.mark.worker
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_import_whose_database_connection_is_cut_on_a_live_worker_is_retried_and_imported_once(
+        start_worker, api, make_project, settings, tmp_path):
+    """A live worker's connection is terminated by PostgreSQL in the middle of an import (what a restart or
+    failover does to it): the task is retried 15 s later on a fresh connection and imports the file once."""
+    settings.MEDIA_ROOT = tmp_path
+    project = make_project("tc")
+    start_worker()
+    job = upload_import(api, project, tmp_path)
+    wait_for_import_midway(api, project, job)
+
+    cut = timezone.now()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                       "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        assert cursor.fetchone()[0] >= 1
+    job = wait_for_import_end(project, job)
+    assert job.started_at > cut and job.finished_at - cut >= timedelta(seconds=15)  # the retry, after its countdown
+    assert_imported_once(project, job)
