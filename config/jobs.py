@@ -22,8 +22,9 @@ class RetriesSpent(OperationalError):
     """A lost database that the job will not retry (any more): Celery lets it through, and the web
     middleware still answers it with a 503, being an ``OperationalError``."""
 
-#: Celery task options: retry after 15, 30, 60, 120, 240 and 480 s (about 16 minutes in all). Eager runs
-#: (``apply()``, the embedded default) retry at once.
+
+#: Celery task options: retry after 15, 30, 60, 120, 240 and 480 s (about 16 minutes in all). An eager
+#: ``apply()`` that keeps errors in its result retries at once; see :func:`will_retry` for the embedded default.
 RETRY_ON_LOST_DATABASE: dict[str, Any] = {
     "autoretry_for": DATABASE_LOST,
     "dont_autoretry_for": (RetriesSpent,),

@@ -157,7 +157,7 @@ def release_abandon(release_id: int, error: Exception) -> None:
     back; otherwise it can only be logged, and the release stays ``building``."""
     drop_connection()
     first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
-    message = f"the database was lost during the build ({first_line}); build the release again"
+    message = f"the database was lost during the build ({first_line}); build it again under a new version"
     try:
         Release.objects.filter(pk=release_id, status__in=(ReleaseStatus.BUILDING, ReleaseStatus.CHECKING)).update(
             status=ReleaseStatus.ERROR, error=message[:4000], finished_at=timezone.now(), progress={"phase": "error"})
