@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from django.utils import timezone
 from annotation.audit import audit_record
 from annotation.models import AuditObject, Flag, FlagResolution, Item, Project, ScreeningStatus, Source, User
 from annotation.services import ServiceError, flag_resolve
+from config.jobs import DATABASE_LOST, drop_connection
 
 from .models import ImportJob, ImportStatus
 from .pii import resolve_policy
@@ -27,6 +29,8 @@ EXTENSIONS: dict[str, tuple[str, ...]] = {
     "jsonl": (".jsonl", ".ndjson", ".json", ".txt"),
     "csv": (".csv", ".txt"),
 }
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -236,6 +240,21 @@ def import_job_run(job_id: int, *, on_progress: Callable[[Progress], None] | Non
     # The upload may hold raw personal data: keep it no longer than the import needs it.
     Path(job.stored_path).unlink(missing_ok=True)
     return job
+
+
+def import_job_abandon(job_id: int, error: Exception) -> None:
+    """Record an import that the database's loss stopped (retries spent) as failed, if the database is back;
+    the import's transaction was rolled back, so nothing was imported. The upload is deleted with it."""
+    drop_connection()
+    first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    message = f"nothing imported: the database was lost during the import ({first_line}); upload the file again"
+    try:
+        job = ImportJob.objects.get(pk=job_id)
+        if ImportJob.objects.filter(pk=job_id, status__in=(ImportStatus.QUEUED, ImportStatus.RUNNING)).update(
+                status=ImportStatus.FAILED, message=message[:500], finished_at=timezone.now()):
+            Path(job.stored_path).unlink(missing_ok=True)
+    except DATABASE_LOST:
+        logger.error("import job %s: %s; the database is still unavailable, so it stays running", job_id, message)
 
 
 def _describe(error: dict[str, Any]) -> str:

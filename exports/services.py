@@ -37,6 +37,7 @@ from django.utils import timezone
 from annotation.audit import audit_record
 from annotation.models import Annotation, AuditObject, Guideline, Project, User
 from annotation.services import ServiceError
+from config.jobs import DATABASE_LOST, drop_connection
 from datasets_build import splits as split_lib
 
 from . import selectors
@@ -144,7 +145,24 @@ def release_build(project: Project, *, version: str, splits: str | list[float] |
     release = release_create(project=project, version=version, splits=splits, seed=seed, keep_splits=keep_splits,
                              formats=formats, out=out, user=user, agreement=agreement, check_margin=check_margin,
                              refresh_gold=refresh_gold)
-    return release_run(release.pk, progress=progress)
+    try:
+        return release_run(release.pk, progress=progress)
+    except DATABASE_LOST as error:
+        release_abandon(release.pk, error)
+        raise
+
+
+def release_abandon(release_id: int, error: Exception) -> None:
+    """Record a build that the database's loss stopped (retries spent) as a build error, if the database is
+    back; otherwise it can only be logged, and the release stays ``building``."""
+    drop_connection()
+    first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    message = f"the database was lost during the build ({first_line}); build it again under a new version"
+    try:
+        Release.objects.filter(pk=release_id, status__in=(ReleaseStatus.BUILDING, ReleaseStatus.CHECKING)).update(
+            status=ReleaseStatus.ERROR, error=message[:4000], finished_at=timezone.now(), progress={"phase": "error"})
+    except DATABASE_LOST:
+        logger.error("release %s: %s; the database is still unavailable, so it stays building", release_id, message)
 
 
 # -- building -------------------------------------------------------------------------------------
@@ -212,6 +230,10 @@ def _run(release: Release, progress: Progress | None) -> None:
                 path.chmod(0o444)
         status = ReleaseStatus.PASSED if _passed(release) else ReleaseStatus.FAILED
         _set(release, status=status, finished_at=timezone.now(), progress={"phase": "done"})
+    except DATABASE_LOST:
+        # Nothing can be recorded over a lost connection: the task retries (a redelivery rebuilds).
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
     except Exception as error:
         if isinstance(error, OSError) and error.strerror:
             # Full disk, read-only or missing folder: the cause and the place say it all, no traceback.

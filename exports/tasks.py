@@ -4,19 +4,29 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from config.jobs import DATABASE_LOST, RETRY_ON_LOST_DATABASE, RetriesSpent, drop_connection, will_retry
+
 from . import services
 
 
-@shared_task(name="exports.build_release", bind=True)
+@shared_task(name="exports.build_release", bind=True, **RETRY_ON_LOST_DATABASE)
 def release_build_task(self, release_id: int) -> dict:
-    """Build a queued release, reporting progress as Celery task state and on the release row."""
+    """Build a queued release, reporting progress as Celery task state and on the release row. A lost
+    database is retried (the redelivery rebuilds); when the retries are spent, the release is a build error."""
 
     def progress(state: dict) -> None:
         # Eager runs (the embedded default) have no result backend; the release row has the progress too.
         if not self.request.is_eager:
             self.update_state(state="PROGRESS", meta=state)
 
-    release = services.release_run(release_id, progress=progress)
+    try:
+        release = services.release_run(release_id, progress=progress)
+    except DATABASE_LOST as error:
+        drop_connection()
+        if not will_retry(self):
+            services.release_abandon(release_id, error)
+            raise RetriesSpent(str(error)) from error
+        raise
     return {"release": release.pk, "status": release.status}
 
 
