@@ -112,6 +112,38 @@ def test_ner_headline_of_a_mask_equals_the_subset_primary():
         assert got.units == expected.units
 
 
+def test_ner_spans_taken_from_all_rows_equal_the_subset_decoded():
+    """The report decodes every row once and takes the counted rows' part (``Spans.take``): the same arrays as
+    decoding the counted rows, also when only the dropped rows use a type outside the schema."""
+    rng = np.random.default_rng(9)
+    rows, payloads, sentences = [], [], {}
+    for item in range(60):
+        sentences[item] = "나" * int(rng.integers(0, 25))
+        for annotator in range(int(rng.integers(1, 4))):
+            entities = []
+            if len(sentences[item]) > 3:
+                start = int(rng.integers(0, len(sentences[item]) - 2))
+                kind = "ZZ" if item % 11 == 0 else ["LC", "PS"][annotator % 2]
+                entities.append({"start": start, "end": start + 2, "type": kind})
+            rows.append((item, annotator))
+            payloads.append({"entities": entities})
+    frame = pd.DataFrame(rows, columns=["item", "annotator"])
+    frame["payload"] = payloads
+    frame["sentence"] = [sentences[i] for i in frame["item"]]
+    measure = measure_for("ner")
+    schema = {"labels": ["PS", "LC", "OG"]}
+    everything = measure.decode(frame, schema)
+    for counted in (frame["item"].to_numpy() % 11 != 0, frame["annotator"].to_numpy() != 0,
+                    frame.groupby("item")["item"].transform("size").to_numpy() >= 2):
+        subset = frame[counted].reset_index(drop=True)
+        taken, decoded = everything.take(counted, subset), measure._decode(subset, schema)
+        assert taken.types == decoded.types and taken.n_items == decoded.n_items
+        for name in ("entity_row", "entity_start", "entity_end", "entity_type", "tag_row", "tag", "tag_unit",
+                     "unit_item", "row_item"):
+            np.testing.assert_array_equal(getattr(taken, name), getattr(decoded, name), err_msg=name)
+        pd.testing.assert_frame_equal(taken.frame, decoded.frame)
+
+
 # -- coefficients ------------------------------------------------------------------------------------------------
 
 

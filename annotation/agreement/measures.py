@@ -88,6 +88,13 @@ class Measure:
 
         return of
 
+    def headlines(self, all_rows: pd.DataFrame, frame: pd.DataFrame, counted: np.ndarray, schema: dict[str, Any]
+                  ) -> tuple[Headline, Headline]:
+        """:meth:`headline` of ``all_rows`` (the timeline) and of ``frame``, which is ``all_rows[counted]`` with a
+        fresh index (the coefficients, leave-one-out, the assisted split). Measures whose decoding is costly
+        decode ``all_rows`` once and take the frame's part of it."""
+        return self.headline(all_rows, schema), self.headline(frame, schema)
+
     def score(self, payload: dict[str, Any], gold: dict[str, Any]) -> float:
         """How well one annotation matches a known answer, 0..1 (gold / attention items)."""
         raise NotImplementedError
@@ -543,6 +550,33 @@ class Spans:
     #: Per unit: its item (index into the frame's sorted items).
     unit_item: np.ndarray
     n_items: int
+    #: Per row: its item (index into the frame's sorted items).
+    row_item: np.ndarray
+
+    def take(self, rows: np.ndarray, frame: pd.DataFrame) -> Spans:
+        """The decoding of ``frame`` = ``self.frame[rows]`` (boolean mask), from these arrays: the same arrays
+        :meth:`SpanMeasure.decode` gives for that frame, without reading its payloads again."""
+        position = np.cumsum(rows) - 1
+        kept_entity = rows[self.entity_row]
+        # types: the schema's, then the others the rows use, in this decoding's order
+        keep_type = np.zeros(len(self.types), dtype=bool)
+        keep_type[:self.schema_types] = True
+        keep_type[self.entity_type[kept_entity]] = True
+        type_code = np.cumsum(keep_type) - 1
+        tag_code = np.zeros(1 + 2 * len(self.types), dtype=np.int64)
+        tag_code[1::2], tag_code[2::2] = 1 + 2 * type_code, 2 + 2 * type_code
+        keep_item = np.bincount(self.row_item[rows], minlength=self.n_items) > 0
+        keep_unit = keep_item[self.unit_item]
+        unit_code = np.cumsum(keep_unit) - 1
+        kept_tag = rows[self.tag_row]
+        return Spans(
+            frame=frame.reset_index(drop=True), types=[t for t, k in zip(self.types, keep_type, strict=True) if k],
+            schema_types=self.schema_types, entity_row=position[self.entity_row[kept_entity]],
+            entity_start=self.entity_start[kept_entity], entity_end=self.entity_end[kept_entity],
+            entity_type=type_code[self.entity_type[kept_entity]], tag_row=position[self.tag_row[kept_tag]],
+            tag=tag_code[self.tag[kept_tag]], tag_unit=unit_code[self.tag_unit[kept_tag]],
+            unit_item=(np.cumsum(keep_item) - 1)[self.unit_item[keep_unit]], n_items=int(keep_item.sum()),
+            row_item=(np.cumsum(keep_item) - 1)[self.row_item[rows]])
 
 
 class SpanMeasure(_Structured):
@@ -599,7 +633,8 @@ class SpanMeasure(_Structured):
             entity_start=starts_a, entity_end=ends_a, entity_type=entity_type,
             tag_row=np.repeat(np.arange(len(frame)), row_lengths), tag=tags,
             tag_unit=np.repeat(offsets[item_codes] - row_start, row_lengths) + np.arange(len(tags)),
-            unit_item=np.repeat(np.arange(len(lengths)), lengths), n_items=len(lengths))
+            unit_item=np.repeat(np.arange(len(lengths)), lengths), n_items=len(lengths),
+            row_item=item_codes.astype(np.int64))
 
     def _char_alpha(self, spans: Spans, rows: np.ndarray, *, seed: int, n_boot: int,
                     package: bool = True) -> Coefficient:
@@ -625,12 +660,21 @@ class SpanMeasure(_Structured):
                            unit="character", extra={"tags": "O, B-type, I-type"})
 
     def headline(self, frame: pd.DataFrame, schema: dict[str, Any]) -> Headline:
-        spans = self.decode(frame, schema)
+        return self._headline(self.decode(frame, schema))
 
+    def _headline(self, spans: Spans) -> Headline:
         def of(rows: np.ndarray, *, seed: int = co.SEED, n_boot: int = 0) -> Coefficient:
             return self._char_alpha(spans, rows, seed=seed, n_boot=n_boot, package=False)
 
         return of
+
+    def headlines(self, all_rows: pd.DataFrame, frame: pd.DataFrame, counted: np.ndarray, schema: dict[str, Any]
+                  ) -> tuple[Headline, Headline]:
+        everything = self.decode(all_rows, schema)
+        spans = everything.take(counted, frame)
+        # while the frame's headline holds them, compute(frame) finds these arrays (see decode)
+        self._decoded = (weakref.ref(frame), schema, weakref.ref(spans))
+        return self._headline(everything), self._headline(spans)
 
     def _primary(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int, n_boot: int) -> Coefficient:
         return self.headline(frame, schema)(np.ones(len(frame), dtype=bool), seed=seed, n_boot=n_boot)
