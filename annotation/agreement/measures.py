@@ -680,25 +680,37 @@ class SpanMeasure(_Structured):
         return self.headline(frame, schema)(np.ones(len(frame), dtype=bool), seed=seed, n_boot=n_boot)
 
     @staticmethod
-    def _entities(spans: Spans) -> pd.DataFrame:
-        """Every entity of the frame, once: (row, item, start, end, type)."""
-        return pd.DataFrame({"row": spans.entity_row, "item": spans.frame["item"].to_numpy()[spans.entity_row],
-                             "start": spans.entity_start, "end": spans.entity_end,
-                             "type": np.asarray(spans.types, dtype=object)[spans.entity_type]})
-
-    def _entity_rows(self, entities: pd.DataFrame, pairs: pd.DataFrame, entity_type: str | None = None
-                     ) -> pd.DataFrame:
-        if entity_type is not None:
-            entities = entities[entities["type"] == entity_type]
-        per_row = entities.groupby("row").size()
+    def _entity_counts(spans: Spans, pairs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """Per pair row and entity type, in one pass: matched entities (exact span and type) and the two rows'
+        entities, each (pair rows × types)."""
+        n_types = max(len(spans.types), 1)
+        entities = pd.DataFrame({"row": spans.entity_row, "item": spans.frame["item"].to_numpy()[spans.entity_row],
+                                 "start": spans.entity_start, "end": spans.entity_end, "type": spans.entity_type})
         matched = entities.merge(entities, on=["item", "start", "end", "type"], suffixes=("_a", "_b"))
-        tp = matched.groupby(["row_a", "row_b"]).size()
-        out = pairs[["item", "a", "b"]].copy()
-        keys = pd.MultiIndex.from_arrays([pairs["row_a"], pairs["row_b"]])
-        out["num"] = 2 * tp.reindex(keys).fillna(0).to_numpy()
-        out["den"] = (per_row.reindex(pairs["row_a"]).fillna(0).to_numpy()
-                      + per_row.reindex(pairs["row_b"]).fillna(0).to_numpy())
-        return out
+        n_rows = len(spans.frame)
+        pair_keys = pd.Index(pairs["row_a"].to_numpy(dtype=np.int64) * n_rows + pairs["row_b"].to_numpy(dtype=np.int64))
+        pair = pair_keys.get_indexer(matched["row_a"].to_numpy(dtype=np.int64) * n_rows
+                                     + matched["row_b"].to_numpy(dtype=np.int64))
+        found = pair >= 0
+        tp = np.bincount(pair[found] * n_types + matched["type"].to_numpy()[found],
+                         minlength=len(pairs) * n_types).reshape(len(pairs), n_types)
+        per_row = np.bincount(spans.entity_row * n_types + spans.entity_type,
+                              minlength=n_rows * n_types).reshape(n_rows, n_types)
+        marked = per_row[pairs["row_a"].to_numpy(dtype=np.int64)] + per_row[pairs["row_b"].to_numpy(dtype=np.int64)]
+        return tp, marked
+
+    @staticmethod
+    def _type_means(pairs: pd.DataFrame, num: np.ndarray, den: np.ndarray) -> list[float | None]:
+        """Per type (columns of ``num``/``den``): :func:`pair_agreement`'s mean over the annotator pairs with
+        enough shared items, for every type at once."""
+        if pairs.empty:
+            return [None] * num.shape[1]
+        shared = pairs.groupby(["a", "b"])["item"].nunique()
+        pair_codes, pair_index = pd.factorize(pd.MultiIndex.from_arrays([pairs["a"], pairs["b"]]), sort=True)
+        kept = pair_index.get_indexer(shared[shared >= MIN_SHARED].index)
+        sums = [np.stack([np.bincount(pair_codes, weights=column, minlength=len(pair_index))
+                          for column in part.T], axis=1) for part in (num, den)]
+        return [_nanmean([_ratio(sums[0][p, t], sums[1][p, t]) for p in kept]) for t in range(num.shape[1])]
 
     def compute(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
                 n_boot: int = co.N_BOOT) -> MeasureResult:
@@ -706,11 +718,13 @@ class SpanMeasure(_Structured):
         frame, types = spans.frame, spans.types
         alpha = self._char_alpha(spans, np.ones(len(frame), dtype=bool), seed=seed, n_boot=n_boot)
         pairs = pair_rows(frame)
-        entities = self._entities(spans)
-        overall = pair_agreement(self._entity_rows(entities, pairs), seed=seed, n_boot=n_boot)
+        tp, marked = self._entity_counts(spans, pairs)
+        rows = pairs[["item", "a", "b"]].copy()
+        rows["num"], rows["den"] = 2.0 * tp.sum(axis=1), marked.sum(axis=1).astype(np.float64)
+        overall = pair_agreement(rows, seed=seed, n_boot=n_boot)
         counts = np.bincount(spans.entity_type, minlength=len(types))
-        per_type = {t: pair_agreement(self._entity_rows(entities, pairs, t), seed=seed, n_boot=0).mean
-                    for k, t in enumerate(types) if counts[k]}
+        means = self._type_means(pairs, 2.0 * tp, marked.astype(np.float64))
+        per_type = {t: means[k] for k, t in enumerate(types) if counts[k]}
         annotator_codes, annotators = pd.factorize(frame["annotator"], sort=True)
         by_type = np.bincount(annotator_codes[spans.entity_row] * len(types) + spans.entity_type,
                               minlength=len(annotators) * len(types)).reshape(len(annotators), len(types))
