@@ -637,9 +637,12 @@ class SpanMeasure(_Structured):
             row_item=item_codes.astype(np.int64))
 
     def _char_alpha(self, spans: Spans, rows: np.ndarray, *, seed: int, n_boot: int,
-                    package: bool = True) -> Coefficient:
+                    package: bool = True, whole_items: dict[str, np.ndarray] | None = None) -> Coefficient:
         """Units are the characters of the items of the ``rows``; each annotator's tag is O, B-type or I-type,
-        over the types of those rows (the schema's first)."""
+        over the types of those rows (the schema's first).
+
+        ``whole_items``: a cache for the coincidence rows of items with all their rows chosen, when every type is
+        (the timeline's prefixes: then only the items a prefix cuts through are counted again)."""
         present = np.zeros(len(spans.types), dtype=bool)
         present[:spans.schema_types] = True
         present[spans.entity_type[rows[spans.entity_row]]] = True
@@ -648,6 +651,8 @@ class SpanMeasure(_Structured):
         tag_code[1::2], tag_code[2::2] = 1 + 2 * code, 2 + 2 * code
         chosen = rows[spans.tag_row]
         v = 1 + 2 * int(present.sum())
+        if whole_items is not None and not package and present.all():
+            return self._char_alpha_reusing(spans, rows, chosen, v, whole_items, seed=seed, n_boot=n_boot)
         # only the units of the chosen rows' items (numbered in the same order), so a small subset stays cheap
         item_in = np.zeros(spans.n_items, dtype=bool)
         item_in[spans.unit_item[spans.tag_unit[chosen]]] = True
@@ -656,15 +661,53 @@ class SpanMeasure(_Structured):
         counts = co.value_counts(unit_code[spans.tag_unit[chosen]], tag_code[spans.tag[chosen]], int(unit_in.sum()), v)
         value, ci = co.alpha_with_ci(counts, spans.unit_item[unit_in], spans.n_items, np.arange(v), "nominal",
                                      seed=seed, n_boot=n_boot, package=package)
-        return Coefficient("krippendorff_alpha", "nominal", value, ci, units=int((counts.sum(1) >= 2).sum()),
-                           unit="character", extra={"tags": "O, B-type, I-type"})
+        return self._char_coefficient(value, ci, int((counts.sum(1) >= 2).sum()))
+
+    @staticmethod
+    def _char_coefficient(value: float | None, ci: tuple[float | None, float | None], units: int) -> Coefficient:
+        return Coefficient("krippendorff_alpha", "nominal", value, ci, units=units, unit="character",
+                           extra={"tags": "O, B-type, I-type"})
+
+    @staticmethod
+    def _item_coincidences(spans: Spans, items: np.ndarray, chosen: np.ndarray, v: int) -> np.ndarray:
+        """The coincidence rows (V² each) of the ``items`` (mask), from their chosen tags, tags coded as they are
+        (every type present)."""
+        unit_in = items[spans.unit_item]
+        unit_code = np.cumsum(unit_in) - 1
+        tags = chosen & unit_in[spans.tag_unit]
+        counts = co.value_counts(unit_code[spans.tag_unit[tags]], spans.tag[tags], int(unit_in.sum()), v)
+        return co.item_coincidences(counts, (np.cumsum(items) - 1)[spans.unit_item[unit_in]], int(items.sum()))
+
+    def _char_alpha_reusing(self, spans: Spans, rows: np.ndarray, chosen: np.ndarray, v: int,
+                            whole_items: dict[str, np.ndarray], *, seed: int, n_boot: int) -> Coefficient:
+        """:meth:`_char_alpha` (coincidences, every type present) with the rows of whole items from the cache: an
+        item's coincidence row is a function of its tag counts alone, summed in the same order either way."""
+        if not whole_items:
+            everything = np.ones(len(spans.tag), dtype=bool)
+            whole_items["rows"] = self._item_coincidences(spans, np.ones(spans.n_items, dtype=bool), everything, v)
+            whole_items["annotations"] = np.bincount(spans.row_item, minlength=spans.n_items)
+        taken = np.bincount(spans.row_item[rows], minlength=spans.n_items)
+        whole = taken == whole_items["annotations"]
+        cut = (taken > 0) & ~whole
+        per_item = np.zeros((spans.n_items, v * v))
+        per_item[whole] = whole_items["rows"][whole]
+        if cut.any():
+            per_item[cut] = self._item_coincidences(spans, cut, chosen, v)
+        per_item = per_item[per_item.sum(axis=1) > 0]
+        value, ci = co.rows_alpha_with_ci(per_item, np.ones(len(per_item), dtype=np.int64), np.arange(v), "nominal",
+                                          seed=seed, n_boot=n_boot)
+        per_unit = np.bincount(spans.tag_unit[chosen], minlength=len(spans.unit_item))
+        return self._char_coefficient(value, ci, int((per_unit >= 2).sum()))
 
     def headline(self, frame: pd.DataFrame, schema: dict[str, Any]) -> Headline:
         return self._headline(self.decode(frame, schema))
 
-    def _headline(self, spans: Spans) -> Headline:
+    def _headline(self, spans: Spans, *, prefixes: bool = False) -> Headline:
+        """``prefixes``: most asks will take whole items (the timeline), so whole items' coincidences are kept."""
+        whole_items: dict[str, np.ndarray] | None = {} if prefixes else None
+
         def of(rows: np.ndarray, *, seed: int = co.SEED, n_boot: int = 0) -> Coefficient:
-            return self._char_alpha(spans, rows, seed=seed, n_boot=n_boot, package=False)
+            return self._char_alpha(spans, rows, seed=seed, n_boot=n_boot, package=False, whole_items=whole_items)
 
         return of
 
@@ -674,7 +717,7 @@ class SpanMeasure(_Structured):
         spans = everything.take(counted, frame)
         # while the frame's headline holds them, compute(frame) finds these arrays (see decode)
         self._decoded = (weakref.ref(frame), schema, weakref.ref(spans))
-        return self._headline(everything), self._headline(spans)
+        return self._headline(everything, prefixes=True), self._headline(spans)
 
     def _primary(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int, n_boot: int) -> Coefficient:
         return self.headline(frame, schema)(np.ones(len(frame), dtype=bool), seed=seed, n_boot=n_boot)
