@@ -112,6 +112,74 @@ def test_ner_headline_of_a_mask_equals_the_subset_primary():
         assert got.units == expected.units
 
 
+def test_ner_spans_taken_from_all_rows_equal_the_subset_decoded():
+    """The report decodes every row once and takes the counted rows' part (``Spans.take``): the same arrays as
+    decoding the counted rows, also when only the dropped rows use a type outside the schema."""
+    rng = np.random.default_rng(9)
+    rows, payloads, sentences = [], [], {}
+    for item in range(60):
+        sentences[item] = "나" * int(rng.integers(0, 25))
+        for annotator in range(int(rng.integers(1, 4))):
+            entities = []
+            if len(sentences[item]) > 3:
+                start = int(rng.integers(0, len(sentences[item]) - 2))
+                kind = "ZZ" if item % 11 == 0 else ["LC", "PS"][annotator % 2]
+                entities.append({"start": start, "end": start + 2, "type": kind})
+            rows.append((item, annotator))
+            payloads.append({"entities": entities})
+    frame = pd.DataFrame(rows, columns=["item", "annotator"])
+    frame["payload"] = payloads
+    frame["sentence"] = [sentences[i] for i in frame["item"]]
+    measure = measure_for("ner")
+    schema = {"labels": ["PS", "LC", "OG"]}
+    everything = measure.decode(frame, schema)
+    for counted in (frame["item"].to_numpy() % 11 != 0, frame["annotator"].to_numpy() != 0,
+                    frame.groupby("item")["item"].transform("size").to_numpy() >= 2):
+        subset = frame[counted].reset_index(drop=True)
+        taken, decoded = everything.take(counted, subset), measure._decode(subset, schema)
+        assert taken.types == decoded.types and taken.n_items == decoded.n_items
+        for name in ("entity_row", "entity_start", "entity_end", "entity_type", "tag_row", "tag", "tag_unit",
+                     "unit_item", "row_item"):
+            np.testing.assert_array_equal(getattr(taken, name), getattr(decoded, name), err_msg=name)
+        pd.testing.assert_frame_equal(taken.frame, decoded.frame)
+
+
+def test_ner_timeline_prefixes_reusing_whole_items_equal_the_subset_primary():
+    """The all-rows headline keeps whole items' coincidence rows and counts only the items a prefix cuts through
+    again; prefixes (and a prefix without one of the types, which takes the plain path) give the subset's alpha."""
+    rng = np.random.default_rng(13)
+    rows, payloads, sentences = [], [], {}
+    for item in range(120):
+        sentences[item] = "다" * int(rng.integers(0, 30))
+        for annotator in range(int(rng.integers(1, 5))):
+            entities = []
+            if len(sentences[item]) > 4:
+                start = int(rng.integers(0, len(sentences[item]) - 3))
+                kind = "OG" if item >= 100 else ["PS", "LC"][int(rng.integers(0, 2))]
+                entities.append({"start": start, "end": start + int(rng.integers(1, 4)), "type": kind})
+            rows.append((item, annotator))
+            payloads.append({"entities": entities})
+    frame = pd.DataFrame(rows, columns=["item", "annotator"])
+    frame["payload"] = payloads
+    # annotations arrive in any order: prefixes cut through items
+    frame = frame.sample(frac=1, random_state=3).reset_index(drop=True)
+    frame["sentence"] = [sentences[i] for i in frame["item"]]
+    measure = measure_for("ner")
+    schema = {"labels": ["PS", "LC"]}
+    everything, _ = measure.headlines(frame, frame, np.ones(len(frame), dtype=bool), schema)
+    position = np.arange(len(frame))
+    for end in (len(frame) // 4, len(frame) // 2, len(frame) - 7, len(frame)):
+        prefix = position < end
+        mask = prefix & (np.bincount(frame["item"][prefix], minlength=120) >= 2)[frame["item"]]
+        expected = measure.primary(frame[mask].reset_index(drop=True), schema, n_boot=100)
+        got = everything(mask, n_boot=100)
+        assert got.value == pytest.approx(expected.value, abs=1e-12)
+        assert got.ci95 == pytest.approx(expected.ci95, abs=1e-12)
+        assert got.units == expected.units
+    without_og = frame["item"].to_numpy() < 100
+    assert everything(without_og).value == pytest.approx(measure.primary(frame[without_og], schema).value, abs=1e-12)
+
+
 # -- coefficients ------------------------------------------------------------------------------------------------
 
 

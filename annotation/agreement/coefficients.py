@@ -315,8 +315,17 @@ def alpha_with_ci(counts: np.ndarray, unit_item: np.ndarray | None, n_items: int
         if value is None:
             return None, (None, None)
     rows, multiplicity = item_rows(np.asarray(counts), unit_item, n_items)
+    return rows_alpha_with_ci(rows, multiplicity, value_domain, level, seed=seed, n_boot=n_boot,
+                              value=value if package else None)
+
+
+def rows_alpha_with_ci(rows: np.ndarray, multiplicity: np.ndarray, value_domain: np.ndarray, level: str, *,
+                       seed: int = SEED, n_boot: int = N_BOOT, value: float | None = None
+                       ) -> tuple[float | None, tuple[float | None, float | None]]:
+    """:func:`alpha_with_ci` from the items' coincidence rows (:func:`item_rows`); ``value``: the alpha when
+    already known (from the package), else it is computed from the coincidences."""
     v = len(value_domain)
-    if not package:
+    if value is None:
         value = _clean(alpha_from_coincidences(coincidences(rows, multiplicity).reshape(v, v), value_domain, level))
         if value is None:
             return None, (None, None)

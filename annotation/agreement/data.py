@@ -56,6 +56,8 @@ class ProjectData:
     frame: pd.DataFrame
     #: Every annotation row of the project (annotatable items), for progress and per-annotator counts.
     all_rows: pd.DataFrame
+    #: Which rows of ``all_rows`` make ``frame`` (``frame`` is ``all_rows[counted]`` with a fresh index).
+    counted: np.ndarray
     annotators: dict[int, str]
     items_total: int
     items_counted: int
@@ -173,10 +175,12 @@ def load(project: Project, fields: Mapping[str, str]) -> ProjectData:
         EXCLUDED_SKIPPED: skipped,
         EXCLUDED_FEW: items_total - len(flagged_ids) - len(counted_ids) - skipped,
     }
-    all_rows = frame[~frame["item"].isin(flagged)]
-    counted = all_rows[all_rows["item"].isin(counted_ids)].reset_index(drop=True)
+    all_rows = frame[~frame["item"].isin(flagged)].reset_index(drop=True)
+    in_counted = all_rows["item"].isin(counted_ids).to_numpy()
+    counted = all_rows[in_counted].reset_index(drop=True)
     annotator_ids = np.unique(all_rows["annotator"].to_numpy()) if len(all_rows) else []
     names = dict(User.objects.filter(pk__in=[int(a) for a in annotator_ids]).values_list("id", "username"))
-    return ProjectData(project=project, frame=counted, all_rows=all_rows.reset_index(drop=True), annotators=names,
+    return ProjectData(project=project, frame=counted, all_rows=all_rows, counted=in_counted,
+                       annotators=names,
                        items_total=items_total, items_counted=len(counted_ids), excluded=excluded,
                        annotations_made=made, annotations_assisted=assisted)

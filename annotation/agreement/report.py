@@ -51,14 +51,15 @@ def agreement_report(project: Project, *, seed: int = co.SEED, n_boot: int = co.
     data.frame = measure.prepare(data.frame, schema)
     data.all_rows = measure.prepare(data.all_rows, schema)
     progress(25, "computing coefficients")
-    # decoded once for the coefficients, leave-one-out and the assisted split (a measure may reuse it in compute)
-    headline = measure.headline(data.frame, schema)
+    # decoded once for the timeline, coefficients, leave-one-out and the assisted split (a measure may reuse it in
+    # compute)
+    everything, headline = measure.headlines(data.all_rows, data.frame, data.counted, schema)
     result = measure.compute(data.frame, schema, seed=seed, n_boot=n_boot)
     progress(60, "scoring annotators")
     primary = next((c for c in result.coefficients if c.name == result.primary), None)
     quality = annotator_quality(data, measure, result, primary.value if primary else None, headline)
     progress(80, "building the timeline")
-    timeline = _timeline(data, measure, schema, seed)
+    timeline = _timeline(data, everything, seed)
     progress(90, "splitting assisted and unassisted annotations")
     assist = assist_split(data, measure, headline, seed)
     annotator_ids = sorted(int(a) for a in data.frame["annotator"].unique())
@@ -169,10 +170,11 @@ def _gold_scores(data: ProjectData, measure: Measure) -> dict[int, list[float]]:
     return scores
 
 
-def _timeline(data: ProjectData, measure: Measure, schema: dict[str, Any], seed: int) -> list[dict[str, Any]]:
+def _timeline(data: ProjectData, headline: Headline, seed: int) -> list[dict[str, Any]]:
     """The headline coefficient (with its interval) and progress at checkpoints: per day when the work spans
-    days, else every so many annotations (at least 1,000)."""
+    days, else every so many annotations (at least 1,000). ``headline``: that of ``data.all_rows``."""
     rows = data.all_rows.sort_values("created_at", kind="stable")
+    order = rows.index.to_numpy()  # all_rows has a fresh index
     if rows.empty:
         return []
     times = rows["created_at"]
@@ -191,14 +193,15 @@ def _timeline(data: ProjectData, measure: Measure, schema: dict[str, Any], seed:
         ends = ends[np.linspace(0, len(ends) - 1, TIMELINE_POINTS).round().astype(int)]
     project = data.project
     needed = sum(project.annotations_needed(stage) for stage in project.stage_names)
-    headline = measure.headline(rows, schema)
     item_codes, item_index = pd.factorize(rows["item"])
     position = np.arange(len(rows))
     points = []
     for end in ends:
         per_item = np.bincount(item_codes[:end], minlength=len(item_index))
         counted = (position < end) & (per_item >= 2)[item_codes]
-        coefficient = headline(counted, seed=seed, n_boot=TIMELINE_BOOT) if counted.any() else None
+        in_rows = np.empty_like(counted)  # the mask over data.all_rows, whose order the headline has
+        in_rows[order] = counted
+        coefficient = headline(in_rows, seed=seed, n_boot=TIMELINE_BOOT) if counted.any() else None
         points.append({
             "at": times.iloc[end - 1].isoformat(), "unit": unit, "annotations": int(end),
             "items_with_2": int((per_item >= 2).sum()),
