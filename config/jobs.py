@@ -9,10 +9,13 @@ redelivery, so a retry is safe; once the retries are spent, the job is recorded 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from celery import Task
 from django.db import InterfaceError, OperationalError, connection
+
+T = TypeVar("T")
 
 #: The errors of a lost (restarting, unreachable) database.
 DATABASE_LOST = (OperationalError, InterfaceError)
@@ -51,3 +54,16 @@ def will_retry(task: Task) -> bool:
     if task.request.is_eager and task.app.conf.task_eager_propagates:
         return False
     return task.request.retries < task.max_retries
+
+
+def run_or_retry(task: Task, run: Callable[[], T], abandon: Callable[[BaseException], object]) -> T:
+    """Run a job's service for ``task``: on a lost database drop the broken connection and let Celery
+    retry, or, when no retry is left, ``abandon`` the job (record it as an error) and raise ``RetriesSpent``."""
+    try:
+        return run()
+    except DATABASE_LOST as error:
+        drop_connection()
+        if not will_retry(task):
+            abandon(error)
+            raise RetriesSpent(str(error)) from error
+        raise

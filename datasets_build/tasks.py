@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from config.jobs import DATABASE_LOST, RETRY_ON_LOST_DATABASE, RetriesSpent, drop_connection, will_retry
+from config.jobs import RETRY_ON_LOST_DATABASE, run_or_retry
 
 from . import services
 from .pipeline import Progress
@@ -21,12 +21,6 @@ def run_import(self, job_id: int) -> dict[str, int | str]:
             self.update_state(state="PROGRESS", meta={"read": progress.read, "screened": progress.screened,
                                                       "written": progress.written})
 
-    try:
-        job = services.import_job_run(job_id, on_progress=report)
-    except DATABASE_LOST as error:
-        drop_connection()
-        if not will_retry(self):
-            services.import_job_abandon(job_id, error)
-            raise RetriesSpent(str(error)) from error
-        raise
+    job = run_or_retry(self, lambda: services.import_job_run(job_id, on_progress=report),
+                       lambda error: services.import_job_abandon(job_id, error))
     return {"job": job.pk, "status": job.status, "items": job.items_written}

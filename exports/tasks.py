@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from config.jobs import DATABASE_LOST, RETRY_ON_LOST_DATABASE, RetriesSpent, drop_connection, will_retry
+from config.jobs import RETRY_ON_LOST_DATABASE, run_or_retry
 
 from . import services
 
@@ -19,14 +19,8 @@ def release_build_task(self, release_id: int) -> dict:
         if not self.request.is_eager:
             self.update_state(state="PROGRESS", meta=state)
 
-    try:
-        release = services.release_run(release_id, progress=progress)
-    except DATABASE_LOST as error:
-        drop_connection()
-        if not will_retry(self):
-            services.release_abandon(release_id, error)
-            raise RetriesSpent(str(error)) from error
-        raise
+    release = run_or_retry(self, lambda: services.release_run(release_id, progress=progress),
+                           lambda error: services.release_abandon(release_id, error))
     return {"release": release.pk, "status": release.status}
 
 
