@@ -10,6 +10,7 @@ and a final check refuses the record if a pseudonymized raw value is still anywh
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,14 +129,16 @@ def _contains(value: Any, raw: str) -> bool:
     return False
 
 
-def _meta_strings(value: Any, path: str) -> list[tuple[str, str]]:
+def string_leaves(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """(path, string) of every string in a JSON-like value, depth first."""
     if isinstance(value, str):
-        return [(path, value)]
-    if isinstance(value, list):
-        return [leaf for i, v in enumerate(value) for leaf in _meta_strings(v, f"{path}[{i}]")]
-    if isinstance(value, dict):
-        return [leaf for k, v in value.items() for leaf in _meta_strings(v, f"{path}.{k}")]
-    return []
+        yield path, value
+    elif isinstance(value, list):
+        for i, part in enumerate(value):
+            yield from string_leaves(part, f"{path}[{i}]")
+    elif isinstance(value, dict):
+        for key, part in value.items():
+            yield from string_leaves(part, f"{path}.{key}")
 
 
 def _meta_findings(scrubber: Scrubber, task_slug: str, meta: dict[str, Any]) -> list[dict[str, Any]]:
@@ -146,7 +149,7 @@ def _meta_findings(scrubber: Scrubber, task_slug: str, meta: dict[str, Any]) -> 
     found = []
     for key, value in meta.items():
         if key not in spans:
-            for path, text in _meta_strings(value, f"meta.{key}"):
+            for path, text in string_leaves(value, f"meta.{key}"):
                 found.extend({"field": path, **f} for f in scrubber.scrub(text).findings)
     return found
 

@@ -9,26 +9,15 @@ error message is never part of the corpus.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
+from .apply import string_leaves
 from .detectors import LABELS_KO, detect
-
-
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for part in value.values():
-            yield from _strings(part)
-    elif isinstance(value, list):
-        for part in value:
-            yield from _strings(part)
 
 
 def redact_message(message: str, record: Any = None) -> str:
     """``message`` with every PII value of ``record`` (any JSON-like value) and of the message replaced."""
-    found = {f.value: f.type for text in (*_strings(record), message) for f in detect(text)}
+    found = {f.value: f.type for text in (*(text for _, text in string_leaves(record)), message) for f in detect(text)}
     for value in sorted(found, key=len, reverse=True):  # longest first: a value may contain another
         message = message.replace(value, f"[{LABELS_KO[found[value]]}]")
     return message
