@@ -38,6 +38,11 @@ RETRY_ON_LOST_DATABASE: dict[str, Any] = {
 }
 
 
+def error_summary(error: BaseException) -> str:
+    """The first line of a database error's message (drivers add detail lines), or its class name."""
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
+
+
 def drop_connection() -> None:
     """Close this thread's broken connection so that the next query (the retry's, or the error's record)
     connects afresh: Django does not reconnect a connection that failed. A worker reuses its connection

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from config.jobs import error_summary
+
 logger = logging.getLogger(__name__)
 
 RETRY_AFTER_SECONDS = 5
@@ -31,8 +33,7 @@ class DatabaseUnavailableMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if not isinstance(exception, OperationalError | InterfaceError):
             return None
-        logger.warning("database unavailable for %s %s: %s", request.method, request.path,
-                       str(exception).strip().splitlines()[0] if str(exception).strip() else type(exception).__name__)
+        logger.warning("database unavailable for %s %s: %s", request.method, request.path, error_summary(exception))
         if request.path.startswith("/api/"):
             response: HttpResponse = JsonResponse({"detail": MESSAGE, "code": "database_unavailable"}, status=503)
         else:

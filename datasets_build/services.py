@@ -16,7 +16,7 @@ from django.utils import timezone
 from annotation.audit import audit_record
 from annotation.models import AuditObject, Flag, FlagResolution, Item, Project, ScreeningStatus, Source, User
 from annotation.services import ServiceError, flag_resolve
-from config.jobs import DATABASE_LOST, drop_connection
+from config.jobs import DATABASE_LOST, drop_connection, error_summary
 
 from .models import ImportJob, ImportStatus
 from .pii import resolve_policy
@@ -246,8 +246,8 @@ def import_job_abandon(job_id: int, error: Exception) -> None:
     """Record an import that the database's loss stopped (retries spent) as failed, if the database is back;
     the import's transaction was rolled back, so nothing was imported. The upload is deleted with it."""
     drop_connection()
-    first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
-    message = f"nothing imported: the database was lost during the import ({first_line}); upload the file again"
+    message = (f"nothing imported: the database was lost during the import ({error_summary(error)});"
+               " upload the file again")
     try:
         job = ImportJob.objects.get(pk=job_id)
         if ImportJob.objects.filter(pk=job_id, status__in=(ImportStatus.QUEUED, ImportStatus.RUNNING)).update(

@@ -37,7 +37,7 @@ from django.utils import timezone
 from annotation.audit import audit_record
 from annotation.models import Annotation, AuditObject, Guideline, Project, User
 from annotation.services import ServiceError
-from config.jobs import DATABASE_LOST, drop_connection
+from config.jobs import DATABASE_LOST, drop_connection, error_summary
 from datasets_build import splits as split_lib
 
 from . import selectors
@@ -156,8 +156,7 @@ def release_abandon(release_id: int, error: Exception) -> None:
     """Record a build that the database's loss stopped (retries spent) as a build error, if the database is
     back; otherwise it can only be logged, and the release stays ``building``."""
     drop_connection()
-    first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
-    message = f"the database was lost during the build ({first_line}); build it again under a new version"
+    message = f"the database was lost during the build ({error_summary(error)}); build it again under a new version"
     try:
         Release.objects.filter(pk=release_id, status__in=(ReleaseStatus.BUILDING, ReleaseStatus.CHECKING)).update(
             status=ReleaseStatus.ERROR, error=message[:4000], finished_at=timezone.now(), progress={"phase": "error"})
