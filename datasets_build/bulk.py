@@ -14,13 +14,18 @@ into the same ``jsonb`` as Django's ``json.dumps`` text). Anything else goes thr
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 from django.db import DEFAULT_DB_ALIAS, connections, models
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
+
+if TYPE_CHECKING:
+    from psycopg import Copy
 
 M = TypeVar("M", bound=models.Model)
 
@@ -95,10 +100,19 @@ def insert(model: type[M], objs: Sequence[M]) -> list[M]:
         for obj, (pk,) in zip(objs, cursor.fetchall(), strict=True):
             obj.pk = pk
         columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-        with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+        with copy_from_stdin(cursor, f"COPY {table} ({columns}) FROM STDIN") as copy:
             for obj in objs:
                 copy.write_row([convert(obj) for convert in converters])
     for obj in objs:
         obj._state.adding = False
         obj._state.db = connection.alias
     return list(objs)
+
+
+@contextmanager
+def copy_from_stdin(cursor: CursorWrapper, statement: str) -> Iterator[Copy]:
+    """``COPY … FROM STDIN`` through the driver's cursor, whose errors Django does not translate: raise them
+    as Django's, so that a connection lost mid-``COPY`` is the ``OperationalError`` the jobs retry on (and
+    Django knows the connection is broken) rather than an unknown error that fails the job for good."""
+    with cursor.db.wrap_database_errors, cursor.cursor.copy(statement) as copy:
+        yield copy

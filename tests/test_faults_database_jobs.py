@@ -153,6 +153,36 @@ def test_import_that_loses_the_database_before_committing_is_retried_and_imports
     assert len(calls) == 2 and Item.objects.filter(project=project).count() == 250
 
 
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_import_that_loses_the_database_during_a_copy_is_retried_and_imports_once(api, make_project, settings,
+                                                                                 tmp_path, monkeypatch,
+                                                                                 worker_semantics):
+    """The import writes by ``COPY`` through the driver's own cursor, outside Django's error translation: a
+    connection lost there must still be the ``OperationalError`` the task retries, not an unknown error that
+    leaves the job ``running`` for ever (what a live worker's cut connection ran into under load)."""
+    settings.MEDIA_ROOT = tmp_path
+    project = make_project("tc")
+    copies: list[str] = []
+    original = psycopg.Cursor.copy
+
+    def copy(self: psycopg.Cursor, statement: Any, *args: Any, **kwargs: Any) -> Any:
+        copies.append(str(statement))
+        if len(copies) == 1:
+            lose_database()
+        return original(self, statement, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Cursor, "copy", copy)
+    response = api(project.created_by).post(f"/api/projects/{project.pk}/imports/",
+                                            {"file": tc_upload(250), "format": "jsonl"}, format="multipart")
+    assert response.status_code == 202, response.content
+    job = ImportJob.objects.get(pk=response.data["id"])
+    assert job.status == ImportStatus.SUCCEEDED and job.items_written == 250, (job.status, job.message)
+    assert len(copies) > 1 and copies.count(copies[0]) == 2  # the lost COPY, then the retry's
+    assert Item.objects.filter(project=project).count() == 250
+    assert AuditEvent.objects.filter(project=project, object_type=AuditObject.IMPORT).count() == 1
+
+
 @pytest.mark.django_db(transaction=True)
 def test_import_whose_retries_are_spent_is_recorded_as_failed_with_nothing_imported(api, make_project, settings,
                                                                                    tmp_path, monkeypatch,
@@ -201,9 +231,12 @@ def test_import_whose_database_connection_is_cut_on_a_live_worker_is_retried_and
 
     cut = timezone.now()
     with connection.cursor() as cursor:
+        # The import's backend, the only one inside a transaction: other backends (another live worker's
+        # idle connection) are left alone, so that no other test inherits a cut connection.
         cursor.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                       "WHERE datname = current_database() AND pid <> pg_backend_pid()")
-        assert cursor.fetchone()[0] >= 1
+                       "WHERE datname = current_database() AND pid <> pg_backend_pid() "
+                       "AND backend_type = 'client backend' AND xact_start IS NOT NULL")
+        assert cursor.fetchone()[0] == 1
     job = wait_for_import_end(project, job)
     assert job.started_at > cut and job.finished_at - cut >= timedelta(seconds=15)  # the retry, after its countdown
     assert_imported_once(project, job)
