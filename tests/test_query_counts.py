@@ -188,3 +188,54 @@ def test_annotation_loop_query_counts(api, make_project, annotator_in) -> None:
     next_sql, _ = loop()
     assert len(next_sql) > len(NEXT_QUERIES)
     assert Assignment.objects.get(annotator=other).status == "expired"
+
+
+@pytest.mark.django_db
+def test_item_pages_do_not_grow_with_the_items_annotations(make_project, annotator_in) -> None:
+    """The review pages of one item (comparison, adjudication) with 3 and with 30 annotations and flags on it."""
+    from django.test import Client
+
+    project = make_project("tc", k=30)
+    item = services.item_create(project=project, payload={"title": "한 기사 제목"}, external_id="one")
+    client = Client()
+    client.force_login(project.created_by)
+    urls = [reverse(name, kwargs={"project_id": project.pk, "item_id": item.pk})
+            for name in ("review-item", "review-adjudicate")]
+
+    def annotate(n: int) -> dict[str, int]:
+        for _ in range(n):
+            annotator = annotator_in(project)
+            assert services.assignment_next(project=project, user=annotator).item_id == item.pk
+            services.annotation_submit(project=project, user=annotator, item_id=item.pk, payload={"label": "사회"})
+            flag = services.flag_create(item=item, user=annotator, kind="other", note="확인")
+            services.flag_resolve(flag=flag, resolution="kept", by=project.created_by)
+        counts = {url: _count(lambda url=url: client.get(url)) for url in urls}
+        assert client.get(urls[0]).content.decode().count("사회") >= item.annotations.count()
+        return counts
+
+    small = annotate(3)
+    _assert_flat(small, annotate(27))
+
+
+@pytest.mark.django_db
+def test_release_page_does_not_grow_with_its_files(make_project, tmp_path) -> None:
+    """A release's page with the files of one format and of all four (and their baseline check)."""
+    from django.test import Client
+
+    from exports import services as release_services
+    from tests.release_helpers import load_records, sample_records
+
+    project = make_project("tc")
+    load_records(project, sample_records("tc", 60))
+    client = Client()
+    client.force_login(project.created_by)
+    counts, files = {}, []
+    for version, formats in (("1.0.0", "jsonl"), ("1.1.0", "klue,jsonl,csv,parquet")):
+        release = release_services.release_build(project, version=version, seed=1, formats=formats,
+                                                 out=tmp_path / version, agreement=False)
+        assert release.status == "passed", release.error
+        files.append(release.files.count())
+        url = reverse("release-detail", kwargs={"project_id": project.pk, "release_id": release.pk})
+        counts[formats] = {"release-detail": _count(lambda url=url: client.get(url))}
+    assert files[1] > 2 * files[0], files
+    _assert_flat(counts["jsonl"], counts["klue,jsonl,csv,parquet"])
