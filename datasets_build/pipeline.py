@@ -300,18 +300,9 @@ class ImportPipeline:
         ids, self._batch_ids = self._batch_ids, set()
         if not batch:
             return
-        existing_hashes: dict[str, str] = {}
-        texts = list({p.item.content_hash for p in batch})
-        for start in range(0, len(texts), 900):
-            for other in Item.objects.filter(project=self.project, content_hash__in=texts[start:start + 900]).only(
-                    "content_hash", "payload", "external_id"):
-                existing_hashes[self._dedup_key(other)] = other.external_id
-        external_ids = [i for i in ids if i]
-        existing_ids: set[str] = set()
-        for start in range(0, len(external_ids), 900):
-            chunk = external_ids[start:start + 900]
-            existing_ids.update(Item.objects.filter(project=self.project, external_id__in=chunk)
-                                .values_list("external_id", flat=True))
+        existing_hashes = {self._dedup_key(other): other.external_id
+                           for other in self._items_with_hashes(list({p.item.content_hash for p in batch}))}
+        existing_ids = self._existing_external_ids([i for i in ids if i])
         kept = []
         for prepared in batch:
             item = prepared.item
@@ -350,6 +341,39 @@ class ImportPipeline:
         # an import must not hold megabytes of SQL text.
         reset_queries()
 
+    # PostgreSQL plans the lookups below with the statistics of before the import: the rows this import
+    # has written are not analysed yet, so a query filtering on the project and a list of values scans all
+    # of the project's rows once per batch (quadratic in the file). Each value is therefore looked up by
+    # itself through its index (a LATERAL subquery that ``OFFSET 0`` keeps from being flattened into a join).
+
+    def _items_with_hashes(self, hashes: list[str]) -> list[Item]:
+        """The project's items whose content hash is one of ``hashes`` (content hash, payload, external id)."""
+        if connection.vendor != "postgresql":
+            return [other for start in range(0, len(hashes), 900) for other in Item.objects.filter(
+                project=self.project, content_hash__in=hashes[start:start + 900]).only(
+                "content_hash", "payload", "external_id")]
+        # The content hash index alone (the project is checked on the rows found): the same text in
+        # other projects costs a few extra rows, a plan that may start from the project scans all of it.
+        return list(Item.objects.raw(
+            f"SELECT i.id, i.content_hash, i.payload, i.external_id FROM unnest(%s::text[]) AS h(hash) "
+            f"CROSS JOIN LATERAL (SELECT id, project_id, content_hash, payload, external_id FROM {_item_table()} "
+            f"WHERE content_hash = h.hash OFFSET 0) AS i WHERE i.project_id = %s", [hashes, self.project.pk]))
+
+    def _existing_external_ids(self, external_ids: list[str]) -> set[str]:
+        """Those of ``external_ids`` (none empty) that an item of the project already has."""
+        if connection.vendor != "postgresql":
+            return {found for start in range(0, len(external_ids), 900) for found in Item.objects.filter(
+                project=self.project, external_id__in=external_ids[start:start + 900]).values_list(
+                "external_id", flat=True)}
+        if not external_ids:
+            return set()
+        with connection.cursor() as cursor:
+            # ``external_id <> ''`` lets the plan use the unique (project, external id) index, which is partial.
+            cursor.execute(f"SELECT i.external_id FROM unnest(%s::text[]) AS e(id) CROSS JOIN LATERAL "
+                           f"(SELECT external_id FROM {_item_table()} WHERE project_id = %s AND external_id = e.id "
+                           f"AND external_id <> '' OFFSET 0) AS i", [external_ids, self.project.pk])
+            return {row[0] for row in cursor.fetchall()}
+
     def _user(self, annotator: str) -> User:
         name = annotator or CORPUS_ANNOTATOR
         user = self._users.get(name)
@@ -381,7 +405,9 @@ class ImportPipeline:
             for other_id in set().union(*shared):
                 if other_id == pk or (pk, other_id) in pairs:
                     continue
-                other = by_id[other_id]
+                other = by_id.get(other_id)
+                if other is None:
+                    continue  # a band left by an item deleted with raw SQL (the rows have no foreign key)
                 if item.group_key and item.group_key == other[0].group_key:
                     continue  # one passage, several questions: the same group stays in one split anyway
                 score = dedup.similarity(signature, other[1])
@@ -405,10 +431,17 @@ class ImportPipeline:
         with connection.cursor() as cursor:
             # Raw SQL: thousands of integer parameters per batch cost more through the ORM than the query.
             if connection.vendor == "postgresql":
-                # One array literal instead of thousands of bound parameters (psycopg adapts each one).
-                cursor.execute(f"SELECT key, item_id FROM {table} WHERE project_id = %s AND key = ANY(%s::bigint[])",
-                               [self.project.pk, "{" + ",".join(map(str, all_keys)) + "}"])
+                # One array literal instead of thousands of bound parameters (psycopg adapts each one), each
+                # key looked up through the (project, key) index (see _items_with_hashes). The estimated cost
+                # of thousands of index probes would make PostgreSQL JIT-compile the query on every call
+                # (jit is on by default), which costs more than running it: off for this statement.
+                cursor.execute("SELECT current_setting('jit'), set_config('jit', 'off', true)")
+                jit = cursor.fetchone()[0]
+                cursor.execute(f"SELECT k.key, b.item_id FROM unnest(%s::bigint[]) AS k(key) CROSS JOIN LATERAL "
+                               f"(SELECT item_id FROM {table} WHERE project_id = %s AND key = k.key OFFSET 0) AS b",
+                               ["{" + ",".join(map(str, all_keys)) + "}", self.project.pk])
                 rows = cursor.fetchall()
+                cursor.execute("SELECT set_config('jit', %s, true)", [jit])
             else:
                 rows = []
                 for start in range(0, len(all_keys), 900):
@@ -451,6 +484,10 @@ class ImportPipeline:
             "near_duplicates": self._near,
             "pii_policy": self.policy.actions,
         }
+
+
+def _item_table() -> str:
+    return connection.ops.quote_name(Item._meta.db_table)
 
 
 def _refresh_tokens(before: list[Any], after: list[Any]) -> None:
