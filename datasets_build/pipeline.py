@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection, connections, reset_queries, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
@@ -344,18 +345,16 @@ class ImportPipeline:
         the importer by :meth:`_Writer.wait`."""
         with transaction.atomic():
             items = bulk.insert(Item, [p.item for p in kept])
-            # Ids rather than instances for the foreign keys: the related-object setters cost more than the rest.
-            annotations = [
-                Annotation(item_id=item.pk, annotator_id=self._user(who).pk, stage=stage, payload=payload,
-                           imported=True)
+            annotations = bulk.insert_values(Annotation, [
+                {"item_id": item.pk, "annotator_id": self._user(who).pk, "stage": stage, "payload": payload,
+                 "imported": True}
                 for item, p in zip(items, kept, strict=True) for who, stage, payload in p.annotations
-            ]
-            bulk.insert(Annotation, annotations)
-            bulk.insert(Flag, [Flag(item_id=item.pk, user_id=None, kind=kind, note=note)
-                               for item, p in zip(items, kept, strict=True) for kind, note in p.flags])
+            ])
+            bulk.insert_values(Flag, [{"item_id": item.pk, "user_id": None, "kind": kind, "note": note}
+                                      for item, p in zip(items, kept, strict=True) for kind, note in p.flags])
             self._index_near_duplicates(items)
         self.outcome.items += len(items)
-        self.outcome.annotations += len(annotations)
+        self.outcome.annotations += annotations
         self.outcome.progress.written = self.outcome.items
         # With DEBUG on (the embedded default) Django keeps the last 9,000 queries, bulk inserts included;
         # an import must not hold megabytes of SQL text.
@@ -420,7 +419,13 @@ class ImportPipeline:
         by_id.update(zip((o.pk for o in others), zip(
             others, dedup.signatures(self.task.item_text(o.payload) for o in others), strict=True), strict=True))
         pairs: dict[tuple[int, int], float] = {}
+        # Keys that an earlier item holds too (one of the project's, or another of this batch): an item with
+        # none of them has no candidate and none of its keys can be another's, so it is skipped.
+        batch_keys, counts = np.unique(np.array(keys, dtype=np.int64), return_counts=True)
+        shared_keys = set(batch_keys[counts > 1].tolist()).union(candidates)
         for pk, item, signature, item_keys in zip(ids, items, signatures, keys, strict=True):
+            if shared_keys.isdisjoint(item_keys):
+                continue
             shared = [candidates[k] for k in item_keys if k in candidates]
             for other_id in set().union(*shared):
                 if other_id == pk or (pk, other_id) in pairs:

@@ -269,3 +269,30 @@ def test_a_database_error_while_writing_reaches_the_caller_and_nothing_stays(tmp
         items_import(project, path, "jsonl")
     assert nothing_written(project)
     assert calls["items"] == 2  # the batches after the failing one were not written
+
+
+@pytest.mark.django_db
+def test_rows_written_without_instances_equal_rows_bulk_created(make_project):
+    """``bulk.insert_values`` (COPY of plain values, the fields' defaults filled in) writes what
+    ``bulk_create`` of model instances writes, for the importer's annotations and flags."""
+    from datasets_build import bulk
+
+    project = make_project("tc")
+    corpus = User.objects.create(username="corpus:a", is_imported=True)
+    first, second = (Item.objects.create(project=project, payload={"title": t}, content_hash=t) for t in "ab")
+    label = {"label": "사회", "note": [1.5, None, "큰 \"따옴표\"\t탭"]}
+
+    def rows(item: Item) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        return ([{"item_id": item.pk, "annotator_id": corpus.pk, "stage": "label", "payload": label, "imported": True}],
+                [{"item_id": item.pk, "user_id": None, "kind": "pii", "note": "PII detected: phone ×1"}])
+
+    annotations, flags = rows(first)
+    assert bulk.insert_values(Annotation, annotations) == 1 and bulk.insert_values(Flag, flags) == 1
+    annotations, flags = rows(second)
+    Annotation.objects.bulk_create([Annotation(**row) for row in annotations])
+    Flag.objects.bulk_create([Flag(**row) for row in flags])
+    skip = {"id", "item", "created_at", "updated_at"}
+    for model in (Annotation, Flag):
+        written = [{f.attname: getattr(row, f.attname) for f in model._meta.concrete_fields if f.name not in skip}
+                   for row in model.objects.filter(item__project=project).order_by("item_id")]
+        assert len(written) == 2 and written[0] == written[1]
