@@ -121,6 +121,8 @@ def _copy(model: type[models.Model], objs: Sequence[Any], connection: BaseDataba
         for obj, (pk,) in zip(objs, cursor.fetchall(), strict=True):
             setattr(obj, pk_attname, pk)
         columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-        with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+        # psycopg's own cursor for COPY: its errors are turned into Django's as a query's are (a lost
+        # connection must be django.db's OperationalError, which the jobs retry).
+        with connection.wrap_database_errors, cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
             for obj in objs:
                 copy.write_row([convert(obj) for convert in converters])

@@ -487,7 +487,8 @@ class ImportPipeline:
         project = self.project.pk
         with connection.cursor() as cursor:
             if connection.vendor == "postgresql":
-                with cursor.cursor.copy(f"COPY {table} (project_id, item_id, key) FROM STDIN") as copy:
+                with connection.wrap_database_errors, cursor.cursor.copy(  # psycopg's errors as Django's (bulk.py)
+                        f"COPY {table} (project_id, item_id, key) FROM STDIN") as copy:
                     copy.write("".join(f"{project}\t{pk}\t{key}\n" for pk, item_keys in zip(ids, keys, strict=True)
                                        for key in item_keys))
             else:
