@@ -47,7 +47,7 @@ from .screening import screen_text
 FORMATS = ("klue", "jsonl", "csv")
 DUPLICATE_POLICIES = ("skip", "refuse")
 #: Records per written batch: larger batches spread the per-batch queries thinner (1,000 cost ~5–8 % less CPU
-#: than 500 at 25,000 records) but hold more in memory (peak RSS ~+15 MB); memory stays bounded by it.
+#: than 500 at 25,000 records) but hold more in memory (peak RSS ~+20 MB); memory stays bounded by it.
 BATCH_SIZE = 1000
 #: The annotator name of a corpus label without an annotator id (task types use ``""``).
 CORPUS_ANNOTATOR = "corpus"
