@@ -65,10 +65,17 @@ class MinHashBand(models.Model):
 
     Keeping the bands in the database (not an in-memory LSH index) is what lets imports find near
     duplicates against the whole project with memory that does not grow with the corpus.
+
+    Ten rows per imported item, so the rows carry no database foreign keys: their deferred checks at
+    commit and the extra indexes cost the server more than the rest of the import (docs/performance.md).
+    Deleting a project or an item still deletes its bands — Django's deletion collector cascades through
+    these relations (the project's by ``(project, key)``, an item's by the ``item`` index) — and the importer
+    only writes bands for the items it has just inserted in the same transaction.
     """
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+", db_constraint=False,
+                                db_index=False)  # the (project, key) index serves it
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+", db_constraint=False)
     key = models.BigIntegerField()
 
     class Meta:

@@ -11,6 +11,7 @@ import pytest
 from datasketch import MinHash
 
 from annotation.models import Item
+from annotation.services import project_delete
 from datasets_build import dedup
 from datasets_build.models import MinHashBand, NearDuplicate
 from datasets_build.selectors import near_duplicate_groups
@@ -79,3 +80,34 @@ def test_the_threshold_is_a_setting(tmp_path, make_project, settings):
     project = make_project("tc")
     result = items_import(project, write(tmp_path / "a.jsonl", [BASE, BASE.replace("쉽게", "금방")]), "jsonl")
     assert result.summary["near_duplicates"] == 0
+
+
+@pytest.mark.django_db
+def test_bands_go_with_their_item_and_project(tmp_path, make_project):
+    """Band rows carry no database foreign keys (docs/performance.md): Django's deletion still removes them
+    with their item and with their project, and a later import is not confused by the gap."""
+    project, other = make_project("tc"), make_project("tc")
+    items_import(project, write(tmp_path / "a.jsonl", [BASE, "완전히 다른 두 번째 기사의 제목입니다 정말로"]), "jsonl")
+    items_import(other, write(tmp_path / "b.jsonl", [BASE]), "jsonl")
+    first = Item.objects.get(project=project, payload__title=BASE)
+    first.delete()
+    assert not MinHashBand.objects.filter(item_id=first.pk).exists()
+    assert MinHashBand.objects.filter(project=project).count() == dedup.BANDS
+    result = items_import(project, write(tmp_path / "c.jsonl", [BASE + "!"]), "jsonl")
+    assert result.items == 1 and result.summary["near_duplicates"] == 0  # the deleted item is not a candidate
+    project_delete(project=project)
+    assert not MinHashBand.objects.filter(project_id=project.pk).exists()
+    assert MinHashBand.objects.filter(project=other).count() == dedup.BANDS
+
+
+@pytest.mark.django_db
+def test_existing_items_are_found_by_hash_and_external_id_in_this_project_only(tmp_path, make_project):
+    """The per-value lookups of the import (content hash, external id) see this project's items, not another's."""
+    project, other = make_project("tc"), make_project("tc")
+    items_import(other, write(tmp_path / "a.jsonl", [BASE]), "jsonl")
+    again = items_import(project, write(tmp_path / "a.jsonl", [BASE]), "jsonl")
+    assert again.items == 1 and again.summary["duplicates_skipped"] == 0
+    duplicate = items_import(project, write(tmp_path / "b.jsonl", [BASE]), "jsonl")
+    assert duplicate.items == 0 and duplicate.summary["duplicates_skipped"] == 1
+    same_id = items_import(project, write(tmp_path / "a.jsonl", ["다른 제목의 새 기사입니다"]), "jsonl")
+    assert same_id.items == 0 and "already exists" in same_id.errors[0]["message"]

@@ -105,21 +105,21 @@ def test_a_job_interrupted_mid_import_leaves_nothing_and_reruns_cleanly(make_pro
                                      file_name="tc.jsonl", fmt="jsonl", user=project.created_by)
     from datasets_build import pipeline
 
-    original = pipeline.ImportPipeline._flush
+    original = pipeline.ImportPipeline._write  # a batch's writing (on the writer thread on PostgreSQL)
     calls = {"n": 0}
 
-    def crash_after_writing(self):
-        original(self)
+    def crash_after_writing(self, kept):
+        original(self, kept)
         calls["n"] += 1
         if calls["n"] == 1 and self.outcome.items:
             raise SystemExit("worker killed")
 
-    monkeypatch.setattr(pipeline.ImportPipeline, "_flush", crash_after_writing)
+    monkeypatch.setattr(pipeline.ImportPipeline, "_write", crash_after_writing)
     with pytest.raises(SystemExit):
         services.import_job_run(job.pk)
     assert not Item.objects.filter(project=project).exists()
     assert ImportJob.objects.get(pk=job.pk).status == ImportStatus.RUNNING
-    monkeypatch.setattr(pipeline.ImportPipeline, "_flush", original)
+    monkeypatch.setattr(pipeline.ImportPipeline, "_write", original)
     assert services.import_job_run(job.pk).status == ImportStatus.SUCCEEDED
     assert Item.objects.filter(project=project).count() == 40
 
