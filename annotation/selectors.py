@@ -291,13 +291,16 @@ def _has_key(column: str, key: str) -> tuple[str, str]:
     return f"JSON_TYPE({column}, %s) IS NOT NULL", compile_json_path([key])
 
 
-def queue_candidate(project: Project, user: User, stage: str, *, lock: bool = False) -> Candidate | None:
+def queue_candidate(project: Project, user: User, stage: str, *, lock: bool = False,
+                    slot_id: int | None = None) -> Candidate | None:
     """The take's next candidate: the same rules as :func:`eligible_items`, read from the maintained counter.
 
     ``QueueSlot.live`` counts leases not yet marked expired, so callers expire leases first. Ordered
     closest-to-completion first, or by ``priority`` (highest first, unset last) when the project's
     ``options["queue_order"]`` is ``"uncertainty"``; either order is an index range scan. ``lock`` (inside a
-    transaction) locks the slot row ``FOR UPDATE SKIP LOCKED`` where the database can.
+    transaction) locks the slot row ``FOR UPDATE SKIP LOCKED`` where the database can. ``slot_id`` reads only
+    that slot, and a lock then waits for it instead of passing it over (one row: waiting for several, locked
+    in orders that differ between snapshots, deadlocks).
     """
     stages = project.task.stages
     index = [s.name for s in stages].index(stage)
@@ -310,6 +313,9 @@ def queue_candidate(project: Project, user: User, stage: str, *, lock: bool = Fa
     params: list[Any] = [user.pk, stage,  # the select list's subquery
                          project.pk, stage, project.annotations_needed(stage), *ANNOTATABLE_SCREENING,
                          FlagResolution.OPEN.value, user.pk, stage, AssignmentStatus.EXPIRED.value]
+    if slot_id is not None:
+        where.append("s.id = %s")
+        params.append(slot_id)
     if stages[index].done_marker:  # a writing stage: items that already carry the text (e.g. imported) skip it
         condition, key = _has_key("i.payload", stages[index].done_marker)
         where.append(f"NOT ({condition})")
@@ -330,14 +336,14 @@ def queue_candidate(project: Project, user: User, stage: str, *, lock: bool = Fa
            f" FROM {_SLOT} s JOIN {_ITEM} i ON i.id = s.item_id WHERE {' AND '.join(where)}"
            f" ORDER BY {order} LIMIT 1")
     if lock and connection.features.has_select_for_update_skip_locked:
-        sql += " FOR UPDATE OF s SKIP LOCKED"
+        sql += " FOR UPDATE OF s" if slot_id is not None else " FOR UPDATE OF s SKIP LOCKED"
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
     if row is None:
         return None
-    slot_id, item_id, payload, is_gold_check, screening_status, expired_own = row
-    return Candidate(slot_id=slot_id, item=_item(item_id, project, payload, is_gold_check, screening_status),
+    found, item_id, payload, is_gold_check, screening_status, expired_own = row
+    return Candidate(slot_id=found, item=_item(item_id, project, payload, is_gold_check, screening_status),
                      expired_own=expired_own)
 
 

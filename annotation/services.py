@@ -313,23 +313,46 @@ def assignment_next(*, project: Project, user: User, access: ProjectAccess | Non
         assignment = _take(project, user, stage)
         # Slots are created lazily. Items without one are newer than every slot, and a new slot holds no
         # place, so it would sort after every existing candidate: creating them only when the take finds
-        # nothing hands out the same item, without a slot query on every take.
-        if assignment is None and queue_slots_ensure(project, stage):
+        # nothing hands out the same item, without a slot query on every take. Take again even when this
+        # call created none: another request may have created them since this take looked.
+        if assignment is None:
+            queue_slots_ensure(project, stage)
             assignment = _take(project, user, stage)
         if assignment is not None:
             return assignment
     return None
 
 
+#: How often a take looks again after its candidate filled up under it (another take got the last place).
+_TAKE_ATTEMPTS = 20
+
+
 def _take(project: Project, user: User, stage: str) -> Assignment | None:
-    """Lease the first candidate of one stage to the user (four queries), or ``None``."""
+    """Lease the first candidate of one stage to the user (four queries), or ``None`` when no slot of the
+    stage has a free place for them.
+
+    The take passes over slots other requests hold locked (``SKIP LOCKED``: parallel takes spread over the
+    candidates instead of queueing on the first). When it finds none that way, a read without locks tells
+    whether a locked slot still has a place (its holder may be a take leaving one free, or a skip giving one
+    back); the take then waits for that slot alone. So "nothing left" never means "the free places were
+    busy", which turned annotators away while items still needed them.
+    """
     needed = project.annotations_needed(stage)
     arm = initial_arm(project, stage)
-    for _attempt in range(5):
+    wait_for: int | None = None
+    for _attempt in range(_TAKE_ATTEMPTS):
         with transaction.atomic():
-            candidate = queue_candidate(project, user, stage, lock=True)
+            candidate = queue_candidate(project, user, stage, lock=True, slot_id=wait_for)
             if candidate is None:
-                return None
+                if wait_for is None:
+                    busy = queue_candidate(project, user, stage)
+                    if busy is None:
+                        return None
+                    wait_for = busy.slot_id
+                else:  # it filled up while we waited; look for another
+                    wait_for = None
+                continue
+            wait_for = None
             item = candidate.item
             held = Assignment.objects.filter(item_id=item.pk, stage=stage, status__in=SLOT_HOLDING).count()
             if held >= needed:  # the counter drifted (it never should); correct it, try the next one
@@ -348,7 +371,7 @@ def _take(project: Project, user: User, stage: str) -> Assignment | None:
                 assignment.save(update_fields=["status", "lease_expires_at", "updated_at"])
             QueueSlot.objects.filter(pk=candidate.slot_id).update(live=held + 1)
             return assignment
-    return None
+    raise ServiceError("the queue is busy; ask again", code="conflict")
 
 
 @transaction.atomic
