@@ -59,7 +59,15 @@ class ProjectAccess:
 
     role: str | None
     guideline_id: int | None
+    guideline_version: int | None
     acknowledged: bool
+
+    def guideline(self) -> Guideline | None:
+        """The current guideline with its id and version loaded (the other fields deferred), so that an
+        annotation recording it can name its version without another query."""
+        if self.guideline_id is None:
+            return None
+        return Guideline.from_db(connection.alias, ["id", "version"], [self.guideline_id, self.guideline_version])
 
 
 # The queries below run on every API request or every take. They are written in SQL because building the
@@ -76,13 +84,13 @@ def _is_row_id(value: int) -> bool:
     return -(2**63) <= value < 2**63
 
 
+# At most one current guideline per project (a unique constraint), so the join yields at most one row.
 _ACCESS_SQL = f"""
 SELECT p.*,
   (SELECT m.role FROM {_MEMBERSHIP} m WHERE m.project_id = p.id AND m.user_id = %s) AS access_role,
-  (SELECT g.id FROM {_GUIDELINE} g WHERE g.project_id = p.id AND g.is_current) AS access_guideline,
-  EXISTS (SELECT 1 FROM {_ACK} a JOIN {_GUIDELINE} g ON g.id = a.guideline_id
-          WHERE a.user_id = %s AND g.project_id = p.id AND g.is_current) AS access_acknowledged
-FROM {_PROJECT} p WHERE p.id = %s
+  g.id AS access_guideline, g.version AS access_guideline_version,
+  EXISTS (SELECT 1 FROM {_ACK} a WHERE a.user_id = %s AND a.guideline_id = g.id) AS access_acknowledged
+FROM {_PROJECT} p LEFT JOIN {_GUIDELINE} g ON g.project_id = p.id AND g.is_current WHERE p.id = %s
 """
 
 
@@ -99,7 +107,7 @@ def project_with_access(project_id: int, user: User) -> tuple[Project, ProjectAc
     elif user.is_superuser:
         role = "superuser"
     guideline = project.access_guideline
-    return project, ProjectAccess(role=role, guideline_id=guideline,
+    return project, ProjectAccess(role=role, guideline_id=guideline, guideline_version=project.access_guideline_version,
                                   acknowledged=bool(project.access_acknowledged) or guideline is None)
 
 

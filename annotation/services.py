@@ -421,7 +421,8 @@ def annotation_submit(
         )
     except PayloadError as error:
         raise ServiceError(error.message, field=f"payload.{error.field}" if error.field else "payload") from None
-    fields = {"payload": normalised, "guideline_id": (access or access_to(project, user)).guideline_id,
+    # The guideline with its version loaded: the response names the version without fetching it.
+    fields = {"payload": normalised, "guideline": (access or access_to(project, user)).guideline(),
               "seconds_spent": seconds_spent, **submission_fields(assignment, normalised, project)}
     # The assignment lock serialises this user's submissions of the item, so read-then-write is safe here.
     annotation = Annotation.objects.filter(item=item, annotator=user, stage=assignment.stage).first()
