@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from .models import (
     ANNOTATABLE_SCREENING,
+    SLOT_HOLDING,
     UNSET_PRIORITY_LAST,
     Annotation,
     Assignment,
@@ -376,6 +377,24 @@ def assignment_to_submit(project: Project, user: User, item_id: int, stage: str 
         assignment.item = _item(assignment.item_id, project, assignment.item_payload, assignment.item_is_gold_check,
                                 assignment.item_screening_status)
     return assignment
+
+
+_HOLDING_SQL = f"SELECT count(*) FROM {_ASSIGNMENT} WHERE item_id = %s AND stage = %s AND status IN (%s, %s)"
+
+
+def places_held(item_id: int, stage: str) -> int:
+    """How many assignments hold a place for the item in the stage (leased or submitted): the take's recount."""
+    with connection.cursor() as cursor:
+        cursor.execute(_HOLDING_SQL, [item_id, stage, *(status.value for status in SLOT_HOLDING)])
+        return int(cursor.fetchone()[0])
+
+
+_ANNOTATION_OF_SQL = f"SELECT * FROM {_ANNOTATION} WHERE item_id = %s AND annotator_id = %s AND stage = %s"
+
+
+def annotation_of(item_id: int, user: User, stage: str) -> Annotation | None:
+    """The caller's annotation of the item in the stage, if any (at most one: a unique constraint)."""
+    return next(iter(Annotation.objects.raw(_ANNOTATION_OF_SQL, [item_id, user.pk, stage])), None)
 
 
 def _item(item_id: int, project: Project, payload: Any, is_gold_check: Any, screening_status: str) -> Item:

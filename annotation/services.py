@@ -44,8 +44,10 @@ from .models import (
 from .selectors import (
     ProjectAccess,
     access_to,
+    annotation_of,
     assignment_to_submit,
     current_guideline,
+    places_held,
     queue_candidate,
     queue_state,
 )
@@ -354,7 +356,7 @@ def _take(project: Project, user: User, stage: str) -> Assignment | None:
                 continue
             wait_for = None
             item = candidate.item
-            held = Assignment.objects.filter(item_id=item.pk, stage=stage, status__in=SLOT_HOLDING).count()
+            held = places_held(item.pk, stage)
             if held >= needed:  # the counter drifted (it never should); correct it, try the next one
                 QueueSlot.objects.filter(pk=candidate.slot_id).update(live=held)
                 continue
@@ -425,7 +427,7 @@ def annotation_submit(
     fields = {"payload": normalised, "guideline": (access or access_to(project, user)).guideline(),
               "seconds_spent": seconds_spent, **submission_fields(assignment, normalised, project)}
     # The assignment lock serialises this user's submissions of the item, so read-then-write is safe here.
-    annotation = Annotation.objects.filter(item=item, annotator=user, stage=assignment.stage).first()
+    annotation = annotation_of(item.pk, user, assignment.stage)
     created = annotation is None
     before = None if annotation is None else annotation.payload
     if annotation is None:
