@@ -88,7 +88,6 @@ def _is_row_id(value: int) -> bool:
     return -(2**63) <= value < 2**63
 
 
-# At most one current guideline per project (a unique constraint), so the join yields at most one row.
 def columns(model: type[Model], alias: str) -> str:
     """The model's concrete columns in field order, for SQL whose rows :func:`fetch_instance` turns into
     instances."""
@@ -122,6 +121,7 @@ def fetch_instance(model: type[M], sql: str, params: list[Any]) -> tuple[M, tupl
     return model.from_db(connection.alias, [field.attname for field in fields], values), tuple(row[len(fields):])
 
 
+# At most one current guideline per project (a unique constraint), so the join yields at most one row.
 _ACCESS_SQL = f"""
 SELECT {columns(Project, "p")},
   (SELECT m.role FROM {_MEMBERSHIP} m WHERE m.project_id = p.id AND m.user_id = %s) AS access_role,
