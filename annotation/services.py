@@ -44,8 +44,10 @@ from .models import (
 from .selectors import (
     ProjectAccess,
     access_to,
+    annotation_of,
     assignment_to_submit,
     current_guideline,
+    places_held,
     queue_candidate,
     queue_state,
 )
@@ -313,25 +315,48 @@ def assignment_next(*, project: Project, user: User, access: ProjectAccess | Non
         assignment = _take(project, user, stage)
         # Slots are created lazily. Items without one are newer than every slot, and a new slot holds no
         # place, so it would sort after every existing candidate: creating them only when the take finds
-        # nothing hands out the same item, without a slot query on every take.
-        if assignment is None and queue_slots_ensure(project, stage):
+        # nothing hands out the same item, without a slot query on every take. Take again even when this
+        # call created none: another request may have created them since this take looked.
+        if assignment is None:
+            queue_slots_ensure(project, stage)
             assignment = _take(project, user, stage)
         if assignment is not None:
             return assignment
     return None
 
 
+#: How often a take looks again after its candidate filled up under it (another take got the last place).
+_TAKE_ATTEMPTS = 20
+
+
 def _take(project: Project, user: User, stage: str) -> Assignment | None:
-    """Lease the first candidate of one stage to the user (four queries), or ``None``."""
+    """Lease the first candidate of one stage to the user (four queries), or ``None`` when no slot of the
+    stage has a free place for them.
+
+    The take passes over slots other requests hold locked (``SKIP LOCKED``: parallel takes spread over the
+    candidates instead of queueing on the first). When it finds none that way, a read without locks tells
+    whether a locked slot still has a place (its holder may be a take leaving one free, or a skip giving one
+    back); the take then waits for that slot alone. So "nothing left" never means "the free places were
+    busy", which turned annotators away while items still needed them.
+    """
     needed = project.annotations_needed(stage)
     arm = initial_arm(project, stage)
-    for _attempt in range(5):
+    wait_for: int | None = None
+    for _attempt in range(_TAKE_ATTEMPTS):
         with transaction.atomic():
-            candidate = queue_candidate(project, user, stage, lock=True)
+            candidate = queue_candidate(project, user, stage, lock=True, slot_id=wait_for)
             if candidate is None:
-                return None
+                if wait_for is None:
+                    busy = queue_candidate(project, user, stage)
+                    if busy is None:
+                        return None
+                    wait_for = busy.slot_id
+                else:  # it filled up while we waited; look for another
+                    wait_for = None
+                continue
+            wait_for = None
             item = candidate.item
-            held = Assignment.objects.filter(item_id=item.pk, stage=stage, status__in=SLOT_HOLDING).count()
+            held = places_held(item.pk, stage)
             if held >= needed:  # the counter drifted (it never should); correct it, try the next one
                 QueueSlot.objects.filter(pk=candidate.slot_id).update(live=held)
                 continue
@@ -348,7 +373,7 @@ def _take(project: Project, user: User, stage: str) -> Assignment | None:
                 assignment.save(update_fields=["status", "lease_expires_at", "updated_at"])
             QueueSlot.objects.filter(pk=candidate.slot_id).update(live=held + 1)
             return assignment
-    return None
+    raise ServiceError("the queue is busy; ask again", code="conflict")
 
 
 @transaction.atomic
@@ -398,10 +423,11 @@ def annotation_submit(
         )
     except PayloadError as error:
         raise ServiceError(error.message, field=f"payload.{error.field}" if error.field else "payload") from None
-    fields = {"payload": normalised, "guideline_id": (access or access_to(project, user)).guideline_id,
+    # The guideline with its version loaded: the response names the version without fetching it.
+    fields = {"payload": normalised, "guideline": (access or access_to(project, user)).guideline(),
               "seconds_spent": seconds_spent, **submission_fields(assignment, normalised, project)}
     # The assignment lock serialises this user's submissions of the item, so read-then-write is safe here.
-    annotation = Annotation.objects.filter(item=item, annotator=user, stage=assignment.stage).first()
+    annotation = annotation_of(item.pk, user, assignment.stage)
     created = annotation is None
     before = None if annotation is None else annotation.payload
     if annotation is None:

@@ -152,10 +152,10 @@ def test_pages_do_not_grow_with_rows(scenario: Scenario) -> None:
 NEXT_QUERIES = ["token", "project", "queue state", "savepoint", "candidate", "recount", "assignment", "counter",
                 "release"]
 #: ``POST annotations/``: token, project, then in a transaction the assignment (locked, with its item), the
-#: previous annotation, the annotation, the audit event, the assignment's status; then the guideline the
-#: response names.
+#: previous annotation, the annotation, the audit event, the assignment's status. The guideline version the
+#: response names was read with the project.
 SUBMIT_QUERIES = ["token", "project", "savepoint", "assignment", "previous", "annotation", "audit", "status",
-                  "release", "guideline"]
+                  "release"]
 
 
 @pytest.mark.django_db
@@ -175,6 +175,7 @@ def test_annotation_loop_query_counts(api, make_project, annotator_in) -> None:
             submitted = client.post(submit_url, {"item": response.json()["item"]["id"], "payload": {"label": "사회"}},
                                     format="json")
         assert submitted.status_code == 201, submitted.content
+        assert submitted.json()["guideline_version"] == project.guidelines.get(is_current=True).version
         return [q["sql"] for q in next_queries], [q["sql"] for q in submit_queries]
 
     loop()  # the project's first take creates its queue slots

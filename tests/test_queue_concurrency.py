@@ -13,10 +13,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.db import connection, connections
+from django.db import connection, connections, transaction
 
 from annotation import services
 from annotation.models import SLOT_HOLDING, Annotation, Assignment, Project, QueueSlot, Role, User
+from annotation.selectors import eligible_items
 from tests.conftest import is_postgres
 
 pytestmark = [
@@ -133,14 +134,43 @@ def test_thirty_two_clients_with_skips_never_exceed_k(make_project, make_user) -
     received: dict[int, list[tuple[int, str]]] = defaultdict(list)
     errors: list[BaseException] = []
     barrier = threading.Barrier(len(users))
+    # "Nothing left" is right while the last places are held by other clients' leases, and a skip gives such
+    # a place back afterwards; so a client told "nothing left" asks again if a skip began or ended while it
+    # asked (an annotator would reload). Otherwise the answer is final, and checkable: without a skip, places
+    # are only taken, so an item still free for the client now was free when it asked. The queue once
+    # answered "nothing left" while the free places were locked by other requests, leaving items short of k.
+    skips = threading.Condition()
+    skip_events = skips_running = 0
+
+    def skip(assignment: Assignment) -> None:
+        nonlocal skip_events, skips_running
+        with skips:
+            skip_events, skips_running = skip_events + 1, skips_running + 1
+        try:
+            services.assignment_skip(assignment=assignment, reason="동시성")
+        finally:
+            with skips:
+                skip_events, skips_running = skip_events + 1, skips_running - 1
+                skips.notify_all()
 
     def run(user: User) -> None:
         try:
             barrier.wait()
-            while (assignment := services.assignment_next(project=project, user=user)) is not None:
+            while True:
+                with skips:
+                    events_before = skip_events
+                assignment = services.assignment_next(project=project, user=user)
+                if assignment is None:
+                    with skips:  # held while checking: no skip can start meanwhile
+                        if skip_events == events_before and not skips_running:
+                            free = list(eligible_items(project, user, "label").values_list("id", flat=True))
+                            assert not free, f"annotator {user.pk} was told nothing is left; free: {free}"
+                            return
+                        skips.wait_for(lambda: not skips_running)
+                    continue
                 received[user.pk].append((assignment.item_id, assignment.stage))
                 if (assignment.item_id + user.pk) % 5 == 0:
-                    services.assignment_skip(assignment=assignment, reason="동시성")
+                    skip(assignment)
                 else:
                     services.annotation_submit(project=project, user=user, item_id=assignment.item_id,
                                                payload={"label": "사회"})
@@ -159,3 +189,32 @@ def test_thirty_two_clients_with_skips_never_exceed_k(make_project, make_user) -
     assert_queue_invariants(project, received)
     counts = Counter(Annotation.objects.filter(item__project=project).values_list("item_id", flat=True))
     assert len(counts) == 60 and set(counts.values()) == {3}  # skipped places were filled by others
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_locked_slot_with_a_free_place_is_waited_for_not_passed_over(make_project, make_user) -> None:
+    """The take passes over slots other requests hold locked (SKIP LOCKED); when that leaves nothing, it
+    waits for a locked slot that still has a place instead of answering "nothing left"."""
+    project = make_project("tc", k=3)
+    item = services.item_create(project=project, payload={"title": "잠긴 자리 시험 기사"}, external_id="l-1")
+    (bob,) = annotators(project, make_user, 1)
+    services.queue_slots_ensure(project, "label")
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_the_slot() -> None:  # as a take or a skip of another request does, for a moment
+        try:
+            with transaction.atomic():
+                QueueSlot.objects.select_for_update().get(item=item, stage="label")
+                locked.set()
+                release.wait(timeout=30)
+        finally:
+            connections.close_all()
+
+    holder = threading.Thread(target=hold_the_slot)
+    holder.start()
+    assert locked.wait(timeout=30)
+    threading.Timer(0.5, release.set).start()
+    assignment = services.assignment_next(project=project, user=bob)
+    holder.join(timeout=30)
+    assert assignment is not None and assignment.item_id == item.pk
+    assert release.is_set()  # it waited for the holder

@@ -262,7 +262,8 @@ class NextItemView(ProjectScoped, APIView):
     roles = {"get": ANNOTATE}
 
     @extend_schema(responses={200: s.NextItemSerializer, 204: OpenApiResponse(description="Nothing left."),
-                              403: OpenApiResponse(description="Acknowledge the current guideline first.")})
+                              403: OpenApiResponse(description="Acknowledge the current guideline first."),
+                              409: OpenApiResponse(description="The queue is too busy right now; ask again.")})
     def get(self, request: Request, project_pk: str) -> Response:
         try:
             assignment = services.assignment_next(project=self.project, user=request.user, access=self.access)
