@@ -37,6 +37,7 @@ def workspace_strings() -> dict[str, str]:
         "draft_local": _("Draft kept in this browser (server not reachable)"),
         "draft_restored": _("Your unsaved work on this item was restored."),
         "offline_retry": _("Connection lost. Your answer is kept and will be sent again automatically."),
+        "queue_busy": _("Many annotators are asking for items at this moment; asking again…"),
         "resent": _("A submission that had not reached the server was sent."),
         "error": _("Something went wrong: %(detail)s"),
         "invalid": _("Not submitted: %(detail)s"),

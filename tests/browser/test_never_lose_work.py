@@ -181,3 +181,26 @@ def test_workspace_in_korean(page, seed) -> None:
     page.wait_for_selector(".widget[data-item]")
     settle(page)
     assert page.locator("#ws-submit").inner_text().startswith("Submit")
+
+
+def test_a_busy_queue_is_asked_again_instead_of_ending_the_session(page, seed) -> None:
+    """``next/`` answers 409 when every free place was being taken at that instant: the workspace says so and
+    asks again, rather than showing an error or "nothing left" while items still need the annotator."""
+    seeded = seed("tc")
+    calls = {"n": 0}
+
+    def busy_once(route) -> None:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            route.fulfill(status=409, content_type="application/json",
+                          body='{"detail": "the queue is busy; ask again", "code": "conflict"}')
+        else:
+            route.continue_()
+
+    page.route("**/next/", busy_once)
+    sign_in_and_acknowledge(page, seeded)
+    page.wait_for_selector(".widget[data-item]")
+    settle(page)
+    assert calls["n"] == 2
+    assert shown_item(page) == seeded.items[0].pk
+    assert not page.locator("#ws-empty").count()

@@ -248,6 +248,11 @@ async function loadNext() {
     refreshProgress();
     return;
   }
+  if (status === 409) {  // every free place was being taken at that instant: not "nothing left", ask again
+    say(T.queue_busy, "info");
+    setTimeout(loadNext, 1000);
+    return;
+  }
   if (status !== 200) {
     say(fmt(T.error, { detail: detailOf(data) }), "error");
     return;
