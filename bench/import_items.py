@@ -4,7 +4,9 @@ Workloads (full size): a 100,000-record JSONL file and a 25,000-record one, each
 Celery task path (``import_job_create`` → on commit, the ``run_import`` task → pipeline) with PII pseudonymization,
 toxicity screening, exact and near-duplicate detection on. Each file runs in its own process, so its peak
 RSS is its own; memory that does not grow with the file (100k ≈ 25k) shows the import streams.
-The task runs eagerly in the measuring process (a worker elsewhere would hide its memory).
+The task runs eagerly in the measuring process (a worker elsewhere would hide its memory). Each process
+first imports a small warm-up file into a project of its own; each size runs ``REPEATS`` times (a fresh
+process and database each) and the median run by wall time is reported, with every run's figures.
 
 Runs on the configured database (PostgreSQL when ``DATABASE_URL`` is set, else a throw-away SQLite file)
 in a test database created for the run. Generating the file is not timed.
@@ -31,6 +33,8 @@ TARGET_ITEMS_PER_SECOND = 300
 ISSUE_TARGET_ITEMS_PER_SECOND = 10_000
 #: Peak RSS of the 4× larger file may exceed the smaller one's by at most this factor.
 MEMORY_GROWTH_LIMIT = 1.25
+REPEATS = 3
+WARMUP_RECORDS = 1_000
 SYLLABLES = list("가나다라마바사아자차카타파하거너더러머버서어저처커터퍼허"
                  "고노도로모보소오조초코토포호구누두루무부수우주")
 
@@ -105,6 +109,13 @@ def run_workload(n: int) -> dict[str, Any]:
     old_name = connection.settings_dict["NAME"]
     connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
     try:
+        warmup = work / "warmup.jsonl"
+        write_corpus(warmup, WARMUP_RECORDS)
+        with warmup.open("rb") as handle:
+            import_job_create(project=project_create(name="warm-up", slug="warm-up", task_type="tc", created_by=None),
+                              upload=handle, file_name=warmup.name, fmt="jsonl", user=None, source="bench",
+                              license="CC0-1.0")
+        warmup.unlink()
         corpus = work / f"corpus-{n}.jsonl"
         write_corpus(corpus, n)
         project = project_create(name="bench", slug="bench", task_type="tc", created_by=None)
@@ -149,13 +160,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     results = []
     for n in SIZES[args.size]:
-        completed = subprocess.run([sys.executable, "-m", "bench.import_items", "--size", args.size,
-                                    "--records", str(n)], capture_output=True, text=True,
-                                   cwd=Path(__file__).resolve().parent.parent)
-        if completed.returncode != 0:
-            sys.stderr.write(completed.stderr)
-            return 1
-        result = json.loads(completed.stdout.strip().splitlines()[-1])
+        runs = []
+        for _ in range(REPEATS):
+            completed = subprocess.run([sys.executable, "-m", "bench.import_items", "--size", args.size,
+                                        "--records", str(n)], capture_output=True, text=True,
+                                       cwd=Path(__file__).resolve().parent.parent)
+            if completed.returncode != 0:
+                sys.stderr.write(completed.stderr)
+                return 1
+            runs.append(json.loads(completed.stdout.strip().splitlines()[-1]))
+        result = {**sorted(runs, key=lambda run: run["seconds"])[len(runs) // 2],
+                  "runs": [{key: run[key] for key in ("seconds", "cpu_seconds", "db_cpu_seconds", "load_average")}
+                           for run in runs],
+                  "peak_rss_mb": max(run["peak_rss_mb"] for run in runs)}
         results.append(result)
         print(json.dumps(result, ensure_ascii=False), flush=True)
     small, large = results
