@@ -7,8 +7,9 @@
 * screener — PII pseudonymization with offset remapping (:mod:`.pii`), toxicity/bias screening
   (:mod:`.screening`), exact-duplicate check (content hash);
 * writer — ``COPY`` (PostgreSQL; ``bulk_create`` elsewhere, :mod:`.bulk`) in batches inside the caller's
-  transaction, then near-duplicate indexing; on PostgreSQL a second thread writes one batch while the
-  next is prepared (:class:`_Writer`).
+  transaction, then near-duplicate indexing. (A second thread writing one batch while the next was
+  prepared gained nothing measurable: the two threads' Python shares one GIL, and the writer then waited
+  for it after every round trip — docs/performance.md.)
 
 All or nothing: after the first bad record nothing more is written, but reading and checking go on so
 the report lists every problem (up to the cap); the caller then rolls the transaction back. Memory is
@@ -21,15 +22,13 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, connection, connections, reset_queries, transaction
-from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db import connection, reset_queries, transaction
 
 from annotation.models import Annotation, Flag, FlagKind, Item, Project, ScreeningStatus, Source, User
 from annotation.services import item_build
@@ -133,19 +132,10 @@ class ImportPipeline:
         self._duplicates: list[dict[str, Any]] = []
         self._duplicate_count = 0
         self._near = 0
-        self._writer = _Writer(threaded=False)
 
     # -- driving ----------------------------------------------------------------------------------
 
     def run(self) -> PipelineOutcome:
-        self._writer = _Writer(threaded=connection.vendor == "postgresql")
-        try:
-            return self._run()
-        finally:
-            # Before the caller commits or rolls back, nothing may still be writing on the connection.
-            self._writer.close()
-
-    def _run(self) -> PipelineOutcome:
         cap = max_errors()
         outcome = self.outcome
         try:
@@ -177,7 +167,6 @@ class ImportPipeline:
             self._error(RecordError(error.record_no, error.field, error.message))
         if outcome.ok:
             self._flush()
-        self._writer.wait()
         if self.on_progress:
             self.on_progress(outcome.progress)
         outcome.summary = self._summary()
@@ -316,8 +305,6 @@ class ImportPipeline:
         ids, self._batch_ids = self._batch_ids, set()
         if not batch:
             return
-        # The earlier batches must be in the database before this one is checked against it.
-        self._writer.wait()
         existing_hashes = {self._dedup_key(other): other.external_id
                            for other in self._items_with_hashes(list({p.item.content_hash for p in batch}))}
         existing_ids = self._existing_external_ids([i for i in ids if i])
@@ -339,12 +326,11 @@ class ImportPipeline:
                 return
             kept.append(prepared)
         if kept:
-            self._writer.submit(lambda: self._write(kept))
+            self._write(kept)
 
     def _write(self, kept: list[_Prepared]) -> None:
-        """Write a checked batch: items, their annotations and flags, near-duplicate pairs and bands (on the
-        writer thread on PostgreSQL). Nothing here can be a record's error; a database error is raised to
-        the importer by :meth:`_Writer.wait`."""
+        """Write a checked batch: items, their annotations and flags, near-duplicate pairs and bands. Nothing
+        here can be a record's error; a database error goes to the caller, who rolls the import back."""
         with transaction.atomic():
             items = bulk.insert(Item, [p.item for p in kept])
             annotations = bulk.insert_values(Annotation, [
@@ -512,51 +498,6 @@ class ImportPipeline:
             "pii_policy": self.policy.actions,
         }
 
-
-class _Writer:
-    """Writes the batches of one import, on a second thread on PostgreSQL, while the importer prepares the
-    next batch: the database's work on a batch (and psycopg waiting for it, without the GIL) overlaps the
-    parsing, validation and screening of the next one.
-
-    The thread uses the importer's own connection — one transaction, so the import stays all or nothing —
-    and the two never use it at once: the importer waits (:meth:`wait`) for the batch being written before
-    it queries the database itself or hands over the next batch. At most one batch is being written and one
-    prepared, so memory stays bounded by the batch size. Elsewhere (SQLite) batches are written in place.
-    """
-
-    def __init__(self, *, threaded: bool) -> None:
-        self._pending: Future[None] | None = None
-        self._executor: ThreadPoolExecutor | None = None
-        if threaded:
-            self._connection = connections[DEFAULT_DB_ALIAS]
-            self._connection.inc_thread_sharing()
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="import-writer",
-                                                initializer=_share_connection, initargs=(self._connection,))
-
-    def submit(self, write: Callable[[], None]) -> None:
-        self.wait()
-        if self._executor is None:
-            write()
-        else:
-            self._pending = self._executor.submit(write)
-
-    def wait(self) -> None:
-        """Return once the batch handed over last is written; raise its error (a database error) if any."""
-        pending, self._pending = self._pending, None
-        if pending is not None:
-            pending.result()
-
-    def close(self) -> None:
-        """Wait for the thread to finish and stop it. An error of the last batch is not raised here: either
-        :meth:`wait` raised it already, or the importer is leaving with an error of its own."""
-        if self._executor is not None:
-            self._executor.shutdown(wait=True)
-            self._connection.dec_thread_sharing()
-            self._executor = None
-
-
-def _share_connection(shared: BaseDatabaseWrapper) -> None:
-    connections[DEFAULT_DB_ALIAS] = shared
 
 
 def _item_table() -> str:

@@ -203,46 +203,6 @@ def test_toxic_and_biased_items_need_review_and_get_flags(tmp_path, make_project
     assert result.summary["screening"] == {"bias": {"region": 1}, "toxic": {"profanity": 1}}
 
 
-def _snapshot(project: Project) -> list[tuple[Any, ...]]:
-    """What an import wrote, without ids: items, their annotations and flags, near-duplicate pairs."""
-    external = dict(Item.objects.filter(project=project).values_list("pk", "external_id"))
-    return [
-        sorted(Item.objects.filter(project=project).values_list("external_id", "payload", "content_hash",
-                                                                "screening_status", "pii_findings")),
-        sorted((external[i], p) for i, p in Annotation.objects.filter(item__project=project).values_list(
-            "item_id", "payload")),
-        sorted((external[i], k, n) for i, k, n in Flag.objects.filter(item__project=project).values_list(
-            "item_id", "kind", "note")),
-        sorted((external[a], external[b], s) for a, b, s in NearDuplicate.objects.filter(project=project)
-               .values_list("item_id", "duplicate_of_id", "similarity")),
-    ]
-
-
-@pytest.mark.django_db
-def test_the_writer_thread_writes_what_writing_in_place_writes(tmp_path, make_project, monkeypatch):
-    """Many small batches (duplicates and near duplicates across batches, PII) give the same
-    items, annotations, flags, pairs and summary whether batches are written on the writer thread (PostgreSQL)
-    or in place."""
-    from datasets_build import pipeline
-
-    monkeypatch.setattr(pipeline, "BATCH_SIZE", 3)
-    base = "호스트가 체크인 전에 자세한 안내를 보내 주셔서 처음 가는 길인데도 쉽게 찾아갈 수 있었어요"
-    titles = [base, "완전히 다른 두 번째 기사의 제목입니다", f"{base}!", "연락처 010-1234-5678 으로 문의", base,
-              "세 번째 기사 제목 메일 someone@example.com", f"{base}.", "전혀 관계없는 야구 경기 결과 기사입니다",
-              "완전히 다른 두 번째 기사의 제목입니다", "네 번째 기사"]
-    path = write_jsonl(tmp_path / "many.jsonl", [{"guid": f"g-{i}", "title": t, "label": "사회"}
-                                                 for i, t in enumerate(titles)])
-    threaded = items_import(make_project("tc"), path, "jsonl")
-    in_place_writer = pipeline._Writer
-    monkeypatch.setattr(pipeline, "_Writer", lambda threaded: in_place_writer(threaded=False))
-    in_place = items_import(make_project("tc"), path, "jsonl")
-    assert threaded.ok and threaded.items == 8 and threaded.summary["duplicates_skipped"] == 2
-    assert threaded.summary["near_duplicates"] > 0
-    assert (threaded.items, threaded.annotations, threaded.summary) == (in_place.items, in_place.annotations,
-                                                                       in_place.summary)
-    assert _snapshot(threaded.project) == _snapshot(in_place.project)
-
-
 @pytest.mark.django_db
 def test_a_database_error_while_writing_reaches_the_caller_and_nothing_stays(tmp_path, make_project, monkeypatch):
     """An error in the writing of a batch (here: the second of four) is raised to the import's caller, whose

@@ -105,7 +105,7 @@ def test_a_job_interrupted_mid_import_leaves_nothing_and_reruns_cleanly(make_pro
                                      file_name="tc.jsonl", fmt="jsonl", user=project.created_by)
     from datasets_build import pipeline
 
-    original = pipeline.ImportPipeline._write  # a batch's writing (on the writer thread on PostgreSQL)
+    original = pipeline.ImportPipeline._write  # a batch's writing
     calls = {"n": 0}
 
     def crash_after_writing(self, kept):
