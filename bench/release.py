@@ -66,10 +66,11 @@ def _server_url() -> str | None:
 
 
 def _admin(server_url: str, statement: str) -> None:
-    """CREATE / DROP DATABASE on the server (outside a transaction, as PostgreSQL requires)."""
+    """CREATE / DROP DATABASE on the server (outside a transaction, as PostgreSQL requires), connected to the
+    maintenance database ``postgres`` as Django's test-database creation is: the configured one need not exist."""
     import psycopg
 
-    with psycopg.connect(server_url, autocommit=True) as conn:
+    with psycopg.connect(server_url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
         conn.execute(statement)
 
 
