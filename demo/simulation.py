@@ -36,7 +36,7 @@ def _perturb(payload: dict[str, Any], schema: dict[str, Any], rng: random.Random
     return noisy
 
 
-def _reference(item_id: int, stage: str) -> dict[str, Any] | None:
+def reference_answer(item_id: int, stage: str) -> dict[str, Any] | None:
     """The corpus's own label for this stage (imported with the item), if any."""
     imported = Annotation.objects.filter(item_id=item_id, imported=True).order_by("id")
     same_stage = imported.filter(stage=stage).first()
@@ -61,7 +61,7 @@ def simulate_annotators(project: Project, annotators: list[User], *, seed: int, 
     for annotator in annotators:
         services.guideline_acknowledge(user=annotator, project=project)
         while (assignment := services.assignment_next(project=project, user=annotator)) is not None:
-            reference = _reference(assignment.item_id, assignment.stage)
+            reference = reference_answer(assignment.item_id, assignment.stage)
             if reference is None or rng.random() > share:
                 services.assignment_skip(assignment=assignment, reason="left for a person")
                 continue

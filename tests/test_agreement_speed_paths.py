@@ -4,26 +4,16 @@ bootstraps, integer row keys."""
 
 from __future__ import annotations
 
-import io
-import json
-
 import numpy as np
 import pandas as pd
 import pytest
-from django.core.management import call_command
 
 from annotation import services
 from annotation.agreement import coefficients as co
 from annotation.agreement.data import fetch_annotations, load
 from annotation.agreement.measures import measure_for
 from annotation.models import Annotation
-
-
-def run_agreement(slug: str) -> dict:
-    out = io.StringIO()
-    call_command("agreement", slug, "--json", stdout=out)
-    return json.loads(out.getvalue())
-
+from tests.test_agreement import run_agreement
 
 # -- reading the annotations ---------------------------------------------------------------------------------
 

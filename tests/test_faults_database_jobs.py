@@ -53,14 +53,15 @@ def lose_database() -> None:
         admin.execute("SELECT pg_terminate_backend(%s)", [pid])
 
 
-def failing(monkeypatch: pytest.MonkeyPatch, module: Any, name: str, *, times: int) -> list[int]:
+def failing(monkeypatch: pytest.MonkeyPatch, module: Any, name: str, *, times: int) -> list[tuple[Any, ...]]:
     """Make ``module.name`` lose the database on its first ``times`` calls, then run the real step (which
-    queries the database, so on PostgreSQL it is the real query that fails). Returns the call log."""
+    queries the database, so on PostgreSQL it is the real query that fails). Returns the call log: each
+    call's positional arguments."""
     original: Callable[..., Any] = getattr(module, name)
-    calls: list[int] = []
+    calls: list[tuple[Any, ...]] = []
 
     def step(*args: Any, **kwargs: Any) -> Any:
-        calls.append(1)
+        calls.append(args)
         if len(calls) <= times:
             lose_database()
         return original(*args, **kwargs)
@@ -165,21 +166,13 @@ def test_import_that_loses_the_database_during_a_copy_is_retried_and_imports_onc
         pytest.skip("COPY is PostgreSQL's; elsewhere the import writes with bulk_create")
     settings.MEDIA_ROOT = tmp_path
     project = make_project("tc")
-    copies: list[str] = []
-    original = psycopg.Cursor.copy
-
-    def copy(self: psycopg.Cursor, statement: Any, *args: Any, **kwargs: Any) -> Any:
-        copies.append(str(statement))
-        if len(copies) == 1:
-            lose_database()
-        return original(self, statement, *args, **kwargs)
-
-    monkeypatch.setattr(psycopg.Cursor, "copy", copy)
+    calls = failing(monkeypatch, psycopg.Cursor, "copy", times=1)
     response = api(project.created_by).post(f"/api/projects/{project.pk}/imports/",
                                             {"file": tc_upload(250), "format": "jsonl"}, format="multipart")
     assert response.status_code == 202, response.content
     job = ImportJob.objects.get(pk=response.data["id"])
     assert job.status == ImportStatus.SUCCEEDED and job.items_written == 250, (job.status, job.message)
+    copies = [str(statement) for _cursor, statement, *_ in calls]
     assert len(copies) > 1 and copies.count(copies[0]) == 2  # the lost COPY, then the retry's
     assert Item.objects.filter(project=project).count() == 250
     assert AuditEvent.objects.filter(project=project, object_type=AuditObject.IMPORT).count() == 1

@@ -40,6 +40,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from annotation.models import Annotation, Assignment, Flag, Item, Project, Role, User
 from datasets_build.models import ImportJob, ImportStatus, NearDuplicate
 from datasets_build.pii import PII_TYPES, detect
+from demo.simulation import reference_answer
 from exports.models import Release, ReleaseFile, ReleaseStatus
 
 DEMO = Path(__file__).resolve().parent.parent / "demo" / "corpus"
@@ -290,18 +291,6 @@ def _json(client: Client, method: str, url: str, body: Any = None, **extra: Any)
     return response.json() if response.content else None
 
 
-def _reference(item_id: int, stage: str) -> dict[str, Any] | None:
-    """What a careful annotator answers: the corpus's own label for the stage (as the demo's annotators do)."""
-    imported = Annotation.objects.filter(item_id=item_id, imported=True).order_by("id")
-    same = imported.filter(stage=stage).first()
-    if same is not None:
-        return same.payload
-    writer = imported.first()
-    if writer is None:
-        return None
-    return {key: writer.payload[key] for key in ("label", "answer") if key in writer.payload} or None
-
-
 def annotate(project: Project, annotators: list[User]) -> int:
     """Each annotator works through their queue with the API: next item, submit (or skip)."""
     submitted = 0
@@ -311,7 +300,7 @@ def annotate(project: Project, annotators: list[User]) -> int:
         _json(client, "post", f"{base}/guideline/acknowledge/")
         while (response := client.get(f"{base}/next/")).status_code == 200:
             assignment = response.json()
-            payload = _reference(assignment["item"]["id"], assignment["stage"])
+            payload = reference_answer(assignment["item"]["id"], assignment["stage"])
             result = client.post(f"{base}/annotations/", json.dumps({
                 "item": assignment["item"]["id"], "payload": payload, "stage": assignment["stage"],
                 "seconds_spent": 12.5}), content_type="application/json") if payload is not None else None
