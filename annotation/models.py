@@ -196,13 +196,14 @@ ANNOTATABLE_SCREENING = (ScreeningStatus.CLEAR, ScreeningStatus.KEPT)
 class Item(models.Model):
     """One unit of annotation work: a headline, a sentence pair, a passage, a dialogue…"""
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
+    #: Indexed by ``item_project_screening`` (project first); a second index would only slow imports.
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items", db_index=False)
     source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.PROTECT, related_name="items")
     external_id = models.CharField(max_length=200, blank=True, help_text=_("E.g. the KLUE guid."))
     payload = models.JSONField(help_text=_("The task's unit, validated by the task type."))
     #: Original fields kept for a faithful export but not shown to annotators (url, date, …).
     meta = models.JSONField(default=dict, blank=True)
-    content_hash = models.CharField(max_length=64, db_index=True)
+    content_hash = models.CharField(max_length=64)
     group_key = models.CharField(max_length=200, blank=True,
                                  help_text=_("Items sharing a group (passage, premise, dialogue) stay in one split."))
     split = models.CharField(max_length=10, choices=Split.choices, blank=True, default=Split.NONE)
@@ -220,7 +221,11 @@ class Item(models.Model):
             models.UniqueConstraint(fields=["project", "external_id"], condition=~Q(external_id=""),
                                     name="item_unique_external_id"),
         ]
-        indexes = [models.Index(fields=["project", "screening_status"], name="item_project_screening")]
+        indexes = [
+            models.Index(fields=["project", "screening_status"], name="item_project_screening"),
+            # Equality lookups only: no second, pattern-matching index as ``db_index=True`` adds on PostgreSQL.
+            models.Index(fields=["content_hash"], name="item_content_hash"),
+        ]
 
     def __str__(self) -> str:
         return self.external_id or f"item {self.pk}"
@@ -355,16 +360,17 @@ class QueueSlot(models.Model):
 
 
 class Annotation(models.Model):
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="annotations")
+    #: Indexed by ``annotation_item_stage`` and ``annotation_unique`` (item first).
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="annotations", db_index=False)
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="annotations")
     stage = models.CharField(max_length=30)
     payload = models.JSONField()
-    guideline = models.ForeignKey(Guideline, null=True, blank=True, on_delete=models.PROTECT,
+    guideline = models.ForeignKey(Guideline, null=True, blank=True, on_delete=models.PROTECT, db_index=False,
                                   related_name="annotations", help_text=_("The guideline version in force."))
     seconds_spent = models.FloatField(null=True, blank=True)
     imported = models.BooleanField(default=False, help_text=_("Came with the corpus (e.g. KLUE's own annotators)."))
     #: Model-assisted annotation: the suggestion the annotator saw (recorded at submit from the assignment).
-    suggestion = models.ForeignKey("Suggestion", null=True, blank=True, on_delete=models.PROTECT,
+    suggestion = models.ForeignKey("Suggestion", null=True, blank=True, on_delete=models.PROTECT, db_index=False,
                                    related_name="annotations")
     suggestion_shown = models.BooleanField(default=False)
     #: True when the submitted payload equals the suggestion; None when none was shown.
@@ -379,7 +385,12 @@ class Annotation(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["item", "annotator", "stage"], name="annotation_unique"),
         ]
-        indexes = [models.Index(fields=["item", "stage"], name="annotation_item_stage")]
+        indexes = [
+            models.Index(fields=["item", "stage"], name="annotation_item_stage"),
+            # Imported labels have neither: partial indexes keep their NULLs out (imports write many).
+            models.Index(fields=["guideline"], condition=Q(guideline__isnull=False), name="annotation_guideline_given"),
+            models.Index(fields=["suggestion"], condition=Q(suggestion__isnull=False), name="annotation_suggestion_given"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.annotator} on {self.item} ({self.stage})"

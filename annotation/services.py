@@ -51,7 +51,7 @@ from .selectors import (
     queue_candidate,
     queue_state,
 )
-from .task_types import PayloadError, get_task_type, reject_nul_characters
+from .task_types import PayloadError, TaskType, get_task_type, reject_nul_characters
 
 
 class ServiceError(Exception):
@@ -187,14 +187,19 @@ def item_build(
     group_key: str = "",
     screening_status: str = ScreeningStatus.CLEAR,
 ) -> Item:
-    """Validate an item payload and return an unsaved Item (importers save them in bulk)."""
-    task = project.task
-    normalised = task.validate_item(payload)
+    """Validate an item payload and return an unsaved Item."""
+    normalised, text_hash = item_checked(project.task, payload)
     return Item(
         project=project, payload=normalised, external_id=external_id, source=source, split=split,
-        meta=meta or {}, group_key=group_key, content_hash=content_hash(task.item_text(normalised)),
-        screening_status=screening_status,
+        meta=meta or {}, group_key=group_key, content_hash=text_hash, screening_status=screening_status,
     )
+
+
+def item_checked(task: TaskType, payload: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """An item payload validated (normalised) by its task type, and its content hash; the importer writes
+    items from these without building instances."""
+    normalised = task.validate_item(payload)
+    return normalised, content_hash(task.item_text(normalised))
 
 
 def item_create(**kwargs: Any) -> Item:

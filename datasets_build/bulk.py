@@ -2,8 +2,8 @@
 
 Django's ``bulk_create`` on psycopg quotes every value into the SQL text on the client, which cost more
 than the rest of the import (docs/performance.md). ``COPY`` streams the same values, converted by the
-fields exactly as ``save`` converts them (``pre_save`` fills ``auto_now_add``). Primary keys come from
-the table's sequence beforehand, so the caller gets the ids ``bulk_create`` would have set.
+fields exactly as ``save`` converts them (``pre_save`` fills ``auto_now_add``). Where the caller needs the
+primary keys, they come from the table's sequence beforehand: the ids ``bulk_create`` would have set.
 
 Converting every value through its field (``get_db_prep_save``) then cost as much as the rest of the write,
 so the common cases take a shorter path with the same result: a ``str``/``int``/``bool``/``float`` for a
@@ -14,11 +14,13 @@ into the same ``jsonb`` as Django's ``json.dumps`` text). Anything else goes thr
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, TypeVar
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import orjson
 from django.db import DEFAULT_DB_ALIAS, connections, models
 from django.db.backends.base.base import BaseDatabaseWrapper
@@ -27,8 +29,6 @@ from django.utils import timezone
 
 if TYPE_CHECKING:
     from psycopg import Copy
-
-M = TypeVar("M", bound=models.Model)
 
 #: Field classes whose value passes unchanged when it has exactly this Python type.
 _PLAIN_TYPES: tuple[tuple[type[models.Field], type], ...] = (
@@ -49,32 +49,28 @@ def _json_text(value: Any) -> Any:
     return text.decode()
 
 
-def _converter(field: models.Field, connection: BaseDatabaseWrapper) -> Callable[[Any], Any]:
-    """A function object → the value ``COPY`` writes for ``field``; the same as the field's own
-    ``get_db_prep_save(pre_save(obj, True))``, only faster for the common cases."""
+def _converter(field: models.Field, connection: BaseDatabaseWrapper, now: datetime) -> Callable[[dict[str, Any]], Any]:
+    """A function row → the value ``COPY`` writes for ``field``; the same as the field's own
+    ``get_db_prep_save(pre_save(obj, True))`` of a new instance built from the row, only faster for the common
+    cases. A field the row does not give takes its default, as the constructor would give it."""
     attname = field.attname
-    if isinstance(field, models.ForeignKey):
-        target = field.target_field
-        if isinstance(target, models.IntegerField):
-            return lambda obj: _plain_or(getattr(obj, attname), int, field, connection)
+    # One default for the whole batch: the values are only written, never changed.
+    default = field.get_default()
+    if isinstance(field, models.DateTimeField) and (field.auto_now or field.auto_now_add):
+        return lambda row: now  # DateTimeField.pre_save for a new row: the batch's time
+    if isinstance(field, models.ForeignKey) and isinstance(field.target_field, models.IntegerField):
+        return lambda row: _plain_or(row.get(attname, default), int, field, connection)
     if isinstance(field, models.JSONField) and field.encoder is None:
-        def json_value(obj: models.Model) -> Any:
-            value = getattr(obj, attname)
+        def json_value(row: dict[str, Any]) -> Any:
+            value = row.get(attname, default)
             if type(value) in (dict, list):
                 return _json_text(value)
             return field.get_db_prep_save(value, connection)  # None (SQL NULL), scalars, expressions
         return json_value
-    if isinstance(field, models.DateTimeField) and (field.auto_now or field.auto_now_add):
-        def now(obj: models.Model) -> Any:
-            # DateTimeField.pre_save for a new row; an aware or naive datetime passes on unchanged.
-            value = timezone.now()
-            setattr(obj, attname, value)
-            return value
-        return now
     for field_class, python_type in _PLAIN_TYPES:
         if isinstance(field, field_class):
-            return lambda obj, t=python_type: _plain_or(getattr(obj, attname), t, field, connection)
-    return lambda obj: field.get_db_prep_save(field.pre_save(obj, True), connection)
+            return lambda row, t=python_type: _plain_or(row.get(attname, default), t, field, connection)
+    return lambda row: field.get_db_prep_save(row.get(attname, default), connection)
 
 
 def _plain_or(value: Any, python_type: type, field: models.Field, connection: BaseDatabaseWrapper) -> Any:
@@ -83,52 +79,118 @@ def _plain_or(value: Any, python_type: type, field: models.Field, connection: Ba
     return field.get_db_prep_save(value, connection)
 
 
-def insert(model: type[M], objs: Sequence[M]) -> list[M]:
-    """Insert ``objs`` (all new) and set their primary keys; ``COPY`` on PostgreSQL, ``bulk_create`` elsewhere."""
-    # The connection itself, not the ``django.db.connection`` proxy: fields look it up once per value.
-    connection = connections[DEFAULT_DB_ALIAS]
-    if connection.vendor != "postgresql":
-        return model.objects.bulk_create(objs)
-    if not objs:
-        return list(objs)
-    _copy(model, objs, connection)
-    for obj in objs:
-        obj._state.adding = False
-        obj._state.db = connection.alias
-    return list(objs)
-
-
 def insert_values(model: type[models.Model], rows: Sequence[dict[str, Any]]) -> int:
     """Insert new rows given as ``{attname: value}`` without building model instances (the model's constructor
-    cost more than writing the row); a field not given takes its default, as the constructor would give it.
-    Returns the number of rows."""
+    cost more than writing the row); primary keys come from the table's default. Returns the number of rows."""
     connection = connections[DEFAULT_DB_ALIAS]
     if connection.vendor != "postgresql":
         return len(model.objects.bulk_create([model(**row) for row in rows]))
     if rows:
-        # One default per field for the whole batch: the values are only written, never changed.
-        defaults = {field.attname: field.get_default() for field in model._meta.concrete_fields}
-        _copy(model, [SimpleNamespace(**{**defaults, **row}) for row in rows], connection)
+        _copy(model, rows, connection)
     return len(rows)
 
 
-def _copy(model: type[models.Model], objs: Sequence[Any], connection: BaseDatabaseWrapper) -> None:
-    """``COPY`` the objects' field values (model instances, or namespaces with the same attributes), primary
-    keys drawn from the table's sequence first and set on the objects."""
+def _copy(model: type[models.Model], rows: Sequence[dict[str, Any]], connection: BaseDatabaseWrapper) -> None:
+    """``COPY`` the rows' field values, primary keys from the table's default."""
     meta = model._meta
-    table = connection.ops.quote_name(meta.db_table)
-    fields = meta.concrete_fields
-    converters = [_converter(f, connection) for f in fields]
-    pk_attname = meta.pk.attname
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
-                       [meta.db_table, meta.pk.column, len(objs)])
-        for obj, (pk,) in zip(objs, cursor.fetchall(), strict=True):
-            setattr(obj, pk_attname, pk)
-        columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-        with copy_from_stdin(cursor, f"COPY {table} ({columns}) FROM STDIN") as copy:
-            for obj in objs:
-                copy.write_row([convert(obj) for convert in converters])
+    fields = [f for f in meta.concrete_fields if f is not meta.pk]
+    now = timezone.now()
+    converters = [_converter(f, connection, now) for f in fields]
+    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    with connection.cursor() as cursor, copy_from_stdin(
+            cursor, f"COPY {connection.ops.quote_name(meta.db_table)} ({columns}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row([convert(row) for convert in converters])
+
+
+class EncodedRows:
+    """New rows of a model encoded in two steps, so that most of the work can happen elsewhere (the import's
+    worker processes) before the writer knows the rest: :meth:`encode` turns a row's own values into the
+    text of their ``COPY`` columns (PostgreSQL; elsewhere the row stays as it is); :meth:`insert` adds the
+    columns only the writer knows (``writer_fields``: the foreign keys it resolves), the primary key and the
+    batch's time (``auto_now`` fields), and writes them."""
+
+    def __init__(self, model: type[models.Model], writer_fields: Sequence[str] = ()) -> None:
+        meta = model._meta
+        self.model = model
+        self.writer_fields = [meta.get_field(name) for name in writer_fields]
+        self.time_fields = [f for f in meta.concrete_fields if isinstance(f, models.DateTimeField) and (
+            f.auto_now or f.auto_now_add)]
+        self.fields = [f for f in meta.concrete_fields
+                       if f is not meta.pk and f not in self.writer_fields and f not in self.time_fields]
+        self._converters: list[Callable[[dict[str, Any]], Any]] | None = None
+
+    def encode(self, row: dict[str, Any]) -> dict[str, Any] | str:
+        connection = connections[DEFAULT_DB_ALIAS]
+        if connection.vendor != "postgresql":
+            return row
+        if self._converters is None:
+            self._converters = [_converter(f, connection, timezone.now()) for f in self.fields]
+        return "\t".join([_copy_text(convert(row)) for convert in self._converters])
+
+    def insert(self, rows: Sequence[tuple[Sequence[Any], dict[str, Any] | str]], *, ids: bool = False) -> list[int]:
+        """Write ``(writer values, encoded row)`` pairs; returns the primary keys when ``ids``, else ``[]``."""
+        connection = connections[DEFAULT_DB_ALIAS]
+        if connection.vendor != "postgresql":
+            objs = self.model.objects.bulk_create([self.model(**dict(zip(
+                (f.attname for f in self.writer_fields), given, strict=True)), **row)  # type: ignore[arg-type]
+                for given, row in rows])
+            return [obj.pk for obj in objs] if ids else []
+        if not rows:
+            return []
+        meta = self.model._meta
+        pks: list[int] = []
+        with connection.cursor() as cursor:
+            if ids:
+                cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
+                               [meta.db_table, meta.pk.column, len(rows)])
+                pks = [pk for (pk,) in cursor.fetchall()]
+            fields = ([meta.pk] if ids else []) + self.writer_fields + self.time_fields + self.fields
+            columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+            now = _copy_text(timezone.now().isoformat())
+            lead = [(*([pk] if ids else []), *given) for pk, (given, _) in zip(pks or [None] * len(rows), rows,
+                                                                               strict=True)]
+            with copy_from_stdin(cursor, f"COPY {connection.ops.quote_name(meta.db_table)} ({columns}) "
+                                         f"FROM STDIN") as copy:
+                copy.write("".join("\t".join([*map(_copy_text, values), *[now] * len(self.time_fields), row]) + "\n"
+                                   for values, (_, row) in zip(lead, rows, strict=True)))
+        return pks
+
+
+#: COPY's text format: these characters are written as escapes.
+_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def _copy_text(value: Any) -> str:
+    """One value in ``COPY``'s text format (the converted values: text, JSON text, numbers, booleans, NULL)."""
+    if value is None:
+        return "\\N"
+    if isinstance(value, str):  # choices' enum members too: their value
+        return str.translate(value, _COPY_ESCAPES)
+    if isinstance(value, bool):
+        return "t" if value else "f"
+    if isinstance(value, int):
+        return str(int(value))
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else str(value).replace("inf", "Infinity").replace("nan", "NaN")
+    raise TypeError(f"no COPY text for a {type(value).__name__} value")
+
+
+def copy_bigints(table: str, columns: Sequence[str], values: Sequence[np.ndarray]) -> None:
+    """``COPY`` rows of ``bigint`` columns given as one int64 array per column, in PostgreSQL's binary format
+    built by numpy: millions of rows (the near-duplicate bands) with no Python object per value."""
+    connection = connections[DEFAULT_DB_ALIAS]
+    rows = np.empty(len(values[0]), dtype=[("count", ">i2"), *[
+        (name, dtype) for i in range(len(columns)) for name, dtype in ((f"size{i}", ">i4"), (f"value{i}", ">i8"))]])
+    rows["count"] = len(columns)
+    for i, column_values in enumerate(values):
+        rows[f"size{i}"] = 8
+        rows[f"value{i}"] = column_values
+    names = ", ".join(connection.ops.quote_name(c) for c in columns)
+    with connection.cursor() as cursor, copy_from_stdin(
+            cursor, f"COPY {connection.ops.quote_name(table)} ({names}) FROM STDIN (FORMAT BINARY)") as copy:
+        # Signature, flags, header extension length; the rows; the trailer (-1 fields).
+        copy.write(b"PGCOPY\n\xff\r\n\x00" + bytes(8) + rows.tobytes() + b"\xff\xff")
 
 
 @contextmanager

@@ -104,3 +104,43 @@ def batch_band_keys(signatures: np.ndarray) -> list[list[int]]:
 def similarity(a: np.ndarray, b: np.ndarray) -> float:
     """The estimated Jaccard similarity: the share of equal signature values."""
     return float(np.count_nonzero(a == b)) / NUM_PERM
+
+
+class SeenKeys:
+    """A Bloom filter of the 64-bit keys an import has written (band keys, content hashes, external ids):
+    a key it has not seen is certainly not in the project, so the import skips its database lookup; a
+    false positive only costs the lookup it would have made anyway. Used while a project holds no other
+    items: its fixed size (16 MiB) keeps the import's memory independent of the file, and up to ~10 million
+    keys (a million items) fewer than 1 in 200 lookups are made in vain."""
+
+    #: Four positions per key from odd 64-bit multipliers (the keys are hashes already, so the top bits of
+    #: their products are uniform).
+    _MULTIPLIERS = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93],
+                            dtype=np.uint64)
+
+    def __init__(self, bits_log2: int = 27) -> None:
+        self._bytes = np.zeros(1 << (bits_log2 - 3), dtype=np.uint8)
+        self._shift = np.uint64(64 - bits_log2)
+
+    def _positions(self, keys: Iterable[int]) -> np.ndarray:
+        values = np.fromiter(keys, dtype=np.int64).astype(np.uint64)
+        with np.errstate(over="ignore"):
+            return (values[:, None] * self._MULTIPLIERS[None, :]) >> self._shift
+
+    def add(self, keys: Iterable[int]) -> None:
+        positions = self._positions(keys).ravel()
+        offsets, bits = positions >> np.uint64(3), positions & np.uint64(7)
+        for bit in range(8):  # one bit value per pass, so repeated offsets in a pass set the same bit
+            self._bytes[offsets[bits == bit]] |= np.uint8(1 << bit)
+
+    def may_contain(self, keys: Iterable[int]) -> np.ndarray:
+        """One bool per key: False when the key was certainly never added."""
+        positions = self._positions(keys)
+        bits = (self._bytes[positions >> np.uint64(3)] >> (positions & np.uint64(7)).astype(np.uint8)) & 1
+        return bits.all(axis=1)
+
+
+def text_key(value: str) -> int:
+    """A 63-bit key of a string (a content hash, an external id) for :class:`SeenKeys`; stable in this
+    process only, which is all the filter needs."""
+    return hash(value) & 0x7FFFFFFFFFFFFFFF

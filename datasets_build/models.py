@@ -69,13 +69,14 @@ class MinHashBand(models.Model):
     Ten rows per imported item, so the rows carry no database foreign keys: their deferred checks at
     commit and the extra indexes cost the server more than the rest of the import (docs/performance.md).
     Deleting a project or an item still deletes its bands — Django's deletion collector cascades through
-    these relations (the project's by ``(project, key)``, an item's by the ``item`` index) — and the importer
+    these relations (the project's by ``(project, key)``, an item's by a scan) — and the importer
     only writes bands for the items it has just inserted in the same transaction.
     """
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+", db_constraint=False,
                                 db_index=False)  # the (project, key) index serves it
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+", db_constraint=False)
+    #: Not indexed: an item's own deletion (rare: the admin) scans the bands, an index would cost every import.
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False)
     key = models.BigIntegerField()
 
     class Meta:

@@ -175,6 +175,9 @@ def live_worker(django_db_setup: None, django_db_blocker: Any) -> Iterator[subpr
     )
     if settings_dict.get("PASSWORD"):
         env["DATABASE_URL"] = env["DATABASE_URL"].replace("@", f":{settings_dict['PASSWORD']}@", 1)
+    # Every import on the live worker prepares its records in processes forked from the worker's own
+    # (in production only large files do): the tests then cover that path where it really runs.
+    env["GOLDSET_IMPORT_PARALLEL_MIN_MB"] = "0"
     celery = shutil.which("celery", path=str(Path(sys.executable).parent)) or "celery"
     worker_name = f"test-worker-{os.getpid()}@{socket.gethostname()}"
     log = open(ROOT / "celery-test-worker.log", "w")  # noqa: SIM115 - closed at teardown

@@ -209,19 +209,18 @@ def test_a_database_error_while_writing_reaches_the_caller_and_nothing_stays(tmp
     transaction then rolls back everything, the batches written before it included."""
     from django.db import DatabaseError
 
-    from datasets_build import bulk, pipeline
+    from datasets_build import pipeline
 
     monkeypatch.setattr(pipeline, "BATCH_SIZE", 3)
-    original, calls = bulk.insert, {"items": 0}
+    original, calls = pipeline.ITEM_ROWS.insert, {"items": 0}
 
-    def failing_insert(model, objs):
-        if model is Item:
-            calls["items"] += 1
-            if calls["items"] == 2:
-                raise DatabaseError("the disk is full")
-        return original(model, objs)
+    def failing_insert(rows, **kwargs):
+        calls["items"] += 1
+        if calls["items"] == 2:
+            raise DatabaseError("the disk is full")
+        return original(rows, **kwargs)
 
-    monkeypatch.setattr(bulk, "insert", failing_insert)
+    monkeypatch.setattr(pipeline.ITEM_ROWS, "insert", failing_insert)
     project = make_project("tc")
     path = write_jsonl(tmp_path / "ten.jsonl", [{"guid": f"g-{i}", "title": f"서로 다른 기사 제목 번호 {i}"}
                                                 for i in range(10)])

@@ -1,0 +1,301 @@
+"""Record preparation — parse, validate, screen, hash — in this process or in worker processes.
+
+Everything an import does to one record before it is written depends on that record alone, so it can
+run anywhere: :class:`RecordPreparer` turns a chunk of read records into :class:`Prepared` rows (the
+item's column values, checked labels, flags, dedup key, MinHash signature and band keys) or
+:class:`Failed` entries. The pipeline consumes them in file order and does what needs the whole file or
+the database (duplicates, writing). A large file's chunks go to a pool of forked processes, so that the
+preparation of later records overlaps the writing of earlier ones and the database's work (on one core
+they all wait for one another; docs/performance.md); a small file is prepared in place, with no
+processes to start.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import multiprocessing
+import os
+import signal
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from multiprocessing.pool import AsyncResult, Pool
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+
+from annotation.models import Annotation, FlagKind, Item, ScreeningStatus
+from annotation.services import item_checked
+from annotation.task_types import ParsedRecord, PayloadError, TaskType, reject_nul_characters
+
+from . import bulk, dedup, morph
+from .pii import PiiPolicy, Scrubber
+from .pii.apply import scrub_record
+from .pii.redact import redact_message
+from .readers import RecordError
+from .screening import screen_text
+
+logger = logging.getLogger(__name__)
+#: How the importer's items and labels are written (the rows encoded here, in the workers).
+ITEM_ROWS = bulk.EncodedRows(Item)
+ANNOTATION_ROWS = bulk.EncodedRows(Annotation, writer_fields=("item", "annotator"))
+#: Records per chunk handed to a worker: large enough that the hand-over (pickling) is a small part of
+#: its cost and the MinHash of a chunk is one numpy pass, small enough to keep every process busy.
+CHUNK_SIZE = 250
+#: Chunks handed out and not yet consumed: enough for the workers to prepare the next batches while the
+#: pipeline writes one (BATCH_SIZE records), few enough to bound the memory.
+IN_FLIGHT_CHUNKS = 12
+#: DP records that carry these (KLUE TSV rows, or the Hugging Face layout) need no analyser.
+_DP_COLUMNS = ("word_form", "tokens", "rows")
+
+
+def import_processes(file_bytes: int) -> int:
+    """Worker processes for a file of ``file_bytes``: none (prepare in place) below
+    ``GOLDSET_IMPORT_PARALLEL_MIN_MB``, else ``GOLDSET_IMPORT_PROCESSES`` (0: one per core). One per core
+    beside the importer and the database server paid best on 2 cores (docs/performance.md)."""
+    if file_bytes < settings.GOLDSET_IMPORT_PARALLEL_MIN_MB * 1024 * 1024:
+        return 0
+    return settings.GOLDSET_IMPORT_PROCESSES or os.cpu_count() or 1
+
+
+@dataclass
+class Prepared:
+    """A record ready to write."""
+
+    record_no: int
+    external_id: str
+    content_hash: str
+    group_key: str
+    #: :func:`dedup_key` of the item.
+    key: str
+    #: The item's row without its id (:data:`ITEM_ROWS`), and per imported label its annotator's name and
+    #: row without item and annotator (:data:`ANNOTATION_ROWS`).
+    item: dict[str, Any] | str
+    annotations: list[tuple[str, dict[str, Any] | str]]
+    flags: list[tuple[str, str]]
+    #: (type, action) of each PII finding and (kind, category) of each screening hit, for the summary.
+    pii: list[tuple[str, str]]
+    hits: list[tuple[str, str]]
+    #: The item's text until its chunk is MinHashed, then its signature and band keys.
+    text: str = ""
+    signature: np.ndarray | None = None
+    band_keys: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Failed:
+    """A record that cannot be imported (its message already has the record's PII taken out): one that was
+    read but is wrong, or (``read`` false) a line that could not be read; ``fatal`` when the file cannot be
+    read any further."""
+
+    error: dict[str, Any]
+    read: bool = True
+    fatal: bool = False
+
+
+def dedup_key(task: TaskType, payload: dict[str, Any], text_hash: str) -> str:
+    """The text hash, plus the structure the text alone does not show: an RE sentence with another entity
+    pair is another item. Provenance (guid, url, source…) is not part of the key."""
+    structure = {k: v for k, v in payload.items() if k not in task.text_fields and (
+        isinstance(v, dict) or (isinstance(v, list) and any(isinstance(x, dict) for x in v)))}
+    if not structure:
+        return text_hash
+    canonical = json.dumps(structure, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(f"{text_hash}\n{canonical}".encode()).hexdigest()
+
+
+class RecordPreparer:
+    """What preparing a record needs of its import: the task type, the project's label schema, the
+    item's owners and the PII policy — no database access, so it runs in worker processes too."""
+
+    def __init__(self, *, task: TaskType, label_schema: dict[str, Any], project_id: int, source_id: int | None,
+                 policy: PiiPolicy, corpus_annotator: str) -> None:
+        self.task = task
+        self.label_schema = label_schema
+        self.project_id = project_id
+        self.source_id = source_id
+        self.policy = policy
+        self.corpus_annotator = corpus_annotator
+
+    def prepare_chunk(self, entries: list[tuple[int, dict[str, Any]] | Failed]) -> list[Prepared | Failed]:
+        """Prepare read records (``(record no, record)``; failures pass through) and MinHash the chunk."""
+        results: list[Prepared | Failed] = []
+        for entry in entries:
+            if isinstance(entry, Failed):
+                results.append(entry)
+                continue
+            record_no, record = entry
+            try:
+                results.append(self.prepare(record_no, record))
+            except RecordError as error:
+                # Messages may quote the raw record; the errors are stored and shown, so its PII is taken out.
+                results.append(Failed({**error.as_dict(), "message": redact_message(error.message, record)}))
+        prepared = [r for r in results if isinstance(r, Prepared)]
+        signatures = dedup.signatures(p.text for p in prepared)
+        for p, signature, keys in zip(prepared, signatures, dedup.batch_band_keys(signatures), strict=True):
+            p.text, p.signature, p.band_keys = "", signature, keys
+        return results
+
+    def prepare(self, record_no: int, record: dict[str, Any]) -> Prepared:
+        task = self.task
+        if task.slug == "dp" and not any(k in record for k in _DP_COLUMNS) and isinstance(
+                record.get("sentence"), str) and record["sentence"].strip():
+            # A raw sentence: annotators start from the same columns KLUE-DP has.
+            record = {**record, **morph.analyse_sentence(record["sentence"])}
+        try:
+            reject_nul_characters(record)
+            parsed: ParsedRecord = task.parse_record(record)
+        except PayloadError as error:
+            raise RecordError(record_no, error.field, error.message) from None
+        annotations = [(a.annotator, a.stage, a.payload) for a in parsed.annotations]
+        (payload, text_hash), annotations = self._validate(record_no, parsed.payload, annotations, prefix="")
+
+        tokens = parsed.payload.get("tokens")
+        scrubber = Scrubber(self.policy, single_words=isinstance(tokens, list))
+        scrubbed = scrub_record(
+            scrubber=scrubber, task_slug=task.slug, text_fields=task.text_fields,
+            payload=parsed.payload, meta=parsed.meta, annotations=[p for _, _, p in annotations],
+        )
+        if scrubbed.leaks:
+            raise RecordError(record_no, "pii", f"{len(scrubbed.leaks)} pseudonymized value(s) still appear in the "
+                                                f"record after replacement; the record was not imported")
+        annotations = [(who, stage, payload) for (who, stage, _), payload in zip(annotations, scrubbed.annotations,
+                                                                                 strict=True)]
+        if scrubber.replaced and isinstance(tokens, list):
+            _refresh_tokens(tokens, scrubbed.payload.get("tokens") or [])
+        if scrubber.replaced:  # otherwise the item checked above stands as it is
+            (payload, text_hash), annotations = self._validate(record_no, scrubbed.payload, annotations,
+                                                               prefix="after pseudonymizing: ")
+
+        flags: list[tuple[str, str]] = []
+        findings = scrubbed.findings
+        detected = Counter(f["type"] for f in findings if f["action"] == "detected")
+        if detected:
+            flags.append((FlagKind.PII, "PII detected and kept for review: "
+                          + ", ".join(f"{t} ×{n}" for t, n in sorted(detected.items()))))
+        text = task.item_text(payload)
+        hits = screen_text(text)
+        for kind in (FlagKind.TOXIC, FlagKind.BIAS) if hits else ():
+            found = [h for h in hits if h.kind == kind]
+            if found:
+                flags.append((kind, "; ".join(f"{h.category} at [{h.start}, {h.end}) by {h.rule}" for h in found)))
+        item = ITEM_ROWS.encode({
+            "project_id": self.project_id, "source_id": self.source_id, "payload": payload,
+            "external_id": parsed.external_id, "meta": scrubbed.meta, "content_hash": text_hash,
+            "group_key": parsed.group_key, "split": parsed.split, "pii_findings": findings,
+            "screening_status": ScreeningStatus.NEEDS_REVIEW if flags else ScreeningStatus.CLEAR,
+        })
+        return Prepared(
+            record_no, parsed.external_id, text_hash, parsed.group_key, dedup_key(task, payload, text_hash), item,
+            [(who, ANNOTATION_ROWS.encode({"stage": stage, "payload": label, "imported": True}))
+             for who, stage, label in annotations],
+            flags, pii=[(f["type"], f["action"]) for f in findings],
+            hits=[(h.kind, h.category) for h in hits if h.kind in (FlagKind.TOXIC, FlagKind.BIAS)], text=text)
+
+    def _validate(self, record_no: int, payload: dict[str, Any], annotations: list[tuple[str, str, dict[str, Any]]],
+                  *, prefix: str) -> tuple[tuple[dict[str, Any], str], list[tuple[str, str, dict[str, Any]]]]:
+        try:
+            checked_item = item_checked(self.task, payload)
+        except PayloadError as error:
+            raise RecordError(record_no, error.field, prefix + error.message) from None
+        checked = []
+        for i, (annotator, stage, label) in enumerate(annotations):
+            try:
+                normalised = self.task.validate_annotation(label, item=checked_item[0], schema=self.label_schema,
+                                                           stage=stage)
+            except PayloadError as error:
+                where = f"annotations[{i}]" + (f".{error.field}" if error.field else "")
+                who = f" (annotator {annotator or self.corpus_annotator}, stage {stage})"
+                raise RecordError(record_no, where, prefix + error.message + who) from None
+            checked.append((annotator, stage, normalised))
+        return checked_item, checked
+
+
+def _refresh_tokens(before: list[Any], after: list[Any]) -> None:
+    """Eojeol whose form a pseudonym changed get their morphemes and tags from the analyser again."""
+    for old, new in zip(before, after, strict=False):
+        if isinstance(old, dict) and isinstance(new, dict) and old.get("form") != new.get("form") and new.get("form"):
+            columns = morph.analyse_sentence(str(new["form"]))
+            new["lemma"] = " ".join(columns["lemma"])
+            new["pos"] = "+".join(columns["pos"])
+
+
+# -- running it -----------------------------------------------------------------------------------
+
+#: The preparer of the import a forked worker serves (set before the fork, inherited, never pickled).
+_worker_preparer: RecordPreparer | None = None
+
+
+def _prepare_in_worker(entries: list[tuple[int, dict[str, Any]] | Failed]) -> list[Prepared | Failed]:
+    assert _worker_preparer is not None
+    return _worker_preparer.prepare_chunk(entries)
+
+
+def prepared_records(preparer: RecordPreparer, entries: Iterable[tuple[int, dict[str, Any]] | Failed],
+                     processes: int = 0) -> Iterator[Prepared | Failed]:
+    """Every entry prepared, in the order read. With ``processes``, chunks are prepared by that many forked
+    workers, at most IN_FLIGHT_CHUNKS in flight, so memory stays bounded whatever the file's size."""
+    chunks = _chunks(entries)
+    if processes <= 0:
+        for chunk in chunks:
+            yield from preparer.prepare_chunk(chunk)
+        return
+    global _worker_preparer
+    _worker_preparer = preparer
+    logger.info("preparing records in %d worker processes", processes)
+    # Fork: the workers inherit the preparer, the task registry and the loaded lexicons instead of starting
+    # afresh. They never touch the database: the parent's connection, inherited with its open transaction,
+    # is left alone (workers end with os._exit, which closes nothing on the server's side).
+    with _children_allowed():
+        pool: Pool = multiprocessing.get_context("fork").Pool(processes, initializer=_reset_signals)
+    try:
+        pending: deque[AsyncResult] = deque()
+        for chunk in chunks:
+            pending.append(pool.apply_async(_prepare_in_worker, (chunk,)))
+            if len(pending) >= IN_FLIGHT_CHUNKS:
+                yield from pending.popleft().get()
+        while pending:
+            yield from pending.popleft().get()
+    finally:
+        pool.terminate()  # also when the consumer stops early (too many errors) or fails
+        pool.join()
+        _worker_preparer = None
+
+
+@contextmanager
+def _children_allowed() -> Iterator[None]:
+    """Let a daemonic process start the pool: Celery's prefork workers are daemons, and multiprocessing
+    refuses them children because it could not stop those when the daemon is killed. The pool here is
+    terminated before the import returns or raises, and a worker whose parent died exits when its task
+    pipe closes, so none outlives its import."""
+    config = multiprocessing.current_process()._config  # type: ignore[attr-defined]
+    daemon = config.get("daemon")
+    config["daemon"] = False
+    try:
+        yield
+    finally:
+        if daemon is not None:
+            config["daemon"] = daemon
+
+
+def _reset_signals() -> None:
+    """A worker forked from a Celery worker inherits its signal handlers; the pool stops workers with SIGTERM,
+    which must simply end them."""
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
+        signal.signal(signum, signal.SIG_DFL)
+
+
+def _chunks(entries: Iterable[tuple[int, dict[str, Any]] | Failed]) -> Iterator[
+        list[tuple[int, dict[str, Any]] | Failed]]:
+    chunk: list[tuple[int, dict[str, Any]] | Failed] = []
+    for entry in entries:
+        chunk.append(entry)
+        if len(chunk) >= CHUNK_SIZE or (isinstance(entry, Failed) and entry.fatal):
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
