@@ -223,7 +223,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 
 # Imports: files from this size on are prepared (parsed, validated, screened) in worker processes, this many
 # (0: one per core); see datasets_build/prepare.py.
-GOLDSET_IMPORT_PARALLEL_MIN_MB = float(os.environ.get("GOLDSET_IMPORT_PARALLEL_MIN_MB", "4"))
+GOLDSET_IMPORT_PARALLEL_MIN_MB = float(os.environ.get("GOLDSET_IMPORT_PARALLEL_MIN_MB", "1"))
 GOLDSET_IMPORT_PROCESSES = int(os.environ.get("GOLDSET_IMPORT_PROCESSES", "0"))
 
 # Annotation queue: how long an item handed to an annotator stays reserved for them.
