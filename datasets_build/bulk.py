@@ -147,14 +147,18 @@ class EncodedRows:
                 pks = [pk for (pk,) in cursor.fetchall()]
             fields = ([meta.pk] if ids else []) + self.writer_fields + self.time_fields + self.fields
             columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-            now = _copy_text(timezone.now().isoformat())
-            lead = [(*([pk] if ids else []), *given) for pk, (given, _) in zip(pks or [None] * len(rows), rows,
-                                                                               strict=True)]
+            # The writer's values are keys (integers or NULL); the batch's time is one text for every row.
+            times = "".join(f"{_copy_text(timezone.now().isoformat())}\t" for _ in self.time_fields)
+            heads = [_key_text(pk) for pk in pks] if ids else [""] * len(rows)
             with copy_from_stdin(cursor, f"COPY {connection.ops.quote_name(meta.db_table)} ({columns}) "
                                          f"FROM STDIN") as copy:
-                copy.write("".join("\t".join([*map(_copy_text, values), *[now] * len(self.time_fields), row]) + "\n"
-                                   for values, (_, row) in zip(lead, rows, strict=True)))
+                copy.write("".join([f"{head}{''.join(map(_key_text, given))}{times}{row}\n"
+                                    for head, (given, row) in zip(heads, rows, strict=True)]))
         return pks
+
+
+def _key_text(value: int | None) -> str:
+    return "\\N\t" if value is None else f"{value}\t"
 
 
 #: COPY's text format: these characters are written as escapes.

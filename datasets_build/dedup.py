@@ -122,18 +122,18 @@ class SeenKeys:
         self._bytes = np.zeros(1 << (bits_log2 - 3), dtype=np.uint8)
         self._shift = np.uint64(64 - bits_log2)
 
-    def _positions(self, keys: Iterable[int]) -> np.ndarray:
-        values = np.fromiter(keys, dtype=np.int64).astype(np.uint64)
+    def _positions(self, keys: Iterable[int] | np.ndarray) -> np.ndarray:
+        values = (keys if isinstance(keys, np.ndarray) else np.fromiter(keys, dtype=np.int64)).astype(np.uint64)
         with np.errstate(over="ignore"):
             return (values[:, None] * self._MULTIPLIERS[None, :]) >> self._shift
 
-    def add(self, keys: Iterable[int]) -> None:
+    def add(self, keys: Iterable[int] | np.ndarray) -> None:
         positions = self._positions(keys).ravel()
         offsets, bits = positions >> np.uint64(3), positions & np.uint64(7)
         for bit in range(8):  # one bit value per pass, so repeated offsets in a pass set the same bit
             self._bytes[offsets[bits == bit]] |= np.uint8(1 << bit)
 
-    def may_contain(self, keys: Iterable[int]) -> np.ndarray:
+    def may_contain(self, keys: Iterable[int] | np.ndarray) -> np.ndarray:
         """One bool per key: False when the key was certainly never added."""
         positions = self._positions(keys)
         bits = (self._bytes[positions >> np.uint64(3)] >> (positions & np.uint64(7)).astype(np.uint8)) & 1

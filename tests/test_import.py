@@ -255,3 +255,33 @@ def test_rows_written_without_instances_equal_rows_bulk_created(make_project):
         written = [{f.attname: getattr(row, f.attname) for f in model._meta.concrete_fields if f.name not in skip}
                    for row in model.objects.filter(item__project=project).order_by("item_id")]
         assert len(written) == 2 and written[0] == written[1]
+
+
+@pytest.mark.django_db
+def test_rows_encoded_for_copy_equal_rows_bulk_created(make_project):
+    """``bulk.EncodedRows`` (COPY text encoded beforehand, ids and foreign keys added by the writer) writes
+    what ``bulk_create`` writes — tabs, newlines, backslashes, quotes, NULL, choices and JSON included."""
+    from datasets_build import bulk
+
+    project = make_project("tc")
+    corpus = User.objects.create(username="corpus:b", is_imported=True)
+    odd = "탭\t줄\n바꿈\r\\역슬래시 \"따옴표\" \\N 😀"
+    item = {"project_id": project.pk, "source_id": None, "payload": {"title": odd, "n": [1.5, None, True]},
+            "external_id": f"e-{odd}", "meta": {"url": odd, "nested": {"k": "\\t"}}, "content_hash": "h" * 64,
+            "group_key": "", "split": "", "pii_findings": [{"type": "phone", "action": "pseudonymized"}],
+            "screening_status": ScreeningStatus.NEEDS_REVIEW}
+    items = bulk.EncodedRows(Item)
+    (copied,) = items.insert([((), items.encode(item))], ids=True)
+    (created,) = Item.objects.bulk_create([Item(**{**item, "external_id": "other"})])
+    labels = bulk.EncodedRows(Annotation, writer_fields=("item", "annotator"))
+    label = {"stage": "label", "payload": {"label": odd}, "imported": True}
+    labels.insert([((copied, corpus.pk), labels.encode(label))])
+    Annotation.objects.bulk_create([Annotation(item_id=created.pk, annotator_id=corpus.pk, **label)])
+    skip = {"id", "item", "external_id", "created_at", "updated_at"}
+    for rows in (Item.objects.filter(pk__in=[copied, created.pk]),
+                 Annotation.objects.filter(item_id__in=[copied, created.pk])):
+        written = [{f.attname: getattr(row, f.attname) for f in rows.model._meta.concrete_fields
+                    if f.name not in skip} for row in rows]
+        assert len(written) == 2 and written[0] == written[1]
+    assert Item.objects.get(pk=copied).external_id == f"e-{odd}"
+    assert Item.objects.get(pk=copied).created_at is not None
