@@ -389,7 +389,8 @@ class Annotation(models.Model):
             models.Index(fields=["item", "stage"], name="annotation_item_stage"),
             # Imported labels have neither: partial indexes keep their NULLs out (imports write many).
             models.Index(fields=["guideline"], condition=Q(guideline__isnull=False), name="annotation_guideline_given"),
-            models.Index(fields=["suggestion"], condition=Q(suggestion__isnull=False), name="annotation_suggestion_given"),
+            models.Index(fields=["suggestion"], condition=Q(suggestion__isnull=False),
+                         name="annotation_suggestion_given"),
         ]
 
     def __str__(self) -> str:
