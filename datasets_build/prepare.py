@@ -226,8 +226,17 @@ def _refresh_tokens(before: list[Any], after: list[Any]) -> None:
 
 # -- running it -----------------------------------------------------------------------------------
 
-#: The preparer of the import a forked worker serves (set before the fork, inherited, never pickled).
+#: The preparer of the import a worker process serves (given to it when forked: inherited, never pickled).
 _worker_preparer: RecordPreparer | None = None
+
+
+def _start_worker(preparer: RecordPreparer) -> None:
+    """A worker forked from a Celery worker inherits its signal handlers; the pool stops workers with SIGTERM,
+    which must simply end them."""
+    global _worker_preparer
+    _worker_preparer = preparer
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
+        signal.signal(signum, signal.SIG_DFL)
 
 
 def _prepare_in_worker(entries: list[tuple[int, dict[str, Any]] | Failed]) -> list[Prepared | Failed]:
@@ -244,14 +253,14 @@ def prepared_records(preparer: RecordPreparer, entries: Iterable[tuple[int, dict
         for chunk in chunks:
             yield from preparer.prepare_chunk(chunk)
         return
-    global _worker_preparer
-    _worker_preparer = preparer
     logger.info("preparing records in %d worker processes", processes)
-    # Fork: the workers inherit the preparer, the task registry and the loaded lexicons instead of starting
-    # afresh. They never touch the database: the parent's connection, inherited with its open transaction,
+    # The workers never touch the database: the parent's connection, inherited with its open transaction,
     # is left alone (workers end with os._exit, which closes nothing on the server's side).
     with _children_allowed():
-        pool: Pool = multiprocessing.get_context("fork").Pool(processes, initializer=_reset_signals)
+        # Fork: the workers inherit the preparer (as the initializer's argument: two imports in one process's
+        # threads each give their own), the task registry and the loaded lexicons instead of starting afresh.
+        pool: Pool = multiprocessing.get_context("fork").Pool(processes, initializer=_start_worker,
+                                                              initargs=(preparer,))
     try:
         pending: deque[AsyncResult] = deque()
         for chunk in chunks:
@@ -263,7 +272,6 @@ def prepared_records(preparer: RecordPreparer, entries: Iterable[tuple[int, dict
     finally:
         pool.terminate()  # also when the consumer stops early (too many errors) or fails
         pool.join()
-        _worker_preparer = None
 
 
 @contextmanager
@@ -280,13 +288,6 @@ def _children_allowed() -> Iterator[None]:
     finally:
         if daemon is not None:
             config["daemon"] = daemon
-
-
-def _reset_signals() -> None:
-    """A worker forked from a Celery worker inherits its signal handlers; the pool stops workers with SIGTERM,
-    which must simply end them."""
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
-        signal.signal(signum, signal.SIG_DFL)
 
 
 def _chunks(entries: Iterable[tuple[int, dict[str, Any]] | Failed]) -> Iterator[
