@@ -1,12 +1,12 @@
 """Record preparation — parse, validate, screen, hash — in this process or in worker processes.
 
 Everything an import does to one record before it is written depends on that record alone, so it can
-run anywhere: :class:`RecordPreparer` turns a chunk of read records into :class:`Prepared` rows (the
-item's column values, checked labels, flags, dedup key, MinHash signature and band keys) or
-:class:`Failed` entries. The pipeline consumes them in file order and does what needs the whole file or
+run anywhere: :class:`RecordPreparer` turns a chunk of read records into :class:`Prepared` entries (the
+item's row and its checked labels encoded for writing, flags, dedup key, MinHash signature and band keys)
+or :class:`Failed` ones. The pipeline consumes them in file order and does what needs the whole file or
 the database (duplicates, writing). A large file's chunks go to a pool of forked processes, so that the
-preparation of later records overlaps the writing of earlier ones and the database's work (on one core
-they all wait for one another; docs/performance.md); a small file is prepared in place, with no
+preparation of later records overlaps the writing of earlier ones and the database's work (in one
+process they wait for one another; docs/performance.md); a small file is prepared in place, with no
 processes to start.
 """
 
