@@ -75,7 +75,8 @@ class MinHashBand(models.Model):
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+", db_constraint=False,
                                 db_index=False)  # the (project, key) index serves it
-    #: Not indexed: an item's own deletion (rare: the admin) scans the bands, an index would cost every import.
+    #: Not indexed: deleting items (the admin, or a project with its items) scans the bands once per deletion;
+    #: an index would cost every import ten entries per item.
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False)
     key = models.BigIntegerField()
 
