@@ -222,7 +222,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 }
 
 # Imports: files from this size on are prepared (parsed, validated, screened) in worker processes, this many
-# (0: one per core); see datasets_build/prepare.py.
+# (0: one per core, at most 4); see datasets_build/prepare.py.
 GOLDSET_IMPORT_PARALLEL_MIN_MB = float(os.environ.get("GOLDSET_IMPORT_PARALLEL_MIN_MB", "1"))
 GOLDSET_IMPORT_PROCESSES = int(os.environ.get("GOLDSET_IMPORT_PROCESSES", "0"))
 

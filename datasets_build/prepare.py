@@ -49,17 +49,21 @@ CHUNK_SIZE = 250
 #: Chunks handed out and not yet consumed: enough for the workers to prepare the next batches while the
 #: pipeline writes one (BATCH_SIZE records), few enough to bound the memory.
 IN_FLIGHT_CHUNKS = 12
+#: The default's cap: the importer itself (~65 µs per record) keeps up with about three workers (~175 µs
+#: each), and a machine's core count (a container sees its host's) must not become dozens of processes.
+MAX_DEFAULT_PROCESSES = 4
 #: DP records that carry these (KLUE TSV rows, or the Hugging Face layout) need no analyser.
 _DP_COLUMNS = ("word_form", "tokens", "rows")
 
 
 def import_processes(file_bytes: int) -> int:
     """Worker processes for a file of ``file_bytes``: none (prepare in place) below
-    ``GOLDSET_IMPORT_PARALLEL_MIN_MB``, else ``GOLDSET_IMPORT_PROCESSES`` (0: one per core). One per core
-    beside the importer and the database server paid best on 2 cores (docs/performance.md)."""
+    ``GOLDSET_IMPORT_PARALLEL_MIN_MB``, else ``GOLDSET_IMPORT_PROCESSES`` (0: one per core this process may
+    use, at most :data:`MAX_DEFAULT_PROCESSES`). One per core beside the importer and the database server
+    paid best on 2 cores (docs/performance.md)."""
     if file_bytes < settings.GOLDSET_IMPORT_PARALLEL_MIN_MB * 1024 * 1024:
         return 0
-    return settings.GOLDSET_IMPORT_PROCESSES or os.cpu_count() or 1
+    return settings.GOLDSET_IMPORT_PROCESSES or min(MAX_DEFAULT_PROCESSES, len(os.sched_getaffinity(0)))
 
 
 @dataclass

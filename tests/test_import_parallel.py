@@ -135,3 +135,15 @@ def test_seen_keys_never_forget_a_key_and_rarely_claim_one():
     others = rng.integers(-(2**63), 2**63 - 1, 20_000, dtype=np.int64).tolist()
     assert seen.may_contain(others).mean() < 0.01
     assert seen.may_contain([]).shape == (0,)
+
+
+def test_how_many_worker_processes_an_import_gets(settings, monkeypatch):
+    settings.GOLDSET_IMPORT_PARALLEL_MIN_MB = 1
+    settings.GOLDSET_IMPORT_PROCESSES = 0
+    assert prepare.import_processes(1024 * 1024 - 1) == 0  # a small file is prepared in place
+    monkeypatch.setattr(prepare.os, "sched_getaffinity", lambda pid: set(range(64)))
+    assert prepare.import_processes(1024 * 1024) == prepare.MAX_DEFAULT_PROCESSES  # not one per host core
+    monkeypatch.setattr(prepare.os, "sched_getaffinity", lambda pid: {0, 1})
+    assert prepare.import_processes(50 * 1024 * 1024) == 2
+    settings.GOLDSET_IMPORT_PROCESSES = 6
+    assert prepare.import_processes(50 * 1024 * 1024) == 6
