@@ -17,7 +17,7 @@ import json
 import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import date
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -49,15 +49,14 @@ def _json_text(value: Any) -> Any:
     return text.decode()
 
 
-def _converter(field: models.Field, connection: BaseDatabaseWrapper, now: datetime) -> Callable[[dict[str, Any]], Any]:
-    """A function row → the value ``COPY`` writes for ``field``; the same as the field's own
-    ``get_db_prep_save(pre_save(obj, True))`` of a new instance built from the row, only faster for the common
-    cases. A field the row does not give takes its default, as the constructor would give it."""
+def _converter(field: models.Field, connection: BaseDatabaseWrapper) -> Callable[[dict[str, Any]], Any]:
+    """A function row → the value ``COPY`` writes for ``field`` (not an ``auto_now`` one: :class:`EncodedRows`
+    writes the batch's time); the same as the field's own ``get_db_prep_save`` of a new instance built from
+    the row, only faster for the common cases. A field the row does not give takes its default, as the
+    constructor would give it."""
     attname = field.attname
     # One default for the whole batch: the values are only written, never changed.
     default = field.get_default()
-    if isinstance(field, models.DateTimeField) and (field.auto_now or field.auto_now_add):
-        return lambda row: now  # DateTimeField.pre_save for a new row: the batch's time
     if isinstance(field, models.ForeignKey) and isinstance(field.target_field, models.IntegerField):
         return lambda row: _plain_or(row.get(attname, default), int, field, connection)
     if isinstance(field, models.JSONField) and field.encoder is None:
@@ -82,25 +81,9 @@ def _plain_or(value: Any, python_type: type, field: models.Field, connection: Ba
 def insert_values(model: type[models.Model], rows: Sequence[dict[str, Any]]) -> int:
     """Insert new rows given as ``{attname: value}`` without building model instances (the model's constructor
     cost more than writing the row); primary keys come from the table's default. Returns the number of rows."""
-    connection = connections[DEFAULT_DB_ALIAS]
-    if connection.vendor != "postgresql":
-        return len(model.objects.bulk_create([model(**row) for row in rows]))
-    if rows:
-        _copy(model, rows, connection)
+    encoded = EncodedRows(model)
+    encoded.insert([((), encoded.encode(row)) for row in rows])
     return len(rows)
-
-
-def _copy(model: type[models.Model], rows: Sequence[dict[str, Any]], connection: BaseDatabaseWrapper) -> None:
-    """``COPY`` the rows' field values, primary keys from the table's default."""
-    meta = model._meta
-    fields = [f for f in meta.concrete_fields if f is not meta.pk]
-    now = timezone.now()
-    converters = [_converter(f, connection, now) for f in fields]
-    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-    with connection.cursor() as cursor, copy_from_stdin(
-            cursor, f"COPY {connection.ops.quote_name(meta.db_table)} ({columns}) FROM STDIN") as copy:
-        for row in rows:
-            copy.write_row([convert(row) for convert in converters])
 
 
 class EncodedRows:
@@ -118,14 +101,19 @@ class EncodedRows:
             f.auto_now or f.auto_now_add)]
         self.fields = [f for f in meta.concrete_fields
                        if f is not meta.pk and f not in self.writer_fields and f not in self.time_fields]
+        #: Decided on the first row (the database is known by then, and does not change): the converters on
+        #: PostgreSQL, None elsewhere (rows stay as they are).
         self._converters: list[Callable[[dict[str, Any]], Any]] | None = None
+        self._decided = False
 
     def encode(self, row: dict[str, Any]) -> dict[str, Any] | str:
-        connection = connections[DEFAULT_DB_ALIAS]
-        if connection.vendor != "postgresql":
-            return row
+        if not self._decided:
+            connection = connections[DEFAULT_DB_ALIAS]
+            if connection.vendor == "postgresql":
+                self._converters = [_converter(f, connection) for f in self.fields]
+            self._decided = True
         if self._converters is None:
-            self._converters = [_converter(f, connection, timezone.now()) for f in self.fields]
+            return row
         return "\t".join([_copy_text(convert(row)) for convert in self._converters])
 
     def insert(self, rows: Sequence[tuple[Sequence[Any], dict[str, Any] | str]], *, ids: bool = False) -> list[int]:
@@ -148,7 +136,7 @@ class EncodedRows:
             fields = ([meta.pk] if ids else []) + self.writer_fields + self.time_fields + self.fields
             columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
             # The writer's values are keys (integers or NULL); the batch's time is one text for every row.
-            times = "".join(f"{_copy_text(timezone.now().isoformat())}\t" for _ in self.time_fields)
+            times = "".join(f"{_copy_text(timezone.now())}\t" for _ in self.time_fields)
             heads = [_key_text(pk) for pk in pks] if ids else [""] * len(rows)
             with copy_from_stdin(cursor, f"COPY {connection.ops.quote_name(meta.db_table)} ({columns}) "
                                          f"FROM STDIN") as copy:
@@ -166,7 +154,8 @@ _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\
 
 
 def _copy_text(value: Any) -> str:
-    """One value in ``COPY``'s text format (the converted values: text, JSON text, numbers, booleans, NULL)."""
+    """One value in ``COPY``'s text format (the converted values: text, JSON text, numbers, booleans, dates,
+    NULL)."""
     if value is None:
         return "\\N"
     if isinstance(value, str):  # choices' enum members too: their value
@@ -177,6 +166,8 @@ def _copy_text(value: Any) -> str:
         return str(int(value))
     if isinstance(value, float):
         return repr(value) if math.isfinite(value) else str(value).replace("inf", "Infinity").replace("nan", "NaN")
+    if isinstance(value, date):  # datetimes too
+        return value.isoformat()
     raise TypeError(f"no COPY text for a {type(value).__name__} value")
 
 

@@ -235,10 +235,10 @@ class ImportPipeline:
         ids, self._batch_ids = self._batch_ids, set()
         if not batch:
             return
-        hashes = self._maybe_written(list({p.content_hash for p in batch}), dedup.text_key)
+        hashes = self._maybe_written(list({p.content_hash for p in batch}))
         existing_hashes = {dedup_key(self.task, other.payload, other.content_hash): other.external_id
                            for other in self._items_with_hashes(hashes)}
-        existing_ids = self._existing_external_ids(self._maybe_written([i for i in ids if i], dedup.text_key))
+        existing_ids = self._existing_external_ids(self._maybe_written([i for i in ids if i]))
         kept = []
         for prepared in batch:
             if prepared.key in existing_hashes:
@@ -281,14 +281,14 @@ class ImportPipeline:
         # an import must not hold megabytes of SQL text.
         reset_queries()
 
-    def _maybe_written(self, values: Any, key: Callable[[Any], int] | None = None) -> Any:
-        """Those of ``values`` (a list, or an array of keys) the project may hold already: the ones this import
-        may have written when it started on a project without items, else all of them."""
+    def _maybe_written(self, values: Any) -> Any:
+        """Those of ``values`` (texts, or an array of band keys) the project may hold already: the ones this
+        import may have written when it started on a project without items, else all of them."""
         if self._seen is None or not len(values):
             return values
         if isinstance(values, np.ndarray):
             return values[self._seen.may_contain(values)]
-        return list(compress(values, self._seen.may_contain(map(key, values) if key else values).tolist()))
+        return list(compress(values, self._seen.may_contain(map(dedup.text_key, values)).tolist()))
 
     # PostgreSQL plans the lookups below with the statistics of before the import: the rows this import
     # has written are not analysed yet, so a query filtering on the project and a list of values scans all
