@@ -42,11 +42,22 @@ def _json_text(value: Any) -> Any:
         text = orjson.dumps(value)
     except TypeError:  # integers beyond 64 bits, non-string keys: json.dumps as Django would
         return json.dumps(value)
-    if b"null" in text:
+    if b"null" in text and _non_finite(value):
         # orjson writes NaN and infinities as null, json.dumps as NaN (which PostgreSQL refuses, as it
-        # refuses Django's); a real null costs the slower encoder, not a different result.
+        # refuses Django's): such a value takes the slower encoder, not a different result.
         return json.dumps(value)
     return text.decode()
+
+
+def _non_finite(value: Any) -> bool:
+    """Whether a JSON value holds a NaN or an infinity anywhere."""
+    if type(value) is float:
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(map(_non_finite, value.values()))
+    if isinstance(value, list | tuple):
+        return any(map(_non_finite, value))
+    return False
 
 
 def _converter(field: models.Field, connection: BaseDatabaseWrapper) -> Callable[[dict[str, Any]], Any]:
@@ -78,6 +89,40 @@ def _plain_or(value: Any, python_type: type, field: models.Field, connection: Ba
     return field.get_db_prep_save(value, connection)
 
 
+_MISSING = object()
+
+
+def _column(field: models.Field, connection: BaseDatabaseWrapper) -> Callable[[dict[str, Any]], str]:
+    """A function row → ``field``'s text in ``COPY``: :func:`_copy_text` of the :func:`_converter`'s value,
+    with the hot cases inlined (every import row goes through one per column): a field the row does not give
+    (its default's text, the same for every row) and a value of the type the column writes as it is."""
+    convert = _converter(field, connection)
+    missing = _copy_text(convert({}))
+    attname = field.attname
+    if isinstance(field, models.JSONField) and field.encoder is None:
+        def json_column(row: dict[str, Any]) -> str:
+            value = row.get(attname, _MISSING)
+            if value is _MISSING:
+                return missing
+            if type(value) in (dict, list):
+                return _copy_text(_json_text(value))
+            return _copy_text(convert(row))
+        return json_column
+    if isinstance(field, models.CharField | models.TextField):
+        def text_column(row: dict[str, Any]) -> str:
+            value = row.get(attname, _MISSING)
+            if value is _MISSING:
+                return missing
+            if isinstance(value, str):  # choices' enum members too: their value
+                return _escaped(str.__str__(value))
+            return _copy_text(convert(row))
+        return text_column
+
+    def column(row: dict[str, Any]) -> str:
+        return missing if attname not in row else _copy_text(convert(row))
+    return column
+
+
 def insert_values(model: type[models.Model], rows: Sequence[dict[str, Any]]) -> int:
     """Insert new rows given as ``{attname: value}`` without building model instances (the model's constructor
     cost more than writing the row); primary keys come from the table's default. Returns the number of rows."""
@@ -101,20 +146,20 @@ class EncodedRows:
             f.auto_now or f.auto_now_add)]
         self.fields = [f for f in meta.concrete_fields
                        if f is not meta.pk and f not in self.writer_fields and f not in self.time_fields]
-        #: Decided on the first row (the database is known by then, and does not change): the converters on
-        #: PostgreSQL, None elsewhere (rows stay as they are).
-        self._converters: list[Callable[[dict[str, Any]], Any]] | None = None
+        #: Decided on the first row (the database is known by then, and does not change): per field, row →
+        #: its COPY text on PostgreSQL; None elsewhere (rows stay as they are).
+        self._columns: list[Callable[[dict[str, Any]], str]] | None = None
         self._decided = False
 
     def encode(self, row: dict[str, Any]) -> dict[str, Any] | str:
         if not self._decided:
             connection = connections[DEFAULT_DB_ALIAS]
             if connection.vendor == "postgresql":
-                self._converters = [_converter(f, connection) for f in self.fields]
+                self._columns = [_column(f, connection) for f in self.fields]
             self._decided = True
-        if self._converters is None:
+        if self._columns is None:
             return row
-        return "\t".join([_copy_text(convert(row)) for convert in self._converters])
+        return "\t".join([column(row) for column in self._columns])
 
     def insert(self, rows: Sequence[tuple[Sequence[Any], dict[str, Any] | str]], *, ids: bool = False) -> list[int]:
         """Write ``(writer values, encoded row)`` pairs; returns the primary keys when ``ids``, else ``[]``."""
@@ -149,8 +194,19 @@ def _key_text(value: int | None) -> str:
     return "\\N\t" if value is None else f"{value}\t"
 
 
-#: COPY's text format: these characters are written as escapes.
-_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+def _escaped(text: str) -> str:
+    """``text`` in COPY's text format, where backslash, tab, newline and carriage return are escaped. Most
+    texts hold none of them, and a search for each runs in C: ``str.translate`` looks every character of a
+    Korean text up in its table, which made the escaping the costliest part of encoding a row."""
+    if "\\" in text:
+        text = text.replace("\\", "\\\\")
+    if "\t" in text:
+        text = text.replace("\t", "\\t")
+    if "\n" in text:
+        text = text.replace("\n", "\\n")
+    if "\r" in text:
+        text = text.replace("\r", "\\r")
+    return text
 
 
 def _copy_text(value: Any) -> str:
@@ -159,7 +215,7 @@ def _copy_text(value: Any) -> str:
     if value is None:
         return "\\N"
     if isinstance(value, str):  # choices' enum members too: their value
-        return str.translate(value, _COPY_ESCAPES)
+        return _escaped(str.__str__(value))
     if isinstance(value, bool):
         return "t" if value else "f"
     if isinstance(value, int):
