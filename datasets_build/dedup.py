@@ -80,7 +80,10 @@ def signatures(texts: Iterable[str]) -> np.ndarray:
         return np.empty((0, NUM_PERM), dtype=np.uint32)
     with np.errstate(over="ignore"):
         # One row per permutation, one column per shingle: reducing along rows is ~4x faster than columns.
-        permuted = _A.reshape(-1, 1) * _fmix32(np.array(hashes, dtype=np.uint32)).reshape(1, -1) + _B.reshape(-1, 1)
+        # The addition in place: a second temporary of this size (megabytes a chunk) cost more than the
+        # arithmetic (docs/performance.md).
+        permuted = np.multiply(_A.reshape(-1, 1), _fmix32(np.array(hashes, dtype=np.uint32)).reshape(1, -1))
+        permuted += _B.reshape(-1, 1)
     return np.ascontiguousarray(np.minimum.reduceat(permuted, offsets, axis=1).T)
 
 
@@ -129,9 +132,9 @@ class SeenKeys:
 
     def add(self, keys: Iterable[int] | np.ndarray) -> None:
         positions = self._positions(keys).ravel()
-        offsets, bits = positions >> np.uint64(3), positions & np.uint64(7)
-        for bit in range(8):  # one bit value per pass, so repeated offsets in a pass set the same bit
-            self._bytes[offsets[bits == bit]] |= np.uint8(1 << bit)
+        # ``at``: a byte that several positions fall in gets each of their bits (``|=`` would keep one).
+        np.bitwise_or.at(self._bytes, (positions >> np.uint64(3)).astype(np.intp),
+                         np.left_shift(1, positions & np.uint64(7)).astype(np.uint8))
 
     def may_contain(self, keys: Iterable[int] | np.ndarray) -> np.ndarray:
         """One bool per key: False when the key was certainly never added."""

@@ -21,8 +21,9 @@ import signal
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from multiprocessing.pool import AsyncResult, Pool
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -243,9 +244,32 @@ def _start_worker(preparer: RecordPreparer) -> None:
         signal.signal(signum, signal.SIG_DFL)
 
 
-def _prepare_in_worker(entries: list[tuple[int, dict[str, Any]] | Failed]) -> list[Prepared | Failed]:
+#: A worker's result: entries with each Prepared as a tuple of these fields, and the chunk's signatures and
+#: band keys as two arrays. Unpickling a dataclass per record, and a numpy array per signature, cost the
+#: importer more than rebuilding the entries from this (docs/performance.md).
+_PACKED_FIELDS = tuple(f.name for f in fields(Prepared) if f.name not in ("text", "signature", "band_keys"))
+_packed_fields = attrgetter(*_PACKED_FIELDS)
+Packed = tuple[list[tuple[Any, ...] | Failed], np.ndarray, np.ndarray]
+
+
+def _prepare_in_worker(entries: list[tuple[int, dict[str, Any]] | Failed]) -> Packed:
     assert _worker_preparer is not None
-    return _worker_preparer.prepare_chunk(entries)
+    results = _worker_preparer.prepare_chunk(entries)
+    prepared = [r for r in results if isinstance(r, Prepared)]
+    signatures = np.array([p.signature for p in prepared], dtype=np.uint32).reshape(-1, dedup.NUM_PERM)
+    band_keys = np.array([p.band_keys for p in prepared], dtype=np.int64).reshape(-1, dedup.BANDS)
+    return [r if isinstance(r, Failed) else _packed_fields(r) for r in results], signatures, band_keys
+
+
+def _unpacked(packed: Packed) -> Iterator[Prepared | Failed]:
+    entries, signatures, band_keys = packed
+    rows = iter(zip(signatures, band_keys.tolist(), strict=True))
+    for entry in entries:
+        if isinstance(entry, Failed):
+            yield entry
+        else:
+            signature, keys = next(rows)
+            yield Prepared(*entry, signature=signature, band_keys=keys)
 
 
 def prepared_records(preparer: RecordPreparer, entries: Iterable[tuple[int, dict[str, Any]] | Failed],
@@ -270,9 +294,9 @@ def prepared_records(preparer: RecordPreparer, entries: Iterable[tuple[int, dict
         for chunk in chunks:
             pending.append(pool.apply_async(_prepare_in_worker, (chunk,)))
             if len(pending) >= IN_FLIGHT_CHUNKS:
-                yield from pending.popleft().get()
+                yield from _unpacked(pending.popleft().get())
         while pending:
-            yield from pending.popleft().get()
+            yield from _unpacked(pending.popleft().get())
     finally:
         pool.terminate()  # also when the consumer stops early (too many errors) or fails
         pool.join()
