@@ -12,8 +12,7 @@ Band keys live in :class:`~datasets_build.models.MinHashBand`, so memory does no
 from __future__ import annotations
 
 import unicodedata
-import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 import numpy as np
 from datasketch import MinHash
@@ -57,32 +56,52 @@ def _fmix32(h: np.ndarray) -> np.ndarray:
     return h ^ (h >> np.uint32(16))
 
 
-def _shingle_hashes(text: str) -> Iterator[int]:
-    """CRC-32 of every shingle of the normalised text, repeats included (they do not change a minimum), with
-    the slicing, encoding and hashing all in C: the same values as ``map(zlib.crc32, shingles(text))``."""
-    text = normalise(text)
-    if len(text) <= SHINGLE:
-        return iter((zlib.crc32(text.encode("utf-8")),))
-    count = len(text) - SHINGLE + 1
-    pieces = map(text.__getitem__, map(slice, range(count), range(SHINGLE, count + SHINGLE)))
-    return map(zlib.crc32, map(str.encode, pieces))
+def _crc32_table() -> np.ndarray:
+    table = np.arange(256, dtype=np.uint32)
+    for _ in range(8):
+        table = np.where(table & 1, (table >> np.uint32(1)) ^ np.uint32(0xEDB88320), table >> np.uint32(1))
+    return table.astype(np.uint32)
+
+
+#: zlib's CRC-32 (reflected polynomial 0xEDB88320), a byte at a time.
+_CRC_TABLE = _crc32_table()
+
+
+def _shingle_hashes(texts: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
+    """CRC-32 of every shingle of every normalised text (repeats included: they do not change a minimum), and
+    where each text's shingles start. The same values as ``map(zlib.crc32, shingles(text))``, computed for
+    all shingles at once, a byte position at a time: slicing, encoding and hashing each shingle in Python
+    cost more than the rest of the MinHash (docs/performance.md)."""
+    normalised = [normalise(text) for text in texts]
+    lengths = np.fromiter(map(len, normalised), dtype=np.int64, count=len(normalised))
+    # A text of SHINGLE characters or fewer is one shingle, the whole text (possibly empty).
+    counts = np.maximum(lengths - SHINGLE + 1, 1)
+    offsets = np.cumsum(counts) - counts
+    encoded = "".join(normalised).encode("utf-8")
+    data = np.frombuffer(encoded + bytes(4 * SHINGLE), dtype=np.uint8)  # padded: reads past a short end
+    # Byte offset of every character (continuation bytes are 10xxxxxx), and of the end.
+    char_at = np.append(np.flatnonzero((data[:len(encoded)] & 0xC0) != 0x80), len(encoded))
+    first_char = np.repeat(np.cumsum(lengths) - lengths - offsets, counts) + np.arange(int(counts.sum()))
+    starts = char_at[first_char]
+    sizes = char_at[first_char + np.repeat(np.minimum(lengths, SHINGLE), counts)] - starts
+    crc = np.full(len(starts), 0xFFFFFFFF, dtype=np.uint32)
+    for position in range(int(sizes.max(initial=0))):
+        step = _CRC_TABLE[(crc ^ data[starts + position]) & 0xFF] ^ (crc >> np.uint32(8))
+        np.copyto(crc, step, where=sizes > position)
+    return crc ^ np.uint32(0xFFFFFFFF), offsets
 
 
 def signatures(texts: Iterable[str]) -> np.ndarray:
     """One MinHash signature (a row of NUM_PERM uint32) per text, for a whole batch in one numpy pass:
-    per-item MinHash objects cost more than the hashing. Shingles are CRC-32 hashed (in C)."""
-    hashes: list[int] = []
-    offsets: list[int] = []
-    for text in texts:
-        offsets.append(len(hashes))
-        hashes.extend(_shingle_hashes(text))
-    if not offsets:
+    per-item MinHash objects cost more than the hashing. Shingles are CRC-32 hashed."""
+    hashes, offsets = _shingle_hashes(texts)
+    if not len(offsets):
         return np.empty((0, NUM_PERM), dtype=np.uint32)
     with np.errstate(over="ignore"):
         # One row per permutation, one column per shingle: reducing along rows is ~4x faster than columns.
         # The addition in place: a second temporary of this size (megabytes a chunk) cost more than the
         # arithmetic (docs/performance.md).
-        permuted = np.multiply(_A.reshape(-1, 1), _fmix32(np.array(hashes, dtype=np.uint32)).reshape(1, -1))
+        permuted = np.multiply(_A.reshape(-1, 1), _fmix32(hashes).reshape(1, -1))
         permuted += _B.reshape(-1, 1)
     return np.ascontiguousarray(np.minimum.reduceat(permuted, offsets, axis=1).T)
 
