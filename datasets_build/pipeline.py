@@ -253,9 +253,10 @@ class ImportPipeline:
     # -- write ------------------------------------------------------------------------------------
 
     def _flush(self, taken: tuple[list[Prepared], set[str]]) -> None:
-        """Check a batch against the project and write it (on the writer's thread)."""
+        """Check a batch against the project and write it (on the writer's thread). A batch handed over before
+        the importer found an error is still checked, as it would have been before that record was read."""
         batch, ids = taken
-        if not batch or not self.outcome.ok:
+        if not batch:
             return
         hashes = self._maybe_written(list({p.content_hash for p in batch}))
         existing_hashes = {dedup_key(self.task, other.payload, other.content_hash): other.external_id
@@ -278,7 +279,7 @@ class ImportPipeline:
                                                                     f"already exists in the project").as_dict())
                 return
             kept.append(prepared)
-        if kept:
+        if kept and self.outcome.ok:
             self._write(kept)
 
     def _write(self, kept: list[Prepared]) -> None:

@@ -1,0 +1,106 @@
+"""The import's database work runs on a writer thread (datasets_build/pipeline.py, BatchWriter) while the
+importer takes in the next batch: its writes land in the import's transaction, its errors come back beside
+the importer's in file order, and a database failure on it reaches the caller with nothing written."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from django.db import OperationalError
+
+from annotation.models import Item
+from datasets_build import pipeline
+from datasets_build.services import items_import
+from tests.test_import import nothing_written, write_jsonl
+
+
+def titles(n: int) -> list[dict[str, str]]:
+    return [{"guid": f"r-{i}", "title": f"서로 다른 기사 제목 번호 {i} 입니다", "label": "사회"} for i in range(n)]
+
+
+@pytest.fixture
+def small_batches(monkeypatch):
+    monkeypatch.setattr(pipeline, "BATCH_SIZE", 4)
+
+
+@pytest.mark.django_db
+def test_batches_are_written_on_another_thread_in_the_import_transaction(tmp_path, make_project, small_batches,
+                                                                          monkeypatch):
+    threads: set[str] = set()
+    write = pipeline.ImportPipeline._write
+
+    def recording_write(self, kept):
+        threads.add(threading.current_thread().name)
+        # The writer's connection is the importer's: it sees the rows of the transaction's earlier batches.
+        assert Item.objects.filter(project=self.project).count() == self.outcome.items
+        return write(self, kept)
+
+    monkeypatch.setattr(pipeline.ImportPipeline, "_write", recording_write)
+    project = make_project("tc")
+    result = items_import(project, write_jsonl(tmp_path / "a.jsonl", titles(10)), "jsonl")
+    assert result.ok and result.items == 10
+    assert threads == {"import-writer"}
+    assert sorted(Item.objects.filter(project=project).values_list("external_id", flat=True)) == sorted(
+        f"r-{i}" for i in range(10))
+
+
+@pytest.mark.django_db
+def test_the_writers_errors_and_the_importers_come_back_in_file_order(tmp_path, make_project, small_batches,
+                                                                      monkeypatch):
+    flush = pipeline.ImportPipeline._flush
+
+    def slow_flush(self, taken):
+        time.sleep(0.3)  # the importer reads the whole file, and finds its errors, before the writer finds its
+        return flush(self, taken)
+
+    project = make_project("tc")
+    assert items_import(project, write_jsonl(tmp_path / "first.jsonl", [
+        {"guid": "taken", "title": "이미 있는 기사 제목", "label": "사회"}]), "jsonl").ok
+    records = titles(12)
+    records[2]["guid"] = "taken"  # found by the writer, against the project
+    records[9] = {"guid": "r-9", "label": "사회"}  # no title: found by the importer, after the writer's batch
+    records[10]["label"] = "없는 주제"  # an unknown label: found by the importer too
+    monkeypatch.setattr(pipeline.ImportPipeline, "_flush", slow_flush)
+    result = items_import(project, write_jsonl(tmp_path / "second.jsonl", records), "jsonl")
+    assert [(e["record"], e["field"]) for e in result.errors] == [
+        (3, "guid"), (10, "title"), (11, "annotations[0].label")]
+    assert Item.objects.filter(project=project).count() == 1  # the first file's item only
+
+
+@pytest.mark.django_db
+def test_duplicates_found_by_either_thread_are_listed_in_file_order(tmp_path, make_project, small_batches):
+    project = make_project("tc")
+    earlier = titles(3)
+    assert items_import(project, write_jsonl(tmp_path / "first.jsonl", earlier), "jsonl").ok
+    records = [*titles(12)[3:]]
+    records[1] = {**earlier[0], "guid": "again-0"}  # in the project: the writer finds it
+    records[2] = {**records[0], "guid": "again-3"}  # in the file, in its batch: the importer finds it
+    records[6] = {**earlier[2], "guid": "again-2"}
+    result = items_import(project, write_jsonl(tmp_path / "second.jsonl", records), "jsonl")
+    assert result.ok and result.items == 6
+    assert result.summary["duplicates_skipped"] == 3
+    assert [d["record"] for d in result.summary["duplicates"]] == [2, 3, 7]
+    assert [d["duplicate_of"] for d in result.summary["duplicates"]] == [
+        "item 'r-0' already in the project", "record 1", "item 'r-2' already in the project"]
+
+
+@pytest.mark.django_db
+def test_a_database_failure_on_the_writer_reaches_the_caller_and_nothing_is_written(tmp_path, make_project,
+                                                                                    small_batches, monkeypatch):
+    write = pipeline.ImportPipeline._write
+    calls = []
+
+    def failing_write(self, kept):
+        calls.append(len(kept))
+        if len(calls) == 2:
+            raise OperationalError("server closed the connection unexpectedly")
+        return write(self, kept)
+
+    monkeypatch.setattr(pipeline.ImportPipeline, "_write", failing_write)
+    project = make_project("tc")
+    with pytest.raises(OperationalError, match="closed the connection"):
+        items_import(project, write_jsonl(tmp_path / "a.jsonl", titles(20)), "jsonl")
+    assert calls[:2] == [4, 4] and len(calls) == 2  # no batch is written after the failure
+    assert nothing_written(project)
