@@ -477,26 +477,33 @@ class BatchWriter:
     on the import's connection and so in its transaction (the thread borrows the connection: the importer
     does not use it meanwhile). The database's work on a batch then overlaps the importer taking in the next
     one, as it cannot in one thread (docs/performance.md). At most one batch waits, so memory stays bounded.
-    An exception raised by a write reaches the importer at its next batch or when the writer is closed."""
+    An exception raised by a write reaches the importer at its next batch or when the writer is closed.
+
+    The thread starts with the first batch: by then the preparing processes are forked (a process forked
+    while another thread runs inherits whatever locks that thread holds)."""
 
     def __init__(self, write: Callable[[Any], None]) -> None:
         self._write = write
         self._batches: queue.Queue[Any] = queue.Queue(maxsize=1)
         self._failure: BaseException | None = None
         self._connection = connections[DEFAULT_DB_ALIAS]
-        self._thread = threading.Thread(target=self._run, name="import-writer", daemon=True)
+        self._thread: threading.Thread | None = None
 
     def __enter__(self) -> BatchWriter:
-        self._connection.inc_thread_sharing()
-        self._thread.start()
         return self
 
     def put(self, batch: Any) -> None:
         """Hand a batch over; waits while another one is waiting."""
+        if self._thread is None:
+            self._connection.inc_thread_sharing()
+            self._thread = threading.Thread(target=self._run, name="import-writer", daemon=True)
+            self._thread.start()
         self._raise_failure()
         self._batches.put(batch)
 
     def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
+        if self._thread is None:
+            return
         self._batches.put(_DONE)
         self._thread.join()
         self._connection.dec_thread_sharing()
