@@ -145,12 +145,19 @@ def _meta_findings(scrubber: Scrubber, task_slug: str, meta: dict[str, Any]) -> 
     """Screen the other fields a record brought along (kept in ``meta`` and exported: a ``url``, a ``reporter``
     column): the scrubber learns their values, and the copy replacement below pseudonymizes them. Span lists
     quoting the text (MRC answers) are left to the offset remapping."""
-    spans = {spec.path.removesuffix("[]") for spec in OFFSET_SPANS.get(task_slug, ()) if spec.where == "meta"}
-    found = []
+    specs = OFFSET_SPANS.get(task_slug)
+    spans = {spec.path.removesuffix("[]") for spec in specs if spec.where == "meta"} if specs else ()
+    found: list[dict[str, Any]] = []
     for key, value in meta.items():
-        if key not in spans:
-            for path, text in string_leaves(value, f"meta.{key}"):
-                found.extend({"field": path, **f} for f in scrubber.scrub(text).findings)
+        if key in spans:
+            continue
+        if isinstance(value, str):  # most meta values: no walk, and the path only when something is found
+            if findings := scrubber.scrub(value).findings:
+                path = f"meta.{key}"
+                found.extend({"field": path, **f} for f in findings)
+            continue
+        for path, text in string_leaves(value, f"meta.{key}"):
+            found.extend({"field": path, **f} for f in scrubber.scrub(text).findings)
     return found
 
 
@@ -164,8 +171,10 @@ def scrub_record(
     for field, container, key in _text_slots(payload, text_fields):
         result = scrubber.scrub(container[key])
         results[field] = result
-        findings.extend({"field": field, **f} for f in result.findings)
-    findings.extend(_meta_findings(scrubber, task_slug, meta))
+        if result.findings:
+            findings.extend({"field": field, **f} for f in result.findings)
+    if meta:
+        findings.extend(_meta_findings(scrubber, task_slug, meta))
     if not scrubber.replaced:  # nothing replaced (no findings, or detect only): the record stands as it is
         return ScrubbedRecord(payload, meta, annotations, findings, [])
     payload, meta, annotations = copy.deepcopy(payload), copy.deepcopy(meta), copy.deepcopy(annotations)

@@ -120,6 +120,8 @@ class Scrubber:
     def scrub(self, text: str) -> ScrubResult:
         types = self.policy.active_types
         findings = detect(text, types) if types else []
+        if not findings:  # the common case: nothing to replace, remember or map
+            return ScrubResult(text, [], [])
         parts: list[str] = []
         stored: list[dict[str, Any]] = []
         regions: list[tuple[int, int, int, int]] = []
