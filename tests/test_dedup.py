@@ -39,7 +39,8 @@ def test_batch_signatures_equal_datasketch_minhash():
     of items indexed before the batch version still match."""
     # Hashed a byte position at a time for all shingles together: texts of every length around SHINGLE, and
     # characters of one to four UTF-8 bytes, so that a wrong offset or width changes a value.
-    texts = [BASE, "abc", "", "짧은 글", BASE * 3, "a", "abcde", "abcdef", "é ü ß", "😀 이모지 🎉 test ✓", "ＡＢＣ  호텔\n추천"]
+    texts = [BASE, "abc", "", "짧은 글", BASE * 3, "a", "abcde", "abcdef", "é ü ß", "😀 이모지 🎉 test ✓",
+             "ＡＢＣ  호텔\n추천"]
     for text, signature in zip(texts, dedup.signatures(texts), strict=True):
         reference = MinHash(num_perm=dedup.NUM_PERM, seed=dedup.SEED, hashfunc=zlib.crc32)
         reference.update_batch(list(dedup.shingles(text)))
