@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from .models import ImportJob, MinHashBand, NearDuplicate
+from .models import ImportJob, NearDuplicate
 
 
 @admin.register(ImportJob)
@@ -16,10 +16,4 @@ class ImportJobAdmin(admin.ModelAdmin):
 @admin.register(NearDuplicate)
 class NearDuplicateAdmin(admin.ModelAdmin):
     list_display = ("id", "project", "item", "duplicate_of", "similarity")
-    list_filter = ("project",)
-
-
-@admin.register(MinHashBand)
-class MinHashBandAdmin(admin.ModelAdmin):
-    list_display = ("id", "project", "item", "key")
     list_filter = ("project",)

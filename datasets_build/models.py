@@ -66,22 +66,22 @@ class MinHashBand(models.Model):
     Keeping the bands in the database (not an in-memory LSH index) is what lets imports find near
     duplicates against the whole project with memory that does not grow with the corpus.
 
-    Ten rows per imported item, so the rows carry no database foreign keys: their deferred checks at
-    commit and the extra indexes cost the server more than the rest of the import (docs/performance.md).
-    Deleting a project or an item still deletes its bands — Django's deletion collector cascades through
-    these relations (the project's by ``(project, key)``, an item's by a scan) — and the importer
-    only writes bands for the items it has just inserted in the same transaction.
+    Ten rows per imported item, so each row costs the server as little as it can: no database foreign keys
+    (their deferred checks at commit and their indexes cost more than the rest of the import), and the
+    primary key is the lookup's own ``(project, key)`` with the item, so one index serves both (a separate
+    id and its index wrote a third of the import's WAL; docs/performance.md). Deleting a project or an item
+    still deletes its bands — Django's deletion collector cascades through these relations (the project's
+    by the primary key's prefix, an item's by a scan) — and the importer only writes bands for the items it
+    has just inserted in the same transaction.
     """
 
+    pk = models.CompositePrimaryKey("project", "key", "item")
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+", db_constraint=False,
-                                db_index=False)  # the (project, key) index serves it
+                                db_index=False)  # the primary key's prefix serves it
+    key = models.BigIntegerField()
     #: Not indexed: deleting items (the admin, or a project with its items) scans the bands once per deletion;
     #: an index would cost every import ten entries per item.
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False)
-    key = models.BigIntegerField()
-
-    class Meta:
-        indexes = [models.Index(fields=["project", "key"], name="minhash_band_project_key")]
 
     def __str__(self) -> str:
         return f"band {self.key} of item {self.item_id}"

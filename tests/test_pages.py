@@ -430,9 +430,13 @@ def test_admin_changelist_add_and_change_pages(people: dict[str, User | None], p
     services.flag_create(item=item, user=people["annotator"], kind="toxic", note="?")
     client = client_as(people["superuser"])
     from django.apps import apps
+    from django.db.models import CompositePrimaryKey
 
     for app in ("annotation", "datasets_build", "exports"):
-        assert set(apps.get_app_config(app).get_models()) <= set(admin.site._registry), app
+        # Every model has an admin, except those the admin cannot show: the MinHash bands, keyed by
+        # (project, key, item), an index of the items rather than data anyone edits.
+        models = {m for m in apps.get_app_config(app).get_models() if not isinstance(m._meta.pk, CompositePrimaryKey)}
+        assert models <= set(admin.site._registry), app
     request = client.get(reverse("admin:index")).wsgi_request
     for model, model_admin in admin.site._registry.items():
         meta = model._meta
