@@ -153,20 +153,9 @@ def _klue_texts(klue_dir: Path) -> list[str]:
 
 
 def _reference_detect(text: str, types: frozenset[str] | None = None) -> list[detectors.Finding]:
-    """detect as it was before its preconditions and fast paths: every detector, then one sort and settle."""
-    candidates = [f for detector in detectors.DETECTORS.values() for f in detector(text)
-                  if f.start < f.end and (types is None or f.type in types)]
-    candidates.sort(key=lambda f: (f.start, f.end))
-    taken: list[detectors.Finding] = []
-    first = 0
-    while first < len(candidates):
-        last, reach = first + 1, candidates[first].end
-        while last < len(candidates) and candidates[last].start < reach:
-            reach = max(reach, candidates[last].end)
-            last += 1
-        taken.extend(detectors._settle(candidates[first:last]))
-        first = last
-    return taken
+    """detect as it was before its preconditions and fast paths: every detector, then settle the overlaps."""
+    return detectors.settled([f for detector in detectors.DETECTORS.values() for f in detector(text)
+                              if f.start < f.end and (types is None or f.type in types)])
 
 
 def _check_preconditions(texts: list[str]) -> None:

@@ -495,6 +495,11 @@ def detect(text: str, types: set[str] | frozenset[str] | None = None) -> list[Fi
     candidates = [f for f in candidates if f.start < f.end and (types is None or f.type in types)]
     if len(candidates) < 2:
         return candidates
+    return settled(candidates)
+
+
+def settled(candidates: list[Finding]) -> list[Finding]:
+    """Non-overlapping findings out of candidates, in text order."""
     candidates.sort(key=lambda f: (f.start, f.end))
     taken: list[Finding] = []
     # Only overlapping findings compete, so each run of mutually overlapping candidates is settled on its
