@@ -7,10 +7,8 @@
   check the item and every label, PII is pseudonymized with offset remapping (:mod:`.pii`), toxicity/bias
   screened (:mod:`.screening`), the content hash and MinHash signature computed;
 * deduplicator — exact duplicates within the file (here, in file order) and against the project (per batch);
-* writer — on a thread of its own (:class:`BatchWriter`), batch after batch: the duplicate lookups against
-  the project, ``COPY`` (PostgreSQL; ``bulk_create`` elsewhere, :mod:`.bulk`) inside the caller's
-  transaction, then near-duplicate indexing. The database's work on one batch overlaps the importer taking
-  in the next.
+* writer — ``COPY`` (PostgreSQL; ``bulk_create`` elsewhere, :mod:`.bulk`) in batches inside the caller's
+  transaction, then near-duplicate indexing.
 
 All or nothing: after the first bad record nothing more is written, but reading and checking go on so
 the report lists every problem (up to the cap); the caller then rolls the transaction back. Memory is
@@ -19,8 +17,6 @@ bounded by the batch size: records stream in, duplicates are checked against the
 
 from __future__ import annotations
 
-import queue
-import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -30,7 +26,7 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, connection, connections, reset_queries, transaction
+from django.db import connection, reset_queries, transaction
 
 from annotation.models import Flag, Item, Project, Source, User
 
@@ -56,8 +52,6 @@ DUPLICATE_POLICIES = ("skip", "refuse")
 #: Records per written batch: larger batches spread the per-batch queries thinner (1,000 cost ~5–8 % less CPU
 #: than 500 at 25,000 records) but hold more in memory (peak RSS ~+20 MB); memory stays bounded by it.
 BATCH_SIZE = 1000
-#: Duplicates listed in the import's summary (all are counted).
-MAX_LISTED_DUPLICATES = 50
 #: The annotator name of a corpus label without an annotator id (task types use ``""``).
 CORPUS_ANNOTATOR = "corpus"
 #: Columns a CSV must have per task type (nested ones by their prefix); see docs/import.md.
@@ -127,11 +121,8 @@ class ImportPipeline:
         self._pii = Counter[tuple[str, str]]()
         self._hits = Counter[tuple[str, str]]()
         self._flagged = 0
-        #: The first duplicates found in the file (by the importer) and in the project (by the writer), each in
-        #: file order: together they hold the file's first ones, whichever thread found them.
-        self._duplicates: dict[bool, list[dict[str, Any]]] = {False: [], True: []}
+        self._duplicates: list[dict[str, Any]] = []
         self._duplicate_count = 0
-        self._duplicates_lock = threading.Lock()
         self._near = 0
         #: What this import has written, while the project held nothing else (see dedup.SeenKeys).
         self._seen: dedup.SeenKeys | None = None
@@ -146,53 +137,41 @@ class ImportPipeline:
         preparer = RecordPreparer(task=self.task, label_schema=self.project.label_schema, project_id=self.project.pk,
                                   source_id=self.source.pk if self.source else None, policy=self.policy,
                                   corpus_annotator=CORPUS_ANNOTATOR)
-        stopped = False
-        with BatchWriter(self._flush) as writer:
-            for entry in prepared_records(preparer, self._records(), import_processes(self.path.stat().st_size)):
-                if isinstance(entry, Failed):
-                    self._error(entry.error)
-                    if entry.fatal:
-                        break
-                    outcome.progress.read += entry.read
-                else:
-                    outcome.progress.read += 1
-                    outcome.progress.screened += 1
-                    self._tally(entry)
-                    try:
-                        prepared = self._deduplicate(entry)
-                    except RecordError as error:
-                        self._error(error.as_dict())
-                    else:
-                        if prepared is not None and outcome.ok:
-                            self._batch.append(prepared)
-                            if len(self._batch) >= BATCH_SIZE:
-                                writer.put(self._take_batch())
-                if outcome.progress.read % BATCH_SIZE == 0 and self.on_progress:
-                    self.on_progress(outcome.progress)
-                if len(outcome.errors) >= cap:
-                    stopped = True
+        for entry in prepared_records(preparer, self._records(), import_processes(self.path.stat().st_size)):
+            if isinstance(entry, Failed):
+                self._error(entry.error)
+                if entry.fatal:
                     break
-            if outcome.ok:
-                writer.put(self._take_batch())
-        # The writer's errors (duplicates and external ids found in the project) came in beside the importer's.
-        outcome.errors.sort(key=lambda error: error.get("record") or 0)
-        if stopped:
-            del outcome.errors[cap:]
-            outcome.errors.append({"record": 0, "field": "", "message": f"stopped after {cap} errors; "
-                                                                         f"fix these and import again"})
+                outcome.progress.read += entry.read
+            else:
+                outcome.progress.read += 1
+                outcome.progress.screened += 1
+                self._tally(entry)
+                try:
+                    prepared = self._deduplicate(entry)
+                except RecordError as error:
+                    self._error(error.as_dict())
+                else:
+                    if prepared is not None and outcome.ok:
+                        self._batch.append(prepared)
+                        if len(self._batch) >= BATCH_SIZE:
+                            self._flush()
+            if outcome.progress.read % BATCH_SIZE == 0 and self.on_progress:
+                self.on_progress(outcome.progress)
+            if len(outcome.errors) >= cap:
+                outcome.errors.append({"record": 0, "field": "", "message": f"stopped after {cap} errors; "
+                                                                             f"fix these and import again"})
+                break
+        if outcome.ok:
+            self._flush()
         if self.on_progress:
             self.on_progress(outcome.progress)
         outcome.summary = self._summary()
         return outcome
 
     def _error(self, error: dict[str, Any]) -> None:
-        self.outcome.errors.append(error)  # from either thread: nothing more will be written, the caller rolls back
-
-    def _take_batch(self) -> tuple[list[Prepared], set[str]]:
-        """The batch so far and its external ids, for the writer; the next batch starts empty."""
-        batch, self._batch, ids, self._batch_ids = self._batch, [], self._batch_ids, set()
-        self._batch_hashes = {}
-        return batch, ids
+        self.outcome.errors.append(error)
+        self._batch.clear()  # nothing more will be written; the caller rolls back
 
     def _records(self) -> Iterator[tuple[int, dict[str, Any]] | Failed]:
         """The file's records in order, its problems as :class:`Failed` (their messages' PII taken out)."""
@@ -239,23 +218,21 @@ class ImportPipeline:
             self._batch_ids.add(external_id)
         return prepared
 
-    def _duplicate(self, record_no: int, of: str, *, in_project: bool = False) -> None:
+    def _duplicate(self, record_no: int, of: str) -> None:
         if self.duplicates == "refuse":
             raise RecordError(record_no, "", f"exact duplicate of {of} (same text after NFKC and whitespace "
                                              f"normalisation)")
-        with self._duplicates_lock:
-            self._duplicate_count += 1
-            found = self._duplicates[in_project]
-            if len(found) < MAX_LISTED_DUPLICATES:
-                found.append({"record": record_no, "duplicate_of": of})
+        self._duplicate_count += 1
+        if len(self._duplicates) < 50:
+            self._duplicates.append({"record": record_no, "duplicate_of": of})
         return None
 
     # -- write ------------------------------------------------------------------------------------
 
-    def _flush(self, taken: tuple[list[Prepared], set[str]]) -> None:
-        """Check a batch against the project and write it (on the writer's thread). A batch handed over before
-        the importer found an error is still checked, as it would have been before that record was read."""
-        batch, ids = taken
+    def _flush(self) -> None:
+        batch, self._batch = self._batch, []
+        self._batch_hashes = {}
+        ids, self._batch_ids = self._batch_ids, set()
         if not batch:
             return
         hashes = self._maybe_written(list({p.content_hash for p in batch}))
@@ -268,7 +245,7 @@ class ImportPipeline:
                 other = existing_hashes[prepared.key]
                 try:
                     self._duplicate(prepared.record_no, f"item {other!r} already in the project" if other
-                                    else "an item already in the project", in_project=True)
+                                    else "an item already in the project")
                 except RecordError as error:
                     self._error(error.as_dict())
                     return
@@ -279,7 +256,7 @@ class ImportPipeline:
                                                                     f"already exists in the project").as_dict())
                 return
             kept.append(prepared)
-        if kept and self.outcome.ok:
+        if kept:
             self._write(kept)
 
     def _write(self, kept: list[Prepared]) -> None:
@@ -464,67 +441,11 @@ class ImportPipeline:
             "screening": screening,
             "needs_review": self._flagged,
             "duplicates_skipped": self._duplicate_count,
-            "duplicates": sorted(self._duplicates[False] + self._duplicates[True],
-                                 key=lambda d: d["record"])[:MAX_LISTED_DUPLICATES],
+            "duplicates": sorted(self._duplicates, key=lambda d: d["record"]),  # found per batch: in-file ones first
             "near_duplicates": self._near,
             "pii_policy": self.policy.actions,
         }
 
-
-
-class BatchWriter:
-    """Runs the import's database work — each batch's lookups and writes, in order — on a thread of its own,
-    on the import's connection and so in its transaction (the thread borrows the connection: the importer
-    does not use it meanwhile). The database's work on a batch then overlaps the importer taking in the next
-    one, as it cannot in one thread (docs/performance.md). At most one batch waits, so memory stays bounded.
-    An exception raised by a write reaches the importer at its next batch or when the writer is closed.
-
-    The thread starts with the first batch: by then the preparing processes are forked (a process forked
-    while another thread runs inherits whatever locks that thread holds)."""
-
-    def __init__(self, write: Callable[[Any], None]) -> None:
-        self._write = write
-        self._batches: queue.Queue[Any] = queue.Queue(maxsize=1)
-        self._failure: BaseException | None = None
-        self._connection = connections[DEFAULT_DB_ALIAS]
-        self._thread: threading.Thread | None = None
-
-    def __enter__(self) -> BatchWriter:
-        return self
-
-    def put(self, batch: Any) -> None:
-        """Hand a batch over; waits while another one is waiting."""
-        if self._thread is None:
-            self._connection.inc_thread_sharing()
-            self._thread = threading.Thread(target=self._run, name="import-writer", daemon=True)
-            self._thread.start()
-        self._raise_failure()
-        self._batches.put(batch)
-
-    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
-        if self._thread is None:
-            return
-        self._batches.put(_DONE)
-        self._thread.join()
-        self._connection.dec_thread_sharing()
-        if exc_type is None:
-            self._raise_failure()
-
-    def _run(self) -> None:
-        connections[DEFAULT_DB_ALIAS] = self._connection
-        while (batch := self._batches.get()) is not _DONE:
-            if self._failure is None:  # after a failure the batches are only taken, so put never blocks for good
-                try:
-                    self._write(batch)
-                except BaseException as failure:  # re-raised in the importer's thread
-                    self._failure = failure
-
-    def _raise_failure(self) -> None:
-        if self._failure is not None:
-            raise self._failure
-
-
-_DONE = object()
 
 
 def _item_table() -> str:

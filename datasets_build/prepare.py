@@ -50,8 +50,8 @@ CHUNK_SIZE = 250
 #: Chunks handed out and not yet consumed: enough for the workers to prepare the next batches while the
 #: pipeline writes one (BATCH_SIZE records), few enough to bound the memory.
 IN_FLIGHT_CHUNKS = 12
-#: The default's cap: the importer itself (~65 µs per record) keeps up with about three workers (~175 µs
-#: each), and a machine's core count (a container sees its host's) must not become dozens of processes.
+#: The default's cap: the importer itself keeps up with a few workers only (docs/performance.md), and a
+#: machine's core count (a container sees its host's) must not become dozens of processes.
 MAX_DEFAULT_PROCESSES = 4
 #: DP records that carry these (KLUE TSV rows, or the Hugging Face layout) need no analyser.
 _DP_COLUMNS = ("word_form", "tokens", "rows")

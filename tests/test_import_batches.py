@@ -1,10 +1,9 @@
-"""The import's database work runs on a writer thread (datasets_build/pipeline.py, BatchWriter) while the
-importer takes in the next batch: its writes land in the import's transaction, its errors come back beside
-the importer's in file order, and a database failure on it reaches the caller with nothing written."""
+"""The import writes batch by batch (datasets_build/pipeline.py): errors found against the project and in
+the file come back in file order, and a database failure while writing a batch reaches the caller with
+nothing written."""
 
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
@@ -26,42 +25,21 @@ def small_batches(monkeypatch):
 
 
 @pytest.mark.django_db
-def test_batches_are_written_on_another_thread_in_the_import_transaction(tmp_path, make_project, small_batches,
-                                                                          monkeypatch):
-    threads: set[str] = set()
-    write = pipeline.ImportPipeline._write
-
-    def recording_write(self, kept):
-        threads.add(threading.current_thread().name)
-        # The writer's connection is the importer's: it sees the rows of the transaction's earlier batches.
-        assert Item.objects.filter(project=self.project).count() == self.outcome.items
-        return write(self, kept)
-
-    monkeypatch.setattr(pipeline.ImportPipeline, "_write", recording_write)
-    project = make_project("tc")
-    result = items_import(project, write_jsonl(tmp_path / "a.jsonl", titles(10)), "jsonl")
-    assert result.ok and result.items == 10
-    assert threads == {"import-writer"}
-    assert sorted(Item.objects.filter(project=project).values_list("external_id", flat=True)) == sorted(
-        f"r-{i}" for i in range(10))
-
-
-@pytest.mark.django_db
-def test_the_writers_errors_and_the_importers_come_back_in_file_order(tmp_path, make_project, small_batches,
+def test_errors_against_the_project_and_in_the_file_come_back_in_file_order(tmp_path, make_project, small_batches,
                                                                       monkeypatch):
     flush = pipeline.ImportPipeline._flush
 
-    def slow_flush(self, taken):
-        time.sleep(0.3)  # the importer reads the whole file, and finds its errors, before the writer finds its
-        return flush(self, taken)
+    def slow_flush(self, *args):
+        time.sleep(0.3)  # a slow database: the project's errors must still come first
+        return flush(self, *args)
 
     project = make_project("tc")
     assert items_import(project, write_jsonl(tmp_path / "first.jsonl", [
         {"guid": "taken", "title": "이미 있는 기사 제목", "label": "사회"}]), "jsonl").ok
     records = titles(12)
-    records[2]["guid"] = "taken"  # found by the writer, against the project
-    records[9] = {"guid": "r-9", "label": "사회"}  # no title: found by the importer, after the writer's batch
-    records[10]["label"] = "없는 주제"  # an unknown label: found by the importer too
+    records[2]["guid"] = "taken"  # found against the project
+    records[9] = {"guid": "r-9", "label": "사회"}  # no title: found in the file, after that batch
+    records[10]["label"] = "없는 주제"  # an unknown label: found in the file too
     monkeypatch.setattr(pipeline.ImportPipeline, "_flush", slow_flush)
     result = items_import(project, write_jsonl(tmp_path / "second.jsonl", records), "jsonl")
     assert [(e["record"], e["field"]) for e in result.errors] == [
@@ -70,13 +48,13 @@ def test_the_writers_errors_and_the_importers_come_back_in_file_order(tmp_path, 
 
 
 @pytest.mark.django_db
-def test_duplicates_found_by_either_thread_are_listed_in_file_order(tmp_path, make_project, small_batches):
+def test_duplicates_in_the_project_and_in_the_file_are_all_counted(tmp_path, make_project, small_batches):
     project = make_project("tc")
     earlier = titles(3)
     assert items_import(project, write_jsonl(tmp_path / "first.jsonl", earlier), "jsonl").ok
     records = [*titles(12)[3:]]
-    records[1] = {**earlier[0], "guid": "again-0"}  # in the project: the writer finds it
-    records[2] = {**records[0], "guid": "again-3"}  # in the file, in its batch: the importer finds it
+    records[1] = {**earlier[0], "guid": "again-0"}  # in the project
+    records[2] = {**records[0], "guid": "again-3"}  # in the file, in its batch
     records[6] = {**earlier[2], "guid": "again-2"}
     result = items_import(project, write_jsonl(tmp_path / "second.jsonl", records), "jsonl")
     assert result.ok and result.items == 6
@@ -87,7 +65,7 @@ def test_duplicates_found_by_either_thread_are_listed_in_file_order(tmp_path, ma
 
 
 @pytest.mark.django_db
-def test_a_database_failure_on_the_writer_reaches_the_caller_and_nothing_is_written(tmp_path, make_project,
+def test_a_database_failure_while_writing_reaches_the_caller_and_nothing_is_written(tmp_path, make_project,
                                                                                     small_batches, monkeypatch):
     write = pipeline.ImportPipeline._write
     calls = []
