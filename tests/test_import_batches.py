@@ -4,6 +4,7 @@ nothing written."""
 
 from __future__ import annotations
 
+import gc
 import time
 
 import pytest
@@ -82,3 +83,19 @@ def test_a_database_failure_while_writing_reaches_the_caller_and_nothing_is_writ
         items_import(project, write_jsonl(tmp_path / "a.jsonl", titles(20)), "jsonl")
     assert calls[:2] == [4, 4] and len(calls) == 2  # no batch is written after the failure
     assert nothing_written(project)
+    assert gc.get_freeze_count() == 0  # the failed import gave the process's objects back to the collector
+
+
+@pytest.mark.django_db
+def test_the_objects_held_before_an_import_sit_out_its_collections_and_only_then(tmp_path, make_project,
+                                                                                  small_batches):
+    """pipeline.long_lived_objects_frozen: while the import runs the process's earlier objects are frozen
+    (out of the collector's passes); afterwards they are collected as usual again."""
+    frozen_during: list[int] = []
+    project = make_project("tc")
+    result = items_import(project, write_jsonl(tmp_path / "a.jsonl", titles(10)), "jsonl",
+                          on_progress=lambda progress: frozen_during.append(gc.get_freeze_count()))
+    assert result.ok and result.items == 10
+    *during, last = frozen_during  # the last report comes once the records are written
+    assert during and min(during) > 0 and last == 0
+    assert gc.get_freeze_count() == 0
