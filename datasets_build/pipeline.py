@@ -460,8 +460,12 @@ def long_lived_objects_frozen() -> Iterator[None]:
     """Keep the objects the process held before the import (Django, Celery, the task registry, lexicons:
     hundreds of thousands) out of the garbage collector's passes until it ends. The import promotes many
     short-lived records to the oldest generation, and every full collection then rescanned all of those
-    objects too: it cost the importer a quarter of its CPU (docs/performance.md). Unfrozen afterwards, so
-    whatever of them became garbage is collected as usual."""
+    objects too: it cost the importer a quarter of its CPU (docs/performance.md). The worker processes,
+    forked inside, inherit the frozen objects. Unfrozen afterwards, so whatever of them became garbage is
+    collected as usual — unless they were frozen before (by the process's own start-up), which stays."""
+    if gc.get_freeze_count():
+        yield
+        return
     gc.freeze()
     try:
         yield

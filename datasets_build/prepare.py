@@ -12,7 +12,6 @@ processes to start.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import logging
@@ -241,9 +240,6 @@ def _start_worker(preparer: RecordPreparer) -> None:
     which must simply end them."""
     global _worker_preparer
     _worker_preparer = preparer
-    # What the worker inherited lives as long as it does: out of the collector's passes (see
-    # pipeline.long_lived_objects_frozen), and its memory pages stay shared with the parent's.
-    gc.freeze()
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
         signal.signal(signum, signal.SIG_DFL)
 

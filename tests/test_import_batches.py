@@ -99,3 +99,13 @@ def test_the_objects_held_before_an_import_sit_out_its_collections_and_only_then
     *during, last = frozen_during  # the last report comes once the records are written
     assert during and min(during) > 0 and last == 0
     assert gc.get_freeze_count() == 0
+
+
+@pytest.mark.django_db
+def test_a_freeze_the_process_made_before_an_import_outlasts_it(tmp_path, make_project):
+    gc.freeze()
+    try:
+        assert items_import(make_project("tc"), write_jsonl(tmp_path / "a.jsonl", titles(3)), "jsonl").items == 3
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
