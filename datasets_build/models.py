@@ -13,6 +13,8 @@ class ImportFormat(models.TextChoices):
     KLUE = "klue", _("KLUE native file")
     JSONL = "jsonl", _("JSON Lines")
     CSV = "csv", _("CSV")
+    DOCCANO = "doccano", _("doccano export (JSONL or ZIP)")
+    LABELSTUDIO = "labelstudio", _("Label Studio export (JSON)")
 
 
 class ImportStatus(models.TextChoices):
@@ -29,7 +31,7 @@ class ImportJob(models.Model):
     #: The name the uploader gave the file (shown); the stored path is random and never served.
     file_name = models.CharField(max_length=255)
     stored_path = models.CharField(max_length=500)
-    format = models.CharField(max_length=10, choices=ImportFormat.choices)
+    format = models.CharField(max_length=20, choices=ImportFormat.choices)
     #: source, license, pii override, encoding, duplicates…, as given.
     options = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=20, choices=ImportStatus.choices, default=ImportStatus.QUEUED)

@@ -33,6 +33,7 @@ from django.db import connection, reset_queries, transaction
 from annotation.models import Flag, Item, Project, Source, User
 
 from . import bulk, dedup
+from .interop import READERS as INTEROP_READERS
 from .licenses import normalise_spdx
 from .models import MinHashBand, NearDuplicate
 from .pii import PiiPolicy
@@ -49,7 +50,7 @@ from .prepare import (
 )
 from .readers import FatalReadError, RecordError, iter_csv, iter_jsonl
 
-FORMATS = ("klue", "jsonl", "csv")
+FORMATS = ("klue", "jsonl", "csv", *INTEROP_READERS)
 DUPLICATE_POLICIES = ("skip", "refuse")
 #: Records per written batch: larger batches spread the per-batch queries thinner (1,000 cost ~5–8 % less CPU
 #: than 500 at 25,000 records) but hold more in memory (peak RSS ~+20 MB); memory stays bounded by it.
@@ -199,6 +200,10 @@ class ImportPipeline:
             yield from iter_jsonl(self.path, self.encoding)
         elif self.fmt == "csv":
             yield from iter_csv(self.path, self.encoding, CSV_REQUIRED.get(self.task.slug, ()))
+        elif self.fmt in INTEROP_READERS:
+            if self.encoding not in ("auto", "utf-8"):
+                raise FatalReadError(0, "encoding", f"{self.fmt} exports are UTF-8; import them with encoding auto")
+            yield from INTEROP_READERS[self.fmt](self.path, self.task.slug)
         else:
             from .klue_formats import iter_klue_records
 

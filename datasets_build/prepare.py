@@ -34,6 +34,7 @@ from annotation.services import item_checked
 from annotation.task_types import ParsedRecord, PayloadError, TaskType, reject_nul_characters
 
 from . import bulk, dedup, morph
+from .interop import IMPORTED_ANNOTATIONS
 from .pii import PiiPolicy, Scrubber
 from .pii.apply import scrub_record
 from .pii.redact import redact_message
@@ -153,10 +154,15 @@ class RecordPreparer:
             record = {**record, **morph.analyse_sentence(record["sentence"])}
         try:
             reject_nul_characters(record)
+            # Labels a reader of another tool's export (interop.py) has already split per author.
+            split_labels = record.get(IMPORTED_ANNOTATIONS) or []
+            if IMPORTED_ANNOTATIONS in record:
+                record = {k: v for k, v in record.items() if k != IMPORTED_ANNOTATIONS}
             parsed: ParsedRecord = task.parse_record(record)
         except PayloadError as error:
             raise RecordError(record_no, error.field, error.message) from None
         annotations = [(a.annotator, a.stage, a.payload) for a in parsed.annotations]
+        annotations += [(a["annotator"], a["stage"], a["payload"]) for a in split_labels]
         (payload, text_hash), annotations = self._validate(record_no, parsed.payload, annotations, prefix="")
 
         tokens = parsed.payload.get("tokens")

@@ -28,6 +28,8 @@ EXTENSIONS: dict[str, tuple[str, ...]] = {
     "klue": (".json", ".tsv"),
     "jsonl": (".jsonl", ".ndjson", ".json", ".txt"),
     "csv": (".csv", ".txt"),
+    "doccano": (".jsonl", ".json", ".zip"),
+    "labelstudio": (".json",),
 }
 
 logger = logging.getLogger(__name__)

@@ -25,7 +25,7 @@ from annotation.services import ServiceError
 
 from . import selectors, services
 from .models import Release, ReleaseFile, ReleaseStatus
-from .writers import FORMATS
+from .writers import DEFAULT_FORMATS, FORMATS
 
 #: Publishing freezes a release for good: the project's dataset maintainers decide it.
 PUBLISH = frozenset({Role.MAINTAINER.value, "superuser"})
@@ -65,7 +65,9 @@ class ReleaseCreateSerializer(serializers.Serializer):
     seed = serializers.IntegerField(required=False, allow_null=True)
     keep_splits = serializers.BooleanField(default=False)
     formats = serializers.ListField(child=serializers.ChoiceField(choices=FORMATS), required=False,
-                                    default=list(FORMATS))
+                                    default=list(DEFAULT_FORMATS),
+                                    help_text="klue, jsonl, csv, parquet (the default: all four); conllu (DP), conll "
+                                              "(NER), squad (MRC), doccano (NER, RE)")
 
 
 class ReleaseListView(ProjectScoped, APIView):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .writers import file_format
 from .writers.flat import FlatSchema
 
 CARD_NAME = "dataset_card.md"
@@ -99,9 +100,9 @@ def render_card(m: dict[str, Any], schema: FlatSchema, guidelines: list[dict[str
             "splits checked by a baseline model.", ""]
 
     out += ["## Dataset structure", "", "### Data files", ""]
-    out += _table(["path", "format", "split", "records"],
-                  [[f"`{f['path']}`", f["kind"], f.get("split") or "—", _number(f.get("records"))]
-                   for f in m["files"]])
+    out += _table(["path", "format", "split", "records", "how to load"],
+                  [[f"`{f['path']}`", file_format(f["kind"])[0], f.get("split") or "—", _number(f.get("records")),
+                    file_format(f["kind"])[1]] for f in m["files"]])
     out += ["### Data fields (JSONL, CSV, Parquet)", ""]
     out += _table(["column", "type", "from the KLUE record"],
                   [[f"`{c.name}`", str(c.type), " or ".join(f"`{p}`" for p in c.paths)] for c in schema.columns]

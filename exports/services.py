@@ -33,6 +33,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Count
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotation.audit import audit_record
 from annotation.models import Annotation, AuditObject, Guideline, Project, User
@@ -44,12 +45,21 @@ from . import selectors
 from .card import CARD_NAME, render_card
 from .integrity import SUMS_NAME, make_read_only, move_into_place, sha256_file, verify_folder, write_sums
 from .models import SEMVER, Release, ReleaseFile, ReleaseStatus
-from .writers import FORMATS, KLUE_FORMAT_VERSION, WrittenFile, flat_schema, write_klue_extras, write_split
+from .writers import (
+    DEFAULT_FORMATS,
+    FORMATS,
+    KLUE_FORMAT_VERSION,
+    STANDARD_FORMATS,
+    WrittenFile,
+    flat_schema,
+    unfit_formats,
+    write_klue_extras,
+    write_split,
+)
 
 logger = logging.getLogger(__name__)
 
 MANIFEST_NAME = "manifest.json"
-DEFAULT_FORMATS = FORMATS
 _PROGRESS_EVERY = 5000
 #: First key of the advisory locks that keep two workers from building one release (second: its id).
 _BUILD_LOCK = 0x601D5E7
@@ -65,7 +75,7 @@ def release_root() -> Path:
 # -- creating -------------------------------------------------------------------------------------
 
 
-def _check_formats(formats: Any) -> list[str]:
+def _check_formats(formats: Any, task_slug: str) -> list[str]:
     if isinstance(formats, str):
         formats = [f.strip() for f in formats.split(",") if f.strip()]
     formats = list(dict.fromkeys(formats or []))
@@ -73,6 +83,12 @@ def _check_formats(formats: Any) -> list[str]:
     if not formats or unknown:
         raise ServiceError(f"formats must be some of {', '.join(FORMATS)}; got {', '.join(formats) or 'none'}",
                            field="formats")
+    unfit = unfit_formats(task_slug, formats)
+    if unfit:
+        raise ServiceError("; ".join(
+            _("format %(format)s is for %(tasks)s projects, not %(task)s") % {
+                "format": f, "tasks": ", ".join(STANDARD_FORMATS[f].tasks), "task": task_slug} for f in unfit),
+            field="formats")
     return [f for f in FORMATS if f in formats]
 
 
@@ -106,7 +122,7 @@ def release_create(
             raise ServiceError(str(error), field="splits") from None
         seed = 0 if seed is None else int(seed)
         spec = {"mode": "ratios", "ratios": ratios, "seed": seed}
-    chosen = _check_formats(formats)
+    chosen = _check_formats(formats, project.task_type)
     Project.objects.select_for_update().get(pk=project.pk)  # serialise the version check
     if Release.objects.filter(project=project, version=version).exists():
         raise ServiceError(f"{project.slug} already has a release {version}; versions are never reused",

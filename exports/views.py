@@ -33,7 +33,7 @@ from .api import DOWNLOADABLE, PUBLISH, file_path
 from .api_assist import overview
 from .card import CARD_NAME
 from .models import Release, ReleaseFile, ReleaseStatus, SuggesterRun, SuggesterRunStatus
-from .writers import FORMATS
+from .writers import DEFAULT_FORMATS, FORMATS, STANDARD_FORMATS
 
 
 class ReleaseForm(forms.Form):
@@ -46,7 +46,14 @@ class ReleaseForm(forms.Form):
     splits = forms.CharField(label=gettext_lazy("Ratios (train,dev,test)"), initial="0.8,0.1,0.1", required=False)
     seed = forms.IntegerField(label=gettext_lazy("Seed"), initial=0, required=False)
     formats = forms.MultipleChoiceField(label=gettext_lazy("Formats"), choices=[(f, f) for f in FORMATS],
-                                        initial=list(FORMATS), widget=forms.CheckboxSelectMultiple)
+                                        initial=list(DEFAULT_FORMATS), widget=forms.CheckboxSelectMultiple)
+
+    def __init__(self, *args: object, task_slug: str = "", **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        # The standard formats (CoNLL-U, SQuAD…) are offered only to the task types they fit.
+        self.fields["formats"].choices = [
+            (f, f if f not in STANDARD_FORMATS else f"{f} — {STANDARD_FORMATS[f].description}") for f in FORMATS
+            if f not in STANDARD_FORMATS or not task_slug or task_slug in STANDARD_FORMATS[f].tasks]
 
 
 def _context(project, role: str) -> dict[str, object]:
@@ -58,7 +65,7 @@ def _context(project, role: str) -> dict[str, object]:
 @require_http_methods(["GET", "POST"])
 def release_list(request: HttpRequest, project_id: int) -> HttpResponse:
     project, role = project_for(request, project_id, CURATE)
-    form = ReleaseForm(request.POST or None)
+    form = ReleaseForm(request.POST or None, task_slug=project.task_type)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         keep = data["mode"] == "keep"

@@ -1,7 +1,9 @@
-"""Release writers: KLUE native (via the import layer's format module), JSONL, CSV and Parquet.
+"""Release writers: KLUE native (via the import layer's format module), JSONL, CSV and Parquet, and the
+standard formats of ``standard.py`` (CoNLL-U, CoNLL-2003, SQuAD v2.0, doccano) for the task types they fit.
 
-``write_split`` streams one split's records once: each record goes to the KLUE writer as it is and,
-flattened (``flat.py``), to the row writers, so no format holds the split in memory.
+``write_split`` streams one split's records once: each record goes to the KLUE writer and the standard
+formats' writers as it is and, flattened (``flat.py``), to the row writers, so no format holds the split
+in memory.
 """
 
 from __future__ import annotations
@@ -16,11 +18,31 @@ from .flat import FlatSchema, flat_schema
 from .jsonl import JsonlWriter
 from .klue import KLUE_FORMAT_VERSION, write_klue_extras, write_klue_split
 from .parquet import ParquetWriter
+from .standard import STANDARD_FORMATS, record_writers, unfit_formats
 
-FORMATS = ("klue", "jsonl", "csv", "parquet")
+#: What every task type can be released as (the default of a build).
+DEFAULT_FORMATS = ("klue", "jsonl", "csv", "parquet")
+#: Every release format: the default ones, then the standard ones (each for the task types it fits).
+FORMATS = (*DEFAULT_FORMATS, *STANDARD_FORMATS)
 
-__all__ = ["FORMATS", "KLUE_FORMAT_VERSION", "FlatSchema", "WrittenFile", "flat_schema", "write_klue_extras",
-           "write_split"]
+#: A file kind's name and how to load it, for the dataset card.
+_DEFAULT_LOADING = {
+    "klue": ("KLUE v1.1", "KLUE's own readers (the layout of the KLUE benchmark's files)"),
+    "jsonl": ("JSON Lines", "`datasets.load_dataset('json', data_files=path)` or `pandas.read_json(path, lines=True)`"),
+    "csv": ("CSV", "`datasets.load_dataset('csv', data_files=path)` or `pandas.read_csv(path)`"),
+    "parquet": ("Parquet", "`datasets.load_dataset('parquet', data_files=path)` or `pandas.read_parquet(path)`"),
+}
+
+
+def file_format(kind: str) -> tuple[str, str]:
+    """``(format name, how to load it)`` of a written file's kind."""
+    if kind in STANDARD_FORMATS:
+        return STANDARD_FORMATS[kind].description, STANDARD_FORMATS[kind].load
+    return _DEFAULT_LOADING.get(kind, (kind, "—"))
+
+
+__all__ = ["DEFAULT_FORMATS", "FORMATS", "KLUE_FORMAT_VERSION", "STANDARD_FORMATS", "FlatSchema", "WrittenFile",
+           "file_format", "flat_schema", "unfit_formats", "write_klue_extras", "write_split"]
 
 
 def _row_writers(folder: Path, split: str, schema: FlatSchema, formats: Iterable[str]) -> list[RowWriter]:
@@ -41,6 +63,7 @@ def write_split(folder: Path, task_slug: str, split: str, records: Iterable[dict
     formats = list(formats)
     schema = flat_schema(task_slug)
     writers = _row_writers(folder, split, schema, formats)
+    standard = record_writers(folder, task_slug, split, formats)
 
     def fanned() -> Iterator[dict[str, Any]]:
         for record in records:
@@ -48,6 +71,8 @@ def write_split(folder: Path, task_slug: str, split: str, records: Iterable[dict
                 row = schema.row(record, split)
                 for writer in writers:
                     writer.write(row)
+            for other in standard:
+                other.write(record)
             yield record
 
     written: list[WrittenFile] = []
@@ -57,4 +82,5 @@ def write_split(folder: Path, task_slug: str, split: str, records: Iterable[dict
         for _ in fanned():
             pass
     written.extend(writer.close() for writer in writers)
+    written.extend(other.close() for other in standard)
     return written

@@ -1,4 +1,5 @@
-"""``import_items <project> <file> --format klue|jsonl|csv``: the browser upload's pipeline, from the shell."""
+"""``import_items <project> <file> --format klue|jsonl|csv|doccano|labelstudio``: the browser upload's pipeline, from
+the shell."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotation.models import Project
 from annotation.services import project_create
 from annotation.task_types import slugs
+from datasets_build.pipeline import FORMATS
 from datasets_build.services import items_import
 
 
@@ -20,7 +22,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("project", help="project slug")
         parser.add_argument("file")
-        parser.add_argument("--format", required=True, choices=["klue", "jsonl", "csv"])
+        parser.add_argument("--format", required=True, choices=list(FORMATS))
         parser.add_argument("--task-type", choices=slugs(), help="create the project with this task type if new")
         parser.add_argument("--source", default="", help="source corpus name (default: KLUE for klue files)")
         parser.add_argument("--license", default="", help="SPDX licence id of the source, e.g. CC-BY-SA-4.0")
