@@ -148,9 +148,9 @@ def _records(examples: dict[str, Example], task_slug: str) -> Iterator[tuple[int
 
 
 def iter_doccano(path: Path, task_slug: str) -> Iterator[tuple[int, dict[str, Any]] | RecordError]:
-    """doccano 1.x's JSONL export. A ZIP (doccano's export of a project without collaborative annotation)
-    holds one ``<username>.jsonl`` per annotator: each file's labels are that annotator's. A single JSONL
-    file's labels are the corpus's (no annotator)."""
+    """doccano 1.x's JSONL export. doccano's ZIP holds one ``<username>.jsonl`` per project member (each
+    file's labels are that member's), or ``all.jsonl`` for a project with collaborative annotation (labels
+    merged: the corpus's, no annotator), as does a single JSONL file."""
     _check_task(task_slug, "doccano")
     examples: dict[str, Example] = {}
     errors: list[RecordError] = []
@@ -160,7 +160,8 @@ def iter_doccano(path: Path, task_slug: str) -> Iterator[tuple[int, dict[str, An
             if not members:
                 raise FatalReadError(0, "", "the ZIP file holds no .jsonl file (doccano exports one per annotator)")
             for name in members:
-                author = Path(name).stem
+                # A collaborative project's export merges everyone's labels into all.jsonl: no annotator.
+                author = "" if members == ["all.jsonl"] else Path(name).stem
                 with archive.open(name) as raw:
                     _doccano_lines(io.TextIOWrapper(raw, encoding="utf-8-sig"), f"{name}:", author, task_slug,
                                    examples, errors)
