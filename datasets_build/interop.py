@@ -268,16 +268,18 @@ def _span(text: str, start: Any, end: Any, kind: Any, fail: Callable[[str, str],
 
 def iter_labelstudio(path: Path, task_slug: str) -> Iterator[tuple[int, dict[str, Any]] | RecordError]:
     """Label Studio's JSON export: an array of tasks ``{"id", "data": {"text"}, "annotations": [{"completed_by",
-    "result": [...]}]}``. Each annotation that was not cancelled is its author's (``completed_by``: the user's
+    "result": [...]}]}``; a record number is the task's position in the array. Each annotation that was not
+    cancelled is its author's (``completed_by``: the user's
     e-mail when the export names it, else ``user<id>``); predictions are not labels and are left out."""
     _check_task(task_slug, "labelstudio")
     examples: dict[str, Example] = {}
     errors: list[RecordError] = []
     try:
         with _open_text(path) as stream:
-            for line, task in _JsonStream(stream).array_items():
+            # Label Studio writes the array on one line: a task is named by its position in it.
+            for number, (_, task) in enumerate(_JsonStream(stream).array_items(), start=1):
                 try:
-                    _labelstudio_task(task, line, task_slug, examples)
+                    _labelstudio_task(task, number, task_slug, examples)
                 except RecordError as error:
                     errors.append(error)
     except FormatError as error:

@@ -168,3 +168,51 @@ def test_the_api_takes_a_doccano_zip(make_project, api, django_capture_on_commit
     job = api(project.created_by).get(f"/api/projects/{project.pk}/imports/{response.json()['id']}/").json()
     assert job["status"] == "succeeded", job
     assert job["annotations_written"] == 8
+
+
+def test_labelstudio_choices_give_tc_annotations_per_user_and_skip_cancelled_ones():
+    result = _import("ls-tc", DATA / "labelstudio_tc.json", "labelstudio", "tc")
+    assert result["created"] == {"items": 3, "annotations": 8}
+    labels = _labels("ls-tc")
+    assert labels[("코스피 2,500선 회복…외국인 순매수", "user3")] == {"label": "사회", "second": None, "third": None}
+    assert ("손흥민 시즌 10호 골…토트넘 3연승", "user4") not in labels  # park skipped it
+    assert report_now(Project.objects.get(slug="ls-tc"))["annotators"] == 3
+
+
+def test_labelstudio_labels_give_ner_annotations_with_character_offsets():
+    result = _import("ls-ner", DATA / "labelstudio_ner.json", "labelstudio", "ner")
+    # park submitted the second task without entities: an annotation that says "none".
+    assert result["created"] == {"items": 2, "annotations": 6}
+    labels = _labels("ls-ner")
+    assert labels[("김연아는 밴쿠버 올림픽에서 금메달을 땄다.", "user4")] == {"entities": []}
+    assert labels[("이순신은 1545년 한성에서 태어났다.", "user2")]["entities"] == [
+        {"start": 0, "end": 3, "type": "PS"}, {"start": 5, "end": 10, "type": "DT"},
+        {"start": 11, "end": 13, "type": "LC"}]
+
+
+def test_labelstudio_relations_give_re_items():
+    result = _import("ls-re", DATA / "labelstudio_re.json", "labelstudio", "re")
+    assert result["created"] == {"items": 3, "annotations": 8}
+    labels = _labels("ls-re")
+    assert labels[("이병철은 1938년 삼성상회를 대구에 세웠다.|삼성상회|대구", "user3")] == {"label": "no_relation"}
+    pair = "손흥민은 토트넘 홋스퍼에서 뛰고 있다.|손흥민|토트넘 홋스퍼"
+    assert labels[(pair, "user4")] == {"label": "per:employee_of"}
+
+
+def test_labelstudio_errors_name_the_task_and_the_result_path(tmp_path):
+    tasks = json.loads((DATA / "labelstudio_re.json").read_text("utf-8"))
+    tasks[1]["annotations"][0]["result"][2]["to_id"] = "nowhere"
+    tasks[0]["annotations"][1]["result"].append({"type": "textarea", "value": {"text": ["메모"]}})
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(tasks, ensure_ascii=False), encoding="utf-8")
+    out = StringIO()
+    with pytest.raises(CommandError):
+        call_command("import_items", "ls-err", str(path), "--format", "labelstudio", "--task-type", "re", "--json",
+                     stdout=out)
+    errors = json.loads(out.getvalue())["errors"]
+    assert errors == [
+        {"record": 1, "field": "annotations[1].result[5].type",
+         "message": "'textarea' results are not imported into a re project (it takes labels, relation)"},
+        {"record": 2, "field": "annotations[0].result[2].to_id",
+         "message": "names no entity of this annotation ('nowhere')"}]
+    assert not Item.objects.filter(project__slug="ls-err").exists()

@@ -100,7 +100,8 @@ export(tc, OUT / "doccano_tc.zip")
 # Sequence labelling → Goldset ner (KLUE-NER's types; offsets are characters).
 ner = project("ner-interop", "SequenceLabeling", "SequenceLabelingProject")
 span_types = types(ner, "span-types", ["PS", "LC", "OG", "DT", "TI", "QT"])
-ner_texts = ["이순신은 1545년 한성에서 태어났다.", "삼성전자는 수원에 본사를 두고 있다.", "김연아는 밴쿠버 올림픽에서 금메달을 땄다."]
+ner_texts = ["이순신은 1545년 한성에서 태어났다.", "삼성전자는 수원에 본사를 두고 있다.",
+             "김연아는 밴쿠버 올림픽에서 금메달을 땄다."]
 ner_examples = examples(ner, ner_texts)
 ner_spans = {
     "kim": [[("이순신", "PS"), ("1545년", "DT"), ("한성", "LC")], [("삼성전자", "OG"), ("수원", "LC")],

@@ -2,7 +2,7 @@
 tasks, annotated by three users through Label Studio's REST API and exported with its JSON export. See
 README.md for how Label Studio was started.
 
-usage: python make_labelstudio_exports.py BASE_URL ADMIN_TOKEN OUT_DIR   (needs requests)
+usage: python make_labelstudio_exports.py BASE_URL ADMIN_EMAIL ADMIN_PASSWORD OUT_DIR   (needs requests)
 """
 
 from __future__ import annotations
@@ -13,9 +13,15 @@ from typing import Any
 
 import requests
 
-BASE, TOKEN, OUT = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+BASE, EMAIL, PASSWORD, OUT = sys.argv[1], sys.argv[2], sys.argv[3], Path(sys.argv[4])
+# Label Studio 1.23 turns legacy API tokens off: the script logs in as the browser does (session + CSRF).
 api = requests.Session()
-api.headers["Authorization"] = "Token " + TOKEN
+api.get(f"{BASE}/user/login/")
+api.post(f"{BASE}/user/login/", data={"email": EMAIL, "password": PASSWORD,
+                                      "csrfmiddlewaretoken": api.cookies["csrftoken"]},
+         headers={"Referer": f"{BASE}/user/login/"})
+api.headers.update({"X-CSRFToken": api.cookies["csrftoken"], "Referer": BASE})
+assert api.get(f"{BASE}/api/current-user/whoami").status_code == 200, "login failed"
 
 users: dict[str, int] = {}
 for name in ("kim", "lee", "park"):
@@ -69,7 +75,8 @@ OUT.mkdir(parents=True, exist_ok=True)
 categories = ["정치", "경제", "사회", "스포츠", "IT과학"]
 tc_config = ('<View><Text name="text" value="$text"/><Choices name="category" toName="text" choice="single">'
              + "".join(f'<Choice value="{c}"/>' for c in categories) + "</Choices></View>")
-tc_texts = ["국회, 내년도 예산안 본회의서 처리", "코스피 2,500선 회복…외국인 순매수", "손흥민 시즌 10호 골…토트넘 3연승"]
+tc_texts = ["국회, 내년도 예산안 본회의서 처리", "코스피 2,500선 회복…외국인 순매수",
+            "손흥민 시즌 10호 골…토트넘 3연승"]
 pid, tasks = project("ynat-interop", tc_config, tc_texts)
 for user, labels in {"kim": ["정치", "경제", "스포츠"], "lee": ["정치", "사회", "스포츠"],
                      "park": ["정치", "경제", None]}.items():
@@ -105,7 +112,8 @@ for user, label in {"kim": "org:place_of_headquarters", "lee": "no_relation", "p
     if label:
         result += [span(first, "대구", "LOC", f"{user}c"), relation(f"{user}a", f"{user}c", label)]
     annotate(tasks[0], user, result)
-    annotate(tasks[1], user, [span(second, "손흥민", "PER", f"{user}d"), span(second, "토트넘 홋스퍼", "ORG", f"{user}e"),
+    annotate(tasks[1], user, [span(second, "손흥민", "PER", f"{user}d"),
+                              span(second, "토트넘 홋스퍼", "ORG", f"{user}e"),
                               relation(f"{user}d", f"{user}e", "per:employee_of")])
 export(pid, OUT / "labelstudio_re.json")
 print("written:", *sorted(p.name for p in OUT.glob("labelstudio_*.json")))
