@@ -216,3 +216,24 @@ def test_labelstudio_errors_name_the_task_and_the_result_path(tmp_path):
         {"record": 2, "field": "annotations[0].result[2].to_id",
          "message": "names no entity of this annotation ('nowhere')"}]
     assert not Item.objects.filter(project__slug="ls-err").exists()
+
+
+def test_a_collaborative_doccano_export_gives_the_corpus_labels(tmp_path):
+    path = tmp_path / "collaborative.zip"
+    with zipfile.ZipFile(DATA / "doccano_tc.zip") as source, zipfile.ZipFile(path, "w") as target:
+        target.writestr("all.jsonl", source.read("kim.jsonl"))  # doccano's name for the merged labels
+    assert _import("dc-all", path, "doccano", "tc")["created"] == {"items": 4, "annotations": 4}
+    assert {who for _, who in _labels("dc-all")} == {"corpus"}
+
+
+def test_a_labelstudio_relation_drawn_leftwards_goes_from_its_target(tmp_path):
+    tasks = json.loads((DATA / "labelstudio_re.json").read_text("utf-8"))[1:]
+    for annotation in tasks[0]["annotations"]:
+        relation = annotation["result"][2]
+        relation.update(from_id=relation["to_id"], to_id=relation["from_id"], direction="left")
+    path = tmp_path / "left.json"
+    path.write_text(json.dumps(tasks, ensure_ascii=False), encoding="utf-8")
+    assert _import("ls-left", path, "labelstudio", "re")["created"] == {"items": 1, "annotations": 3}
+    item = Item.objects.get(project__slug="ls-left")
+    words = (item.payload["subject_entity"]["word"], item.payload["object_entity"]["word"])
+    assert words == ("손흥민", "토트넘 홋스퍼")
