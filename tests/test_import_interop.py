@@ -237,3 +237,19 @@ def test_a_labelstudio_relation_drawn_leftwards_goes_from_its_target(tmp_path):
     item = Item.objects.get(project__slug="ls-left")
     words = (item.payload["subject_entity"]["word"], item.payload["object_entity"]["word"])
     assert words == ("손흥민", "토트넘 홋스퍼")
+
+
+def test_the_import_page_takes_a_labelstudio_export(client, make_project, django_capture_on_commit_callbacks):
+    project = make_project("ner")
+    client.force_login(project.created_by)
+    page = client.get(f"/projects/{project.pk}/import/").content.decode()
+    assert 'value="labelstudio"' in page and 'value="doccano"' in page
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/projects/{project.pk}/import/", {
+            "file": SimpleUploadedFile("project-2.json", (DATA / "labelstudio_ner.json").read_bytes()),
+            "format": "labelstudio", "source": "", "license": "", "pii": "", "encoding": "auto",
+            "duplicates": "skip"})
+    assert response.status_code == 302
+    body = client.get(response.url).content.decode()
+    assert "Imported" in body
+    assert Annotation.objects.filter(item__project=project).count() == 6
