@@ -28,7 +28,7 @@ EXTENSIONS: dict[str, tuple[str, ...]] = {
     "klue": (".json", ".tsv"),
     "jsonl": (".jsonl", ".ndjson", ".json", ".txt"),
     "csv": (".csv", ".txt"),
-    "doccano": (".jsonl", ".json", ".zip"),
+    "doccano": (".jsonl", ".zip"),
     "labelstudio": (".json",),
 }
 
