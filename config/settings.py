@@ -130,9 +130,10 @@ AXES_RESET_ON_SUCCESS = True
 # Lockouts are lifted with `manage.py axes_reset_username <name>` (or axes_reset); axes' read-only admin
 # pages stay off so the admin only lists models that can be added and changed.
 AXES_ENABLE_ADMIN = False
-# Behind the production proxy the client address is the first X-Forwarded-For entry.
-AXES_IPWARE_PROXY_COUNT = int(os.environ.get("AXES_PROXY_COUNT", "1" if PRODUCTION else "0")) or None
-AXES_IPWARE_META_PRECEDENCE_ORDER = ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"] if PRODUCTION else ["REMOTE_ADDR"]
+# Failures are counted per real client: behind GOLDSET_TRUSTED_PROXY_COUNT reverse proxies (production's
+# documented nginx in front: 1) the client address is read from X-Forwarded-For (see config/client_ip.py).
+GOLDSET_TRUSTED_PROXY_COUNT = int(os.environ.get("GOLDSET_TRUSTED_PROXY_COUNT", "1" if PRODUCTION else "0"))
+AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip"
 
 # Content Security Policy (django-csp 4): only our own scripts, styles and images; no framing, no plugins.
 # Inline scripts must carry the per-request nonce ({{ request.csp_nonce }}).
@@ -171,6 +172,9 @@ STORAGES = {
     },
 }
 MEDIA_ROOT = Path(os.environ.get("GOLDSET_MEDIA_ROOT", BASE_DIR / "media"))
+
+# API tokens (``POST /api/auth/token/``) are valid this many days; a password change revokes them at once.
+GOLDSET_API_TOKEN_DAYS = int(os.environ.get("GOLDSET_API_TOKEN_DAYS", "30"))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -1,0 +1,130 @@
+"""Issue 23's findings from the outside probe (login lockout behind a proxy, API tokens, malformed input,
+young dashboards, invalid options, what outsiders learn, the schema, admin speed): each test failed before
+its fix. See docs/security.md."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.conf import settings
+from django.urls import reverse
+from django.utils import timezone
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+PASSWORD = "pw-goldset-123"
+PROXY = "10.0.0.2"
+CLIENT_A, CLIENT_B = "203.0.113.5", "198.51.100.7"
+
+
+@pytest.fixture
+def axes_on(settings) -> None:
+    from axes.models import AccessAttempt
+
+    settings.AXES_ENABLED = True
+    AccessAttempt.objects.all().delete()
+
+
+def _through_proxy(client_address: str, forged: str = "") -> APIClient:
+    """A client whose requests reach Django from the proxy, which appended the client's address."""
+    forwarded = f"{forged}, {client_address}" if forged else client_address
+    return APIClient(REMOTE_ADDR=PROXY, HTTP_X_FORWARDED_FOR=forwarded)
+
+
+# -- 2. failed logins counted per real client behind the proxy ----------------------------------------
+
+
+@pytest.mark.django_db
+def test_wrong_passwords_from_one_client_behind_the_proxy_do_not_lock_out_another(axes_on, settings,
+                                                                                  make_user) -> None:
+    settings.GOLDSET_TRUSTED_PROXY_COUNT = 1
+    user = make_user("victim")
+    attacker = _through_proxy(CLIENT_A)
+    statuses = [attacker.post(reverse("login"), {"username": user.username, "password": "wrong"}).status_code
+                for _ in range(settings.AXES_FAILURE_LIMIT + 1)]
+    assert statuses[-2:] == [429, 429]
+    # The attacker cannot escape the count by forging an X-Forwarded-For entry of their own.
+    forging = _through_proxy(CLIENT_A, forged=CLIENT_B)
+    assert forging.post(reverse("login"), {"username": user.username, "password": PASSWORD}).status_code == 429
+    # The real user, behind the same proxy from another address, signs in on the page and gets a token.
+    victim = _through_proxy(CLIENT_B)
+    assert victim.post(reverse("login"), {"username": user.username, "password": PASSWORD}).status_code == 302
+    response = _through_proxy(CLIENT_B).post(reverse("api-token"), {"username": user.username, "password": PASSWORD},
+                                             format="json")
+    assert response.status_code == 200 and response.data["token"]
+
+
+@pytest.mark.django_db
+def test_without_a_trusted_proxy_the_forwarded_header_is_ignored(axes_on, settings, make_user) -> None:
+    settings.GOLDSET_TRUSTED_PROXY_COUNT = 0
+    user = make_user("victim")
+    for n in range(settings.AXES_FAILURE_LIMIT):
+        # A direct client rotating forged addresses is still one address.
+        _through_proxy(f"192.0.2.{n}").post(reverse("login"), {"username": user.username, "password": "wrong"})
+    assert _through_proxy(CLIENT_B).post(reverse("login"),
+                                         {"username": user.username, "password": PASSWORD}).status_code == 429
+
+
+@pytest.mark.django_db
+def test_token_endpoint_answers_429_when_locked_and_counts_per_client(axes_on, settings, make_user) -> None:
+    settings.GOLDSET_TRUSTED_PROXY_COUNT = 1
+    user = make_user("victim")
+    attacker = _through_proxy(CLIENT_A)
+    url = reverse("api-token")
+    statuses = [attacker.post(url, {"username": user.username, "password": "wrong"}, format="json").status_code
+                for _ in range(settings.AXES_FAILURE_LIMIT + 1)]
+    assert statuses == [400] * (settings.AXES_FAILURE_LIMIT - 1) + [429, 429]
+    locked = attacker.post(url, {"username": user.username, "password": PASSWORD}, format="json")
+    assert locked.status_code == 429 and locked.data["code"] == "locked_out" and "token" not in locked.data
+    assert int(locked["Retry-After"]) == settings.AXES_COOLOFF_TIME.total_seconds()
+    # Locked on the token endpoint means locked on the login page too (same account, same client) ...
+    assert attacker.post(reverse("login"), {"username": user.username, "password": PASSWORD}).status_code == 429
+    # ... but not for the same account from another client.
+    response = _through_proxy(CLIENT_B).post(url, {"username": user.username, "password": PASSWORD}, format="json")
+    assert response.status_code == 200
+
+
+# -- 8. API tokens expire and die with the password --------------------------------------------------
+
+
+def _token(user) -> str:
+    response = APIClient().post(reverse("api-token"), {"username": user.username, "password": PASSWORD},
+                                format="json")
+    assert response.status_code == 200
+    return response.data["token"]
+
+
+def _projects_with(key: str) -> int:
+    return APIClient(HTTP_AUTHORIZATION=f"Token {key}").get("/api/projects/").status_code
+
+
+@pytest.mark.django_db
+def test_an_expired_token_is_refused_and_the_token_endpoint_issues_a_new_one(make_user) -> None:
+    user = make_user()
+    key = _token(user)
+    assert _projects_with(key) == 200
+    assert _token(user) == key  # still live: asking again returns the same key
+    Token.objects.filter(key=key).update(created=timezone.now() - timedelta(days=settings.GOLDSET_API_TOKEN_DAYS,
+                                                                            minutes=1))
+    response = APIClient(HTTP_AUTHORIZATION=f"Token {key}").get("/api/projects/")
+    assert response.status_code == 401 and "expired" in response.data["detail"]
+    fresh = _token(user)
+    assert fresh != key and _projects_with(fresh) == 200 and _projects_with(key) == 401
+
+
+@pytest.mark.django_db
+def test_a_password_change_revokes_the_api_token(make_user) -> None:
+    user = make_user()
+    key = _token(user)
+    other_key = _token(make_user())
+    user.set_password("a-new-pw-goldset-456")
+    user.save()
+    assert _projects_with(key) == 401
+    assert _projects_with(other_key) == 200  # other users keep theirs
+    # Ordinary saves of the user do not touch the new token.
+    new_key = APIClient().post(reverse("api-token"), {"username": user.username, "password": "a-new-pw-goldset-456"},
+                               format="json").data["token"]
+    user.first_name = "Kim"
+    user.save()
+    assert _projects_with(new_key) == 200
