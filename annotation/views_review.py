@@ -62,7 +62,7 @@ def dashboard_plots(report: dict[str, Any]) -> dict[str, Any]:
             [q["username"] for q in quality], [q.get("agreement") for q in quality],
             title=_("Agreement of each annotator with the others"),
             value_label=_("agreement (share or correlation, 1 = always agrees)"),
-            value_range=(min(0.0, *[q["agreement"] for q in quality if q.get("agreement") is not None]), 1.0),
+            value_range=(min([0.0, *[q["agreement"] for q in quality if q.get("agreement") is not None]]), 1.0),
             highlight=[bool(q["flags"]) for q in quality])
     pairs = report.get("pairs") or {}
     if pairs.get("annotators"):

@@ -128,3 +128,40 @@ def test_a_password_change_revokes_the_api_token(make_user) -> None:
     user.first_name = "Kim"
     user.save()
     assert _projects_with(new_key) == 200
+
+
+# -- 8. the agreement dashboard of a young project ---------------------------------------------------
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("task_type", ["ner", "mrc"])
+def test_dashboard_of_a_young_project_without_overlapping_annotations_renders(
+        task_type, make_project, make_user, add_member, django_capture_on_commit_callbacks) -> None:
+    from django.test import Client
+
+    from annotation import services
+    from annotation.models import Annotation, Role
+
+    project = make_project(task_type, k=3)
+    coders = [add_member(project, make_user(f"young-coder{i}"), Role.ANNOTATOR) for i in range(2)]
+    for i, coder in enumerate(coders):
+        # Each annotator has labelled a different item: nobody can be compared with anybody yet.
+        if task_type == "ner":
+            item = services.item_create(project=project, payload={"sentence": f"김철수는 {i}일 서울에 갔다."},
+                                        external_id=f"young-{i}")
+            payload = {"entities": [{"start": 0, "end": 3, "type": "PS"}]}
+        else:
+            context = f"제주도 장마가 {i}일 시작됐다."
+            item = services.item_create(project=project, payload={"title": "장마", "context": context,
+                                                                  "question": "장마는 어디?"},
+                                        external_id=f"young-{i}")
+            payload = {"answers": [{"text": "제주도", "answer_start": 0}], "is_impossible": False}
+        Annotation.objects.create(item=item, annotator=coder, stage="label", payload=payload, seconds_spent=5.0)
+    client = Client()
+    client.force_login(project.created_by)
+    url = reverse("review-dashboard", args=[project.pk])
+    with django_capture_on_commit_callbacks(execute=True):
+        assert client.get(url).status_code == 200
+    page = client.get(url)
+    assert page.status_code == 200
+    assert "young-coder0" in page.content.decode()
