@@ -165,3 +165,112 @@ def test_dashboard_of_a_young_project_without_overlapping_annotations_renders(
     page = client.get(url)
     assert page.status_code == 200
     assert "young-coder0" in page.content.decode()
+
+
+# -- 8. JSON nesting and NUL characters are a 400 ----------------------------------------------------
+
+DEEP_2KB = "[" * 1000 + "]" * 1000
+
+
+@pytest.mark.django_db
+def test_a_deeply_nested_json_body_is_a_400_anonymously_on_the_token_endpoint() -> None:
+    response = APIClient().post(reverse("api-token"), DEEP_2KB, content_type="application/json")
+    assert response.status_code == 400
+    assert "nested deeper than" in response.json()["detail"]
+
+
+@pytest.mark.django_db
+def test_json_nested_beyond_the_limit_is_a_400_naming_the_place(make_project, api) -> None:
+    from annotation.api.parsers import MAX_JSON_DEPTH
+
+    project = make_project("tc")
+    body = '{"options": ' + '{"a": ' * MAX_JSON_DEPTH + "1" + "}" * MAX_JSON_DEPTH + "}"
+    response = api(project.created_by).patch(f"/api/projects/{project.pk}/", body, content_type="application/json")
+    assert response.status_code == 400
+    assert "options.a.a" in response.json()["detail"] and f"{MAX_JSON_DEPTH} levels" in response.json()["detail"]
+    project.refresh_from_db()
+    assert "a" not in project.options
+    # A body over the depth parser's recursion stops the same way on every JSON endpoint.
+    response = api(project.created_by).patch(f"/api/projects/{project.pk}/", DEEP_2KB,
+                                             content_type="application/json")
+    assert response.status_code == 400
+
+
+@pytest.mark.django_db
+def test_a_nul_in_a_draft_payload_is_a_400_and_nothing_is_saved(make_project, annotator_in, api) -> None:
+    from annotation import services
+    from annotation.models import Assignment
+
+    project = make_project("tc")
+    services.item_create(project=project, payload={"title": "기사"}, external_id="nul-1")
+    annotator = annotator_in(project)
+    assignment = services.assignment_next(project=project, user=annotator)
+    url = f"/api/projects/{project.pk}/assignments/{assignment.pk}/draft/"
+    for payload in ({"label": "경\x00제"}, {"la\x00bel": "경제"}):
+        response = api(annotator).put(url, {"payload": payload, "seconds_spent": 1.0}, format="json")
+        assert response.status_code == 400, payload
+        assert "NUL" in response.json()["detail"]
+    assert api(annotator).get(url).status_code == 204
+    assert Assignment.objects.get(pk=assignment.pk).item_id == assignment.item_id
+
+
+def _get_cases():
+    from tests.test_permissions import CASES
+
+    return [case for case in CASES if case.method == "get"]
+
+
+@pytest.mark.django_db
+def test_a_nul_in_any_query_parameter_is_a_400_on_every_api_route(api) -> None:
+    from tests.matrix import build_scenario
+    from tests.test_permissions import MODULES
+
+    scenario = build_scenario()
+    for module in MODULES:
+        if hasattr(module, "prepare"):
+            module.prepare(scenario)
+    user = scenario.users["superuser"]
+    scenario.extra["username"] = user.username
+    params = "&".join(f"{name}=x%00y" for name in ("q", "search", "status", "split", "stage", "kind", "page",
+                                                  "annotator", "item", "ordering", "format", "cursor"))
+    for case in _get_cases():
+        url = case.url(scenario)
+        response = api(user).get(f"{url}{'&' if '?' in url else '?'}{params}")
+        assert response.status_code == 400, url
+        assert response.json()["code"] == "nul_character", url
+        # A NUL in a parameter's name is refused too.
+        assert api(user).get(f"{url}{'&' if '?' in url else '?'}a%00b=1").status_code == 400, url
+
+
+@pytest.mark.django_db
+def test_a_nul_in_page_query_strings_form_fields_and_paths_is_a_400(make_project, client) -> None:
+    project = make_project("tc")
+    client.force_login(project.created_by)
+    for url in (reverse("home"), f"/projects/{project.pk}/", f"/projects/{project.pk}/items/"):
+        response = client.get(url + "?q=%00&status=%00")
+        assert response.status_code == 400, url
+        assert b"NUL" in response.content
+    # As a browser sends a form (urlencoded); Django's form fields refuse a NUL in multipart fields themselves.
+    login = client.post(reverse("login"), "username=a%00b&password=x", content_type="application/x-www-form-urlencoded")
+    assert login.status_code == 400
+    assert client.get(f"/projects/{project.pk}/%00/").status_code == 400
+
+
+@pytest.mark.django_db
+def test_the_adjudication_form_refuses_a_deeply_nested_payload(make_project, make_user, add_member) -> None:
+    from django.test import Client
+
+    from annotation import services
+    from annotation.models import Annotation, Role
+
+    project = make_project("tc", k=2)
+    item = services.item_create(project=project, payload={"title": "기사"}, external_id="adj-1")
+    for i, label in enumerate(("사회", "경제")):
+        Annotation.objects.create(item=item, annotator=add_member(project, make_user(f"adj{i}"), Role.ANNOTATOR),
+                                  stage="label", payload={"label": label})
+    client = Client()
+    client.force_login(project.created_by)
+    url = reverse("review-adjudicate", args=[project.pk, item.pk])
+    response = client.post(url, {"choice": "payload", "payload": DEEP_2KB, "reason": "r", "version": "0"})
+    assert response.status_code == 400
+    assert "nested deeper than" in response.content.decode()

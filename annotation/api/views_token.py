@@ -8,16 +8,21 @@ from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 from rest_framework import exceptions, status
 from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from .authentication import token_issue
+from .parsers import CheckedJSONParser
 
 
 class ObtainTokenView(ObtainAuthToken):
     """Exchange a username and password for an API token (valid for ``GOLDSET_API_TOKEN_DAYS`` days; asking
     again after it expired issues a new one). Failed attempts count towards the login lockout: a locked-out
     account answers 429 with ``Retry-After``."""
+
+    # DRF's view lists its own parsers; these are the project's, with the JSON depth and NUL checks.
+    parser_classes = [CheckedJSONParser, FormParser, MultiPartParser]
 
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = self.get_serializer(data=request.data)
