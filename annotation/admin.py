@@ -35,6 +35,7 @@ from .models import (
     User,
     content_hash,
 )
+from .project_settings import label_schema_validate, options_validate
 from .task_types import PayloadError
 
 
@@ -52,8 +53,30 @@ class MembershipInline(admin.TabularInline):
     readonly_fields = ("created_at",)
 
 
+class ProjectAdminForm(forms.ModelForm):
+    """Options and label schema checked as the API checks them, so a bad value never reaches ``next/``."""
+
+    class Meta:
+        model = Project
+        fields = ("name", "slug", "description", "task_type", "label_schema", "annotators_per_item", "options")
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        task_type = cleaned.get("task_type") or getattr(self.instance, "task_type", "")
+        try:
+            if "options" in cleaned:
+                options_validate(cleaned["options"])
+            if cleaned.get("label_schema") is not None and task_type:
+                label_schema_validate(cleaned["label_schema"], task_type=task_type)
+        except services.ServiceError as error:
+            field = error.field.split(".")[0]
+            self.add_error(field if field in self.fields else None, f"{error.field}: {error.message}")
+        return cleaned
+
+
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin):
+    form = ProjectAdminForm
     list_display = ("name", "slug", "task_type", "annotators_per_item", "created_by", "created_at")
     list_filter = ("task_type",)
     search_fields = ("name", "slug")

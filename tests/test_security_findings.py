@@ -274,3 +274,82 @@ def test_the_adjudication_form_refuses_a_deeply_nested_payload(make_project, mak
     response = client.post(url, {"choice": "payload", "payload": DEEP_2KB, "reason": "r", "version": "0"})
     assert response.status_code == 400
     assert "nested deeper than" in response.content.decode()
+
+
+# -- 8. project options and label schema validated on save -------------------------------------------
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("body", "field"), [
+    ({"options": {"lease_minutes": "abc"}}, "options.lease_minutes"),
+    ({"options": {"lease_minutes": 0}}, "options.lease_minutes"),
+    ({"options": {"queue_order": "random"}}, "options.queue_order"),
+    ({"options": {"pii": {"phone": "shred"}}}, "options.pii"),
+    ({"options": {"gold_min_votes": "two"}}, "options.gold_min_votes"),
+    ({"options": {"assist": {"fraction": 3}}}, "options.assist"),
+    ({"options": {"lease_minute": 10}}, "options.lease_minute"),
+    ({"options": ["lease_minutes"]}, "options"),
+    ({"label_schema": {"labels": "abc", "none_label": "해당없음"}}, "label_schema.labels"),
+    ({"label_schema": {"none_label": "해당없음"}}, "label_schema.labels"),
+    ({"label_schema": {"labels": ["경제", "경제"], "none_label": "해당없음"}}, "label_schema.labels"),
+])
+def test_invalid_options_or_schema_are_a_400_naming_the_field_and_next_keeps_working(
+        body, field, make_project, annotator_in, api) -> None:
+    from annotation import services
+
+    project = make_project("tc", k=1)
+    services.item_create(project=project, payload={"title": "기사"}, external_id="opt-1")
+    annotator = annotator_in(project)
+    before = (dict(project.options), dict(project.label_schema))
+    response = api(project.created_by).patch(f"/api/projects/{project.pk}/", body, format="json")
+    assert response.status_code == 400
+    assert field in response.data, response.data
+    project.refresh_from_db()
+    assert (project.options, project.label_schema) == before
+    assert api(annotator).get(f"/api/projects/{project.pk}/next/").status_code == 200
+    # Creating a project with the same values is refused too, and creates nothing.
+    created = api(project.created_by).post("/api/projects/", {"name": "New", "slug": "new-bad", "task_type": "tc",
+                                                              **body}, format="json")
+    assert created.status_code == 400 and field in created.data
+
+
+@pytest.mark.django_db
+def test_valid_options_and_schema_are_stored_and_used(make_project, annotator_in, api) -> None:
+    from annotation import services
+    from annotation.models import Assignment
+
+    project = make_project("sts", k=1)
+    services.item_create(project=project, payload={"sentence1": "a", "sentence2": "b"}, external_id="ok-1")
+    annotator = annotator_in(project)
+    body = {"options": {"lease_minutes": 45, "queue_order": "default", "pii": {"phone": "detect"}},
+            "label_schema": {"min": 0, "max": 5, "step": 0.5}}
+    assert api(project.created_by).patch(f"/api/projects/{project.pk}/", body, format="json").status_code == 200
+    assert api(annotator).get(f"/api/projects/{project.pk}/next/").status_code == 200
+    assignment = Assignment.objects.get(item__project=project, annotator=annotator)
+    assert timedelta(minutes=44) < assignment.lease_expires_at - timezone.now() <= timedelta(minutes=45)
+    bad_range = {"label_schema": {"min": 5, "max": 0, "step": 1}}
+    response = api(project.created_by).patch(f"/api/projects/{project.pk}/", bad_range, format="json")
+    assert response.status_code == 400 and "label_schema.step" in response.data
+
+
+@pytest.mark.django_db
+def test_the_admin_refuses_invalid_project_options(make_project, make_user) -> None:
+    from django.test import Client
+
+    project = make_project("tc")
+    root = make_user("root-admin", is_staff=True, is_superuser=True)
+    client = Client()
+    client.force_login(root)
+    url = reverse("admin:annotation_project_change", args=[project.pk])
+    form = {"name": project.name, "slug": project.slug, "description": "", "task_type": "tc",
+            "label_schema": '{"labels": ["a"], "none_label": "x"}', "annotators_per_item": "3",
+            "options": '{"lease_minutes": "abc"}', "memberships-TOTAL_FORMS": "0",
+            "memberships-INITIAL_FORMS": "0"}
+    response = client.post(url, form)
+    assert response.status_code == 200 and "options.lease_minutes" in response.content.decode()
+    project.refresh_from_db()
+    assert project.options == {}
+    form["options"] = '{"lease_minutes": 10}'
+    assert client.post(url, form).status_code == 302
+    project.refresh_from_db()
+    assert project.options == {"lease_minutes": 10}
