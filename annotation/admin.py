@@ -148,10 +148,12 @@ class GuidelineAcknowledgementAdmin(admin.ModelAdmin):
 
 @admin.register(Source)
 class SourceAdmin(admin.ModelAdmin):
-    list_display = ("name", "license", "url", "created_at")
+    list_display = ("name", "project", "license", "url", "created_at")
     list_filter = ("license",)
-    search_fields = ("name", "license", "provenance")
+    search_fields = ("name", "license", "provenance", "project__slug")
     readonly_fields = ("created_at",)
+    autocomplete_fields = ("project",)
+    list_select_related = ("project",)
 
     def formfield_for_dbfield(self, db_field: models.Field, request: HttpRequest, **kwargs: Any) -> Any:
         if isinstance(db_field, models.URLField):

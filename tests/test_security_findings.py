@@ -4,6 +4,7 @@ its fix. See docs/security.md."""
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -353,3 +354,77 @@ def test_the_admin_refuses_invalid_project_options(make_project, make_user) -> N
     assert client.post(url, form).status_code == 302
     project.refresh_from_db()
     assert project.options == {"lease_minutes": 10}
+
+
+# -- 8. what outsiders learn --------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_a_user_who_may_not_create_projects_cannot_probe_slugs(make_project, make_user, api) -> None:
+    project = make_project("tc", slug="secret-corpus")
+    outsider = make_user("probe")
+    answers = {slug: api(outsider).post("/api/projects/", {"name": "x", "slug": slug, "task_type": "tc"},
+                                        format="json") for slug in (project.slug, "no-such-project")}
+    assert {r.status_code for r in answers.values()} == {403}
+    assert answers[project.slug].data == answers["no-such-project"].data
+
+
+def _import(project, tmp_path, name: str, *, source: str, license: str = "", prefix: str = "s") -> None:
+    from datasets_build.services import items_import
+    from tests.release_helpers import sample_records
+
+    path = tmp_path / name
+    records = sample_records("tc", 3, prefix=prefix)
+    for record in records:
+        record["title"] += f" ({prefix})"  # distinct texts, so no import skips them as duplicates
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records), "utf-8")
+    result = items_import(project, path, "jsonl", source=source, license=license)
+    assert not result.errors, result.errors
+
+
+@pytest.mark.django_db
+def test_sources_are_scoped_to_their_project(make_project, make_user, api, tmp_path) -> None:
+    first = make_project("tc", slug="first")
+    other = make_project("tc", slug="other")
+    _import(first, tmp_path, "secret-newsroom-dump.jsonl", source="wire", license="CC-BY-NC-4.0")
+    # Another project may use the same source name with its own licence, and learns nothing of the first's.
+    _import(other, tmp_path, "mine.jsonl", source="wire", license="MIT", prefix="o")
+    _import(other, tmp_path, "more.jsonl", source="wire", prefix="p")
+    mine = api(other.created_by).get(f"/api/projects/{other.pk}/sources/").data
+    assert [(s["name"], s["license"], s["items"]) for s in mine] == [("wire", "MIT", 6)]
+    page = api(other.created_by).get(f"/projects/{other.pk}/sources/").content.decode()
+    assert "secret-newsroom-dump" not in page and "CC-BY-NC" not in page
+    theirs = api(first.created_by).get(f"/api/projects/{first.pk}/sources/").data
+    assert [(s["name"], s["license"], s["items"]) for s in theirs] == [("wire", "CC-BY-NC-4.0", 3)]
+    # Deleting a project takes its sources along (its items' RESTRICT reference does not block that).
+    from annotation.models import Source
+
+    other.delete()
+    assert list(Source.objects.values_list("project__slug", "license")) == [("first", "CC-BY-NC-4.0")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_gives_each_project_its_own_copy_of_a_shared_source() -> None:
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    executor.migrate([("annotation", "0007_import_indexes")])
+    old = executor.loader.project_state([("annotation", "0007_import_indexes")]).apps
+    project_model, source_model, item_model = (old.get_model("annotation", name)
+                                               for name in ("Project", "Source", "Item"))
+    projects = [project_model.objects.create(name=slug, slug=slug, task_type="tc") for slug in ("pa", "pb")]
+    shared = source_model.objects.create(name="wire", license="CC-BY-4.0", provenance="imported from a.jsonl")
+    source_model.objects.create(name="unused", license="MIT")
+    for n, project in enumerate(projects * 2):
+        item_model.objects.create(project=project, source=shared, payload={"title": str(n)}, external_id=f"e{n}",
+                                  content_hash=f"{n:064d}")
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+    from annotation.models import Item, Source
+
+    rows = sorted(Source.objects.values_list("name", "project__slug", "license", "provenance"))
+    assert rows == [("unused", None, "MIT", ""), ("wire", "pa", "CC-BY-4.0", "imported from a.jsonl"),
+                    ("wire", "pb", "CC-BY-4.0", "imported from a.jsonl")]
+    for item in Item.objects.select_related("source", "project"):
+        assert item.source.project_id == item.project_id
