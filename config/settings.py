@@ -195,6 +195,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
 }
+# The OpenAPI schema (/api/schema/) and docs (/api/docs/) need a login in production; /healthz stays open.
+GOLDSET_API_SCHEMA_PUBLIC = env_bool("GOLDSET_API_SCHEMA_PUBLIC", not PRODUCTION)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Goldset API",
     "DESCRIPTION": "Build KLUE-style NLU benchmark datasets: projects, guidelines, items, the annotation "
@@ -251,6 +253,8 @@ LOGGING = {
 if PRODUCTION:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    # A health check from inside the network may use plain HTTP.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
     SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000"))
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True

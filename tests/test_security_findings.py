@@ -428,3 +428,31 @@ def test_the_migration_gives_each_project_its_own_copy_of_a_shared_source() -> N
                     ("wire", "pb", "CC-BY-4.0", "imported from a.jsonl")]
     for item in Item.objects.select_related("source", "project"):
         assert item.source.project_id == item.project_id
+
+
+# -- 8. the API schema behind a login in production; /healthz open ----------------------------------
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("url", ["/api/schema/", "/api/docs/"])
+def test_the_api_schema_needs_a_login_unless_made_public(url, settings, make_user, api) -> None:
+    settings.GOLDSET_API_SCHEMA_PUBLIC = False
+    assert APIClient().get(url).status_code == 401
+    assert api(make_user()).get(url).status_code == 200
+    settings.GOLDSET_API_SCHEMA_PUBLIC = True
+    assert APIClient().get(url).status_code == 200
+
+
+def test_production_settings_put_the_schema_behind_a_login_and_keep_healthz_on_plain_http() -> None:
+    from tests.test_security import _production_settings
+
+    prod = _production_settings()
+    assert prod.GOLDSET_API_SCHEMA_PUBLIC is False
+    assert prod.GOLDSET_TRUSTED_PROXY_COUNT == 1
+    assert prod.SECURE_REDIRECT_EXEMPT == [r"^healthz$"]
+
+
+@pytest.mark.django_db
+def test_healthz_answers_anonymously() -> None:
+    response = APIClient().get("/healthz")
+    assert response.status_code == 200 and response.json() == {"status": "ok"}

@@ -3,7 +3,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
 from . import views, views_workspace
-from .views_token import ObtainTokenView
+from .views_token import ObtainTokenView, SchemaAccess
 
 router = SimpleRouter()
 router.register("projects", views.ProjectViewSet, basename="project")
@@ -29,8 +29,9 @@ project_urlpatterns = [
 urlpatterns = [
     path("auth/token/", ObtainTokenView.as_view(), name="api-token"),
     path("task-types/", views.TaskTypeList.as_view(), name="task-types"),
-    path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("schema/", SpectacularAPIView.as_view(permission_classes=[SchemaAccess]), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="schema", permission_classes=[SchemaAccess]),
+         name="api-docs"),
     path("projects/<int:project_pk>/", include(project_urlpatterns)),
     path("", include(router.urls)),
 ]

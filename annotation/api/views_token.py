@@ -1,4 +1,5 @@
-"""The token endpoint: ``POST /api/auth/token/``, with the login lockout's 429 and expired keys replaced."""
+"""The token endpoint (``POST /api/auth/token/``, with the login lockout's 429 and expired keys replaced) and who
+may read the API schema."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import exceptions, status
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -37,3 +39,11 @@ class ObtainTokenView(ObtainAuthToken):
                     headers={"Retry-After": str(int(settings.AXES_COOLOFF_TIME.total_seconds()))})
             raise exceptions.ValidationError(serializer.errors)
         return Response({"token": token_issue(serializer.validated_data["user"]).key})
+
+
+class SchemaAccess(BasePermission):
+    """The OpenAPI schema and its browsable docs: open when ``GOLDSET_API_SCHEMA_PUBLIC`` (the default in
+    development), otherwise for signed-in users and token holders only (the default in production)."""
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return settings.GOLDSET_API_SCHEMA_PUBLIC or bool(request.user and request.user.is_authenticated)
