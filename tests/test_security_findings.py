@@ -5,6 +5,7 @@ its fix. See docs/security.md."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 
 import pytest
@@ -456,3 +457,75 @@ def test_production_settings_put_the_schema_behind_a_login_and_keep_healthz_on_p
 def test_healthz_answers_anonymously() -> None:
     response = APIClient().get("/healthz")
     assert response.status_code == 200 and response.json() == {"status": "ok"}
+
+
+# -- 8. admin pages stay bounded on large projects ---------------------------------------------------
+
+#: Small tables an admin page may read whole: permission and group pickers on the user page, and the project and
+#: source filters of the lists (one row per project or per imported corpus, never per item or user).
+SMALL_TABLES = {"auth_permission", "auth_group", "django_content_type", "annotation_project", "annotation_source"}
+
+
+def _unbounded_selects(queries) -> list[str]:
+    found = []
+    for query in queries:
+        sql = query["sql"]
+        if not sql.lstrip().upper().startswith("SELECT") or " WHERE " in sql or " LIMIT " in sql:
+            continue
+        tables = set(re.findall(r'FROM "?(\w+)"?', sql))
+        if not tables <= SMALL_TABLES:
+            found.append(sql)
+    return found
+
+
+@pytest.mark.django_db
+def test_admin_change_pages_and_lists_never_read_a_whole_large_table(make_project, annotator_in, make_user,
+                                                                    monkeypatch) -> None:
+    from django.contrib import admin
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation import services
+    from datasets_build.models import NearDuplicate
+
+    project = make_project("tc", k=1)
+    items = [services.item_create(project=project, payload={"title": f"기사 {n}"}, external_id=f"big-{n}")
+             for n in range(40)]
+    NearDuplicate.objects.create(project=project, item=items[1], duplicate_of=items[0], similarity=0.9)
+    annotator = annotator_in(project)
+    assignment = services.assignment_next(project=project, user=annotator)
+    services.annotation_submit(project=project, user=annotator, item_id=assignment.item_id, payload={"label": "사회"})
+    services.assignment_next(project=project, user=annotator)
+    services.flag_create(item=items[5], user=annotator, kind="other", note="n")
+    for n in range(6):
+        make_user(f"many-{n}")
+    root = make_user("admin-root", is_staff=True, is_superuser=True)
+    client = Client()
+    client.force_login(root)
+    checked = 0
+    for model, model_admin in admin.site._registry.items():
+        # Pages of 5 rows, so these tables span several pages as a large project's do (a list that fits on
+        # one page is read without LIMIT).
+        monkeypatch.setattr(model_admin, "list_per_page", 5)
+        meta = model._meta
+        obj = model._default_manager.order_by("pk").first()
+        # A list that fits on one page is fetched without LIMIT (bounded by the page size): check lists that don't.
+        several_pages = model._default_manager.count() > 5
+        urls = [(reverse(f"admin:{meta.app_label}_{meta.model_name}_changelist"), several_pages)]
+        if obj is not None:
+            urls.append((reverse(f"admin:{meta.app_label}_{meta.model_name}_change", args=[obj.pk]), True))
+        for url, check_selects in urls:
+            with CaptureQueriesContext(connection) as queries:
+                assert client.get(url).status_code == 200, url
+            unbounded = _unbounded_selects(queries.captured_queries) if check_selects else []
+            assert not unbounded, (url, unbounded)
+            counts = [q["sql"] for q in queries.captured_queries if "COUNT(" in q["sql"].upper()
+                      and not set(re.findall(r'FROM "?(\w+)"?', q["sql"])) <= SMALL_TABLES]
+            assert all(" LIMIT " in sql for sql in counts), (url, counts)
+            checked += 1
+    assert checked > 30
+    # The near-duplicate pair's page renders its items as ids, not as a list of every item.
+    pair = NearDuplicate.objects.get()
+    page = client.get(reverse("admin:datasets_build_nearduplicate_change", args=[pair.pk])).content.decode()
+    assert 'class="vForeignKeyRawIdAdminField"' in page and "기사 39" not in page
