@@ -533,3 +533,12 @@ def test_admin_change_pages_and_lists_never_read_a_whole_large_table(make_projec
     pair = NearDuplicate.objects.get()
     page = client.get(reverse("admin:datasets_build_nearduplicate_change", args=[pair.pk])).content.decode()
     assert 'class="vForeignKeyRawIdAdminField"' in page and "기사 39" not in page
+
+
+@pytest.mark.django_db
+def test_form_encoded_api_bodies_still_parse_after_the_nul_check(make_user) -> None:
+    """The middleware reads urlencoded forms before DRF does; DRF must still see the fields."""
+    user = make_user()
+    response = APIClient().post(reverse("api-token"), f"username={user.username}&password={PASSWORD}",
+                                content_type="application/x-www-form-urlencoded")
+    assert response.status_code == 200 and response.data["token"]

@@ -56,10 +56,12 @@ class TokenAuthentication(authentication.TokenAuthentication):
 def token_issue(user: User) -> Token:
     """The user's live token, or a new one when there is none or it has expired."""
     token = Token.objects.select_for_update().filter(user=user).first()
-    if token is not None and token_expired(token.created):
+    if token is not None and not token_expired(token.created):
+        return token
+    if token is not None:
         token.delete()
-        token = None
-    return token or Token.objects.create(user=user)
+    # get_or_create: a concurrent first request may have created it meanwhile.
+    return Token.objects.get_or_create(user=user)[0]
 
 
 def tokens_revoke_on_password_change(sender: type[User], instance: User, **kwargs: Any) -> None:
