@@ -16,8 +16,11 @@ from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
+from rest_framework.authtoken.admin import TokenAdmin
+from rest_framework.authtoken.models import TokenProxy
 
 from . import services
+from .admin_base import LargeTableAdmin, LargeTableAdminMixin
 from .models import (
     Annotation,
     Assignment,
@@ -35,11 +38,12 @@ from .models import (
     User,
     content_hash,
 )
+from .project_settings import label_schema_validate, options_validate
 from .task_types import PayloadError
 
 
 @admin.register(User)
-class GoldsetUserAdmin(UserAdmin):
+class GoldsetUserAdmin(LargeTableAdminMixin, UserAdmin):
     list_display = ("username", "email", "first_name", "last_name", "is_staff", "is_active", "is_imported")
     list_filter = ("is_imported", "is_staff", "is_superuser", "is_active", "groups")
     fieldsets = (*UserAdmin.fieldsets, (_("Goldset"), {"fields": ("is_imported",)}))
@@ -52,8 +56,30 @@ class MembershipInline(admin.TabularInline):
     readonly_fields = ("created_at",)
 
 
+class ProjectAdminForm(forms.ModelForm):
+    """Options and label schema checked as the API checks them, so a bad value never reaches ``next/``."""
+
+    class Meta:
+        model = Project
+        fields = ("name", "slug", "description", "task_type", "label_schema", "annotators_per_item", "options")
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        task_type = cleaned.get("task_type") or getattr(self.instance, "task_type", "")
+        try:
+            if "options" in cleaned:
+                options_validate(cleaned["options"])
+            if cleaned.get("label_schema") is not None and task_type:
+                label_schema_validate(cleaned["label_schema"], task_type=task_type)
+        except services.ServiceError as error:
+            field = error.field.split(".")[0]
+            self.add_error(field if field in self.fields else None, f"{error.field}: {error.message}")
+        return cleaned
+
+
 @admin.register(Project)
-class ProjectAdmin(admin.ModelAdmin):
+class ProjectAdmin(LargeTableAdmin):
+    form = ProjectAdminForm
     list_display = ("name", "slug", "task_type", "annotators_per_item", "created_by", "created_at")
     list_filter = ("task_type",)
     search_fields = ("name", "slug")
@@ -62,9 +88,14 @@ class ProjectAdmin(admin.ModelAdmin):
     list_select_related = ("created_by",)
     inlines = (MembershipInline,)
 
+    def has_delete_permission(self, request: HttpRequest, obj: Project | None = None) -> bool:
+        # The confirmation page would list every item, assignment and annotation of the project (unbounded);
+        # projects are deleted through the API or the service, which refuse annotated ones.
+        return False
+
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(LargeTableAdmin):
     list_display = ("user", "project", "role", "created_at")
     list_filter = ("role", "project")
     search_fields = ("user__username", "project__name", "project__slug")
@@ -73,7 +104,7 @@ class MembershipAdmin(admin.ModelAdmin):
 
 
 @admin.register(Guideline)
-class GuidelineAdmin(admin.ModelAdmin):
+class GuidelineAdmin(LargeTableAdmin):
     list_display = ("project", "version", "is_current", "published_at", "change_note", "created_by")
     list_filter = ("project", "is_current")
     search_fields = ("project__name", "change_note")
@@ -114,7 +145,7 @@ class GuidelineAdmin(admin.ModelAdmin):
 
 
 @admin.register(GuidelineAcknowledgement)
-class GuidelineAcknowledgementAdmin(admin.ModelAdmin):
+class GuidelineAcknowledgementAdmin(LargeTableAdmin):
     list_display = ("user", "guideline", "acknowledged_at")
     list_filter = ("guideline__project",)
     search_fields = ("user__username",)
@@ -124,11 +155,13 @@ class GuidelineAcknowledgementAdmin(admin.ModelAdmin):
 
 
 @admin.register(Source)
-class SourceAdmin(admin.ModelAdmin):
-    list_display = ("name", "license", "url", "created_at")
+class SourceAdmin(LargeTableAdmin):
+    list_display = ("name", "project", "license", "url", "created_at")
     list_filter = ("license",)
-    search_fields = ("name", "license", "provenance")
+    search_fields = ("name", "license", "provenance", "project__slug")
     readonly_fields = ("created_at",)
+    autocomplete_fields = ("project",)
+    list_select_related = ("project",)
 
     def formfield_for_dbfield(self, db_field: models.Field, request: HttpRequest, **kwargs: Any) -> Any:
         if isinstance(db_field, models.URLField):
@@ -156,7 +189,7 @@ class ItemAdminForm(forms.ModelForm):
 
 
 @admin.register(Item)
-class ItemAdmin(admin.ModelAdmin):
+class ItemAdmin(LargeTableAdmin):
     form = ItemAdminForm
     list_display = ("__str__", "project", "split", "screening_status", "source", "is_gold_check", "created_at")
     list_filter = ("project", "split", "screening_status", "source", "is_gold_check")
@@ -172,7 +205,7 @@ class ItemAdmin(admin.ModelAdmin):
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(LargeTableAdmin):
     list_display = ("item", "annotator", "stage", "status", "lease_expires_at", "updated_at")
     list_filter = ("status", "stage", "item__project")
     search_fields = ("item__external_id", "annotator__username")
@@ -183,7 +216,7 @@ class AssignmentAdmin(admin.ModelAdmin):
 
 
 @admin.register(QueueSlot)
-class QueueSlotAdmin(admin.ModelAdmin):
+class QueueSlotAdmin(LargeTableAdmin):
     """Read-only: the counter is maintained by the queue services; an edit here would break k."""
 
     list_display = ("item", "project", "stage", "live", "priority")
@@ -199,7 +232,7 @@ class QueueSlotAdmin(admin.ModelAdmin):
 
 
 @admin.register(Annotation)
-class AnnotationAdmin(admin.ModelAdmin):
+class AnnotationAdmin(LargeTableAdmin):
     list_display = ("item", "annotator", "stage", "imported", "suggestion_shown", "suggestion_accepted", "guideline",
                     "created_at")
     list_filter = ("item__project", "stage", "imported", "suggestion_shown", "suggestion_accepted")
@@ -211,7 +244,7 @@ class AnnotationAdmin(admin.ModelAdmin):
 
 
 @admin.register(Suggestion)
-class SuggestionAdmin(admin.ModelAdmin):
+class SuggestionAdmin(LargeTableAdmin):
     """Read-mostly: suggestions come from the suggester (a retraining or an uploaded file), never by hand."""
 
     list_display = ("item", "stage", "model_version", "source", "confidence", "uncertainty", "is_current",
@@ -224,7 +257,7 @@ class SuggestionAdmin(admin.ModelAdmin):
 
 
 @admin.register(Flag)
-class FlagAdmin(admin.ModelAdmin):
+class FlagAdmin(LargeTableAdmin):
     list_display = ("item", "kind", "resolution", "user", "created_at", "resolved_by", "resolved_at")
     list_filter = ("kind", "resolution", "item__project")
     search_fields = ("item__external_id", "note", "resolution_note")
@@ -235,7 +268,7 @@ class FlagAdmin(admin.ModelAdmin):
 
 
 @admin.register(Draft)
-class DraftAdmin(admin.ModelAdmin):
+class DraftAdmin(LargeTableAdmin):
     list_display = ("assignment", "seconds_spent", "updated_at")
     list_filter = ("assignment__item__project",)
     search_fields = ("assignment__item__external_id", "assignment__annotator__username")
@@ -245,7 +278,7 @@ class DraftAdmin(admin.ModelAdmin):
 
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin):
+class AuditEventAdmin(LargeTableAdmin):
     """Read-only: the trail is written by the services and never edited."""
 
     list_display = ("at", "project", "actor", "object_type", "object_id", "action")
@@ -261,6 +294,15 @@ class AuditEventAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: AuditEvent | None = None) -> bool:
         return False
+
+
+# DRF's token admin, bounded like ours (one token per user: as many rows as users).
+admin.site.unregister(TokenProxy)
+
+
+@admin.register(TokenProxy)
+class BoundedTokenAdmin(LargeTableAdminMixin, TokenAdmin):
+    pass
 
 
 # Agreement, gold and adjudication models are registered in their own module.

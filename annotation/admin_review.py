@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from .admin_base import LargeTableAdmin
 from .models import Adjudication, AgreementReport, GoldLabel
 
 
 @admin.register(AgreementReport)
-class AgreementReportAdmin(admin.ModelAdmin):
+class AgreementReportAdmin(LargeTableAdmin):
     list_display = ("project", "status", "progress", "annotation_count", "seconds", "created_at", "finished_at")
     list_filter = ("status", "project")
     readonly_fields = ("created_at", "finished_at", "task_id", "seconds")
@@ -20,7 +21,7 @@ class AgreementReportAdmin(admin.ModelAdmin):
 
 
 @admin.register(GoldLabel)
-class GoldLabelAdmin(admin.ModelAdmin):
+class GoldLabelAdmin(LargeTableAdmin):
     list_display = ("item", "status", "rule", "annotation_count", "version", "updated_at")
     list_filter = ("status", "rule", "item__project")
     search_fields = ("item__external_id",)
@@ -30,7 +31,7 @@ class GoldLabelAdmin(admin.ModelAdmin):
 
 
 @admin.register(Adjudication)
-class AdjudicationAdmin(admin.ModelAdmin):
+class AdjudicationAdmin(LargeTableAdmin):
     list_display = ("item", "decided_by", "previous_status", "decided_at")
     list_filter = ("item__project",)
     search_fields = ("item__external_id", "reason")

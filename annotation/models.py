@@ -159,9 +159,14 @@ class GuidelineAcknowledgement(models.Model):
 
 
 class Source(models.Model):
-    """Where items come from, with the licence that decides whether they can be redistributed."""
+    """Where items come from, with the licence that decides whether they can be redistributed.
 
-    name = models.CharField(max_length=200, unique=True)
+    Sources belong to the project that imported them: another project importing under the same name gets its
+    own, so no project learns another's source names, licences or provenance.
+    """
+
+    project = models.ForeignKey("Project", null=True, blank=True, on_delete=models.CASCADE, related_name="sources")
+    name = models.CharField(max_length=200)
     license = models.CharField(max_length=100, help_text=_("SPDX licence identifier, e.g. CC-BY-SA-4.0."))
     url = models.URLField(blank=True)
     provenance = models.TextField(blank=True)
@@ -169,6 +174,7 @@ class Source(models.Model):
 
     class Meta:
         ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["project", "name"], name="source_unique_per_project")]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.license})"
@@ -198,7 +204,8 @@ class Item(models.Model):
 
     #: Indexed by ``item_project_screening`` (project first); a second index would only slow imports.
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items", db_index=False)
-    source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.PROTECT, related_name="items")
+    # RESTRICT, not PROTECT: a source cannot be deleted while items use it, except with its project (both go).
+    source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.RESTRICT, related_name="items")
     external_id = models.CharField(max_length=200, blank=True, help_text=_("E.g. the KLUE guid."))
     payload = models.JSONField(help_text=_("The task's unit, validated by the task type."))
     #: Original fields kept for a faithful export but not shown to annotators (url, date, …).

@@ -80,15 +80,18 @@ def project_create(
     options: dict[str, Any] | None = None,
 ) -> Project:
     """Create a project from its task type's template: default schema and guideline v1, published."""
+    from .project_settings import label_schema_validate, options_validate  # it imports ServiceError from here
+
     task = get_task_type(task_type)
     project = Project.objects.create(
         name=name,
         slug=slug,
         task_type=task.slug,
-        label_schema=label_schema if label_schema is not None else task.default_schema(),
+        label_schema=label_schema_validate(label_schema, task_type=task.slug) if label_schema is not None
+        else task.default_schema(),
         annotators_per_item=annotators_per_item,
         description=description,
-        options=options or {},
+        options=options_validate(options),
         created_by=created_by,
     )
     if created_by is not None and not created_by.is_superuser:

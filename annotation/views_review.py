@@ -17,6 +17,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from .agreement import plots
 from .agreement import services as agreement_services
+from .api.parsers import JsonInputError, loads_checked
 from .gold import selectors as gold_selectors
 from .gold import services as gold_services
 from .models import Annotation, GoldLabel, GoldStatus, Item, JobStatus, Project
@@ -62,7 +63,7 @@ def dashboard_plots(report: dict[str, Any]) -> dict[str, Any]:
             [q["username"] for q in quality], [q.get("agreement") for q in quality],
             title=_("Agreement of each annotator with the others"),
             value_label=_("agreement (share or correlation, 1 = always agrees)"),
-            value_range=(min(0.0, *[q["agreement"] for q in quality if q.get("agreement") is not None]), 1.0),
+            value_range=(min([0.0, *[q["agreement"] for q in quality if q.get("agreement") is not None]]), 1.0),
             highlight=[bool(q["flags"]) for q in quality])
     pairs = report.get("pairs") or {}
     if pairs.get("annotators"):
@@ -165,10 +166,12 @@ def adjudicate(request: HttpRequest, project_id: int, item_id: int) -> HttpRespo
                                          base_version=version)
             else:
                 try:
-                    payload = json.loads(request.POST.get("payload", ""))
+                    payload = loads_checked(request.POST.get("payload", ""))
                 except json.JSONDecodeError as bad:
                     raise ServiceError(f"the payload is not valid JSON: {bad.msg} (line {bad.lineno})",
                                        field="payload") from None
+                except JsonInputError as bad:
+                    raise ServiceError(f"the payload is not accepted: {bad}", field="payload") from None
                 gold_services.adjudicate(item=item, by=request.user, reason=reason, payload=payload,
                                          base_version=version)
         except ServiceError as failure:

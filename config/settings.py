@@ -56,6 +56,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # NUL characters in the path, query or form fields are a 400 before anything reaches the database.
+    "config.middleware.RejectNulMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -130,9 +132,10 @@ AXES_RESET_ON_SUCCESS = True
 # Lockouts are lifted with `manage.py axes_reset_username <name>` (or axes_reset); axes' read-only admin
 # pages stay off so the admin only lists models that can be added and changed.
 AXES_ENABLE_ADMIN = False
-# Behind the production proxy the client address is the first X-Forwarded-For entry.
-AXES_IPWARE_PROXY_COUNT = int(os.environ.get("AXES_PROXY_COUNT", "1" if PRODUCTION else "0")) or None
-AXES_IPWARE_META_PRECEDENCE_ORDER = ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"] if PRODUCTION else ["REMOTE_ADDR"]
+# Failures are counted per real client: behind GOLDSET_TRUSTED_PROXY_COUNT reverse proxies (production's
+# documented nginx in front: 1) the client address is read from X-Forwarded-For (see config/client_ip.py).
+GOLDSET_TRUSTED_PROXY_COUNT = int(os.environ.get("GOLDSET_TRUSTED_PROXY_COUNT", "1" if PRODUCTION else "0"))
+AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip"
 
 # Content Security Policy (django-csp 4): only our own scripts, styles and images; no framing, no plugins.
 # Inline scripts must carry the per-request nonce ({{ request.csp_nonce }}).
@@ -172,6 +175,9 @@ STORAGES = {
 }
 MEDIA_ROOT = Path(os.environ.get("GOLDSET_MEDIA_ROOT", BASE_DIR / "media"))
 
+# API tokens (``POST /api/auth/token/``) are valid this many days; a password change revokes them at once.
+GOLDSET_API_TOKEN_DAYS = int(os.environ.get("GOLDSET_API_TOKEN_DAYS", "30"))
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Token first, so an anonymous request gets 401 with a WWW-Authenticate header.
@@ -179,10 +185,18 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # JSON bodies nested too deeply or holding NUL characters are refused with 400 (annotation/api/parsers.py).
+    "DEFAULT_PARSER_CLASSES": [
+        "annotation.api.parsers.CheckedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
 }
+# The OpenAPI schema (/api/schema/) and docs (/api/docs/) need a login in production; /healthz stays open.
+GOLDSET_API_SCHEMA_PUBLIC = env_bool("GOLDSET_API_SCHEMA_PUBLIC", not PRODUCTION)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Goldset API",
     "DESCRIPTION": "Build KLUE-style NLU benchmark datasets: projects, guidelines, items, the annotation "
@@ -239,6 +253,8 @@ LOGGING = {
 if PRODUCTION:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    # A health check from inside the network may use plain HTTP.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
     SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000"))
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True

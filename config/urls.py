@@ -1,6 +1,8 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from config.health import healthz
+
 # Each app owns its project-scoped API routes; they all live under /api/projects/<id>/.
 project_api = [
     path("", include("annotation.api.urls_agreement")),
@@ -9,6 +11,7 @@ project_api = [
 ]
 
 urlpatterns = [
+    path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/projects/<int:project_pk>/", include(project_api)),
     path("api/", include("annotation.api.urls")),

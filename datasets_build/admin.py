@@ -2,18 +2,22 @@
 
 from django.contrib import admin
 
+from annotation.admin_base import LargeTableAdmin
+
 from .models import ImportJob, NearDuplicate
 
 
 @admin.register(ImportJob)
-class ImportJobAdmin(admin.ModelAdmin):
+class ImportJobAdmin(LargeTableAdmin):
     list_display = ("id", "project", "file_name", "format", "status", "items_written", "created_by", "created_at")
     list_filter = ("status", "format")
     search_fields = ("file_name", "project__slug")
     readonly_fields = ("stored_path", "errors", "summary", "celery_task_id", "started_at", "finished_at")
+    list_select_related = ("project", "created_by")
 
 
 @admin.register(NearDuplicate)
-class NearDuplicateAdmin(admin.ModelAdmin):
+class NearDuplicateAdmin(LargeTableAdmin):
     list_display = ("id", "project", "item", "duplicate_of", "similarity")
     list_filter = ("project",)
+    list_select_related = ("project", "item", "duplicate_of")

@@ -5,11 +5,12 @@ from __future__ import annotations
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.api.parsers import CheckedJSONParser
 from annotation.api.views import ProjectScoped, service_error_response
 from annotation.models import Item
 from annotation.permissions import CURATE, MANAGE
@@ -24,7 +25,7 @@ class ImportListView(ProjectScoped, APIView):
     """Upload a file to import (multipart); the import runs as a job whose progress you poll."""
 
     roles = {"get": CURATE, "post": MANAGE}
-    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    parser_classes = [MultiPartParser, FormParser, CheckedJSONParser]
 
     @extend_schema(responses=ImportJobSerializer(many=True))
     def get(self, request: Request, project_pk: int) -> Response:

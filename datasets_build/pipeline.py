@@ -489,14 +489,14 @@ def _klue_format_error() -> type[Exception]:
 
 
 def source_for(*, name: str, license: str, project: Project, fmt: str, file_name: str) -> Source:
-    """The import's Source: the named one (created with its licence on first use), or a default."""
+    """The project's Source of that name (created with its licence on first use), or a default."""
     spdx = normalise_spdx(license) if license else ""
     if not name:
         name = "KLUE" if fmt == "klue" else f"{project.slug}:{file_name}"
         spdx = spdx or ("CC-BY-SA-4.0" if fmt == "klue" else "NOASSERTION")
-    source = Source.objects.filter(name=name).first()
+    source = Source.objects.filter(project=project, name=name).first()
     if source is None:
-        return Source.objects.create(name=name, license=spdx or "NOASSERTION",
+        return Source.objects.create(project=project, name=name, license=spdx or "NOASSERTION",
                                      provenance=f"imported from {file_name}")
     if spdx and source.license != spdx:
         raise RecordError(0, "license", f"source {name!r} is already registered under {source.license}, not {spdx}; "

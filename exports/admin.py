@@ -3,10 +3,12 @@ pipeline (build_release, the release pages, the API), and a published release mu
 
 from django.contrib import admin
 
+from annotation.admin_base import LargeTableAdmin
+
 from .models import Release, ReleaseFile, SuggesterRun
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(LargeTableAdmin):
     def has_add_permission(self, request, obj=None) -> bool:
         return False
 
@@ -34,6 +36,7 @@ class ReleaseAdmin(ReadOnlyAdmin):
     list_filter = ("status",)
     search_fields = ("version", "project__slug")
     inlines = (ReleaseFileInline,)
+    list_select_related = ("project", "created_by")
 
 
 @admin.register(ReleaseFile)
@@ -41,6 +44,7 @@ class ReleaseFileAdmin(ReadOnlyAdmin):
     list_display = ("id", "release", "path", "kind", "split", "records", "size")
     list_filter = ("kind", "split")
     search_fields = ("path", "release__version", "release__project__slug")
+    list_select_related = ("release__project",)
 
 
 @admin.register(SuggesterRun)
@@ -51,3 +55,4 @@ class SuggesterRunAdmin(ReadOnlyAdmin):
                     "created_at", "finished_at")
     list_filter = ("kind", "status")
     search_fields = ("model_version", "project__slug", "file_name")
+    list_select_related = ("project",)

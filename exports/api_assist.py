@@ -9,12 +9,13 @@ from typing import Any
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import assist as annotation_assist
+from annotation.api.parsers import CheckedJSONParser
 from annotation.api.views import ProjectScoped, service_error_response
 from annotation.models import Project
 from annotation.permissions import CURATE, MANAGE
@@ -102,7 +103,7 @@ class SuggesterUploadView(ProjectScoped, APIView):
     confidence?}``); it is read into suggestions by a background job."""
 
     roles = {"post": MANAGE}
-    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    parser_classes = [MultiPartParser, FormParser, CheckedJSONParser]
 
     @extend_schema(request={"multipart/form-data": PredictionsUploadSerializer},
                    responses={202: SuggesterRunSerializer})

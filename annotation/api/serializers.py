@@ -21,6 +21,8 @@ from ..models import (
     Project,
     Role,
 )
+from ..project_settings import label_schema_validate, options_validate
+from ..services import ServiceError
 from ..task_types import slugs
 
 
@@ -40,6 +42,19 @@ class ProjectSerializer(serializers.ModelSerializer):
         if self.instance is not None:
             self.fields["task_type"].read_only = True
             self.fields["slug"].read_only = True
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        """Options and label schema checked as the services check them, the error keyed by the bad field
+        (``options.lease_minutes``), so nothing that would break ``next/`` or a submission is stored."""
+        task_type = self.instance.task_type if self.instance is not None else attrs.get("task_type", "")
+        try:
+            if "options" in attrs:
+                options_validate(attrs["options"])
+            if "label_schema" in attrs and attrs["label_schema"] is not None and task_type in slugs():
+                label_schema_validate(attrs["label_schema"], task_type=task_type)
+        except ServiceError as error:
+            raise serializers.ValidationError({error.field: [error.message]}) from None
+        return attrs
 
 
 class MembershipSerializer(serializers.ModelSerializer):

@@ -1,9 +1,9 @@
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
-from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import SimpleRouter
 
 from . import views, views_workspace
+from .views_token import ObtainTokenView, SchemaAccess
 
 router = SimpleRouter()
 router.register("projects", views.ProjectViewSet, basename="project")
@@ -27,10 +27,11 @@ project_urlpatterns = [
 ]
 
 urlpatterns = [
-    path("auth/token/", obtain_auth_token, name="api-token"),
+    path("auth/token/", ObtainTokenView.as_view(), name="api-token"),
     path("task-types/", views.TaskTypeList.as_view(), name="task-types"),
-    path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("schema/", SpectacularAPIView.as_view(permission_classes=[SchemaAccess]), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="schema", permission_classes=[SchemaAccess]),
+         name="api-docs"),
     path("projects/<int:project_pk>/", include(project_urlpatterns)),
     path("", include(router.urls)),
 ]

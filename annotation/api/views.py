@@ -89,9 +89,14 @@ class ProjectViewSet(viewsets.ModelViewSet):
             raise PermissionDenied("Only the project's managers may change it.")
         return project
 
-    def perform_create(self, serializer: s.ProjectSerializer) -> None:
-        if not can_create_projects(self.request.user):
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        # Checked before the body is validated: the slug's uniqueness check would otherwise tell anyone
+        # whether a project with that slug exists.
+        if not can_create_projects(request.user):
             raise PermissionDenied("You may not create projects.")
+        return super().create(request, *args, **kwargs)
+
+    def perform_create(self, serializer: s.ProjectSerializer) -> None:
         data = serializer.validated_data
         if Project.objects.filter(slug=data["slug"]).exists():
             raise ValidationError({"slug": [f"a project with slug {data['slug']!r} already exists"]})

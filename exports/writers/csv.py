@@ -1,4 +1,10 @@
-"""CSV: the flat columns with a header row; lists and objects as compact JSON text, null as empty."""
+"""CSV: the flat columns with a header row; lists and objects as compact JSON text, null as empty.
+
+Text cells that a spreadsheet would run as a formula (OWASP "CSV injection": a cell starting with ``=``,
+``+``, ``-``, ``@``, a tab or a carriage return) get a leading ``'``, so opening a release in Excel or
+LibreOffice shows the text instead of evaluating it. Only the CSV is escaped: JSONL and Parquet keep the
+value as annotated, so they remain the round-trip-safe formats.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,13 @@ from typing import Any
 
 from .base import WrittenFile, target
 
+FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise_formula(text: str) -> str:
+    """The text with a leading ``'`` when a spreadsheet would read it as a formula."""
+    return "'" + text if text.startswith(FORMULA_TRIGGERS) else text
+
 
 def cell(value: Any) -> Any:
     if value is None:
@@ -17,6 +30,8 @@ def cell(value: Any) -> Any:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, str):
+        return neutralise_formula(value)
     return value
 
 

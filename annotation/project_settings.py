@@ -1,0 +1,164 @@
+"""Validation of a project's ``options`` and ``label_schema`` before they are stored.
+
+Both are free JSON read on hot paths: ``lease_minutes`` by every ``next/``, the schema by every submission,
+the PII policy by every import, the gold settings by every gold computation. A value of the wrong shape stored
+once (``{"lease_minutes": "abc"}``) made every annotator's ``next/`` fail with a 500, so the API, the admin and
+the services refuse it on save with an error naming the field, and nothing is stored.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from django.utils.translation import gettext as _
+
+from .services import ServiceError
+from .task_types import get_task_type
+
+#: The bounds of ``options["lease_minutes"]``: at least a minute, at most a week.
+LEASE_MINUTES_RANGE = (1, 7 * 24 * 60)
+
+
+def _whole_number(value: Any, low: int, high: int | None = None) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+        upper = _(" and at most %(high)d") % {"high": high} if high is not None else ""
+        return _("must be a whole number of at least %(low)d%(upper)s; got %(value)r") % {
+            "low": low, "upper": upper, "value": value}
+    return None
+
+
+def _choice(value: Any, choices: tuple[str, ...]) -> str | None:
+    if value not in choices:
+        return _("must be one of %(choices)s; got %(value)r") % {"choices": ", ".join(choices), "value": value}
+    return None
+
+
+def _lease_minutes(value: Any) -> str | None:
+    return _whole_number(value, *LEASE_MINUTES_RANGE)
+
+
+def _queue_order(value: Any) -> str | None:
+    from .assist import QUEUE_ORDERS
+
+    return _choice(value, QUEUE_ORDERS)
+
+
+def _pii(value: Any) -> str | None:
+    from datasets_build.pii.pseudonymize import resolve_policy
+
+    if not isinstance(value, dict):
+        return _("must be an object mapping PII types to actions; got %(value)r") % {"value": value}
+    try:
+        resolve_policy({"pii": value})
+    except ValueError as bad:
+        return str(bad)
+    return None
+
+
+def _gold_rule(value: Any) -> str | None:
+    from .gold.rules import ALTERNATIVE_RULES
+
+    return _choice(value, ALTERNATIVE_RULES)
+
+
+def _gold_min_votes(value: Any) -> str | None:
+    return _whole_number(value, 1)
+
+
+def _gold_on_failure(value: Any) -> str | None:
+    from .gold.rules import DISCARDED, NEEDS_ADJUDICATION
+
+    return _choice(value, (NEEDS_ADJUDICATION, DISCARDED))
+
+
+def _assist(value: Any) -> str | None:
+    from .assist import AssistError, _validated
+
+    if not isinstance(value, dict):
+        return _("must be an object of assist settings; got %(value)r") % {"value": value}
+    try:
+        _validated(value)
+    except AssistError as bad:
+        return f"{bad.field}: {bad}" if bad.field else str(bad)
+    return None
+
+
+OPTIONS: dict[str, Callable[[Any], str | None]] = {
+    "lease_minutes": _lease_minutes,
+    "queue_order": _queue_order,
+    "pii": _pii,
+    "gold_rule": _gold_rule,
+    "gold_min_votes": _gold_min_votes,
+    "gold_on_failure": _gold_on_failure,
+    "assist": _assist,
+}
+#: Options a label schema may also carry (the gold settings a task type sets as its default, e.g. NLI's votes).
+GOLD_KEYS = ("gold_rule", "gold_min_votes", "gold_on_failure")
+
+
+def options_validate(options: Any) -> dict[str, Any]:
+    """The options unchanged, or ``ServiceError`` naming the first bad field (``options.<key>``)."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise ServiceError(_("options must be an object; got %(value)r") % {"value": options}, field="options")
+    for key, value in options.items():
+        check = OPTIONS.get(key)
+        if check is None:
+            raise ServiceError(_("unknown option %(key)r; expected one of %(known)s")
+                               % {"key": key, "known": ", ".join(OPTIONS)}, field=f"options.{key}")
+        problem = check(value)
+        if problem:
+            raise ServiceError(f"{key} {problem}", field=f"options.{key}")
+    return options
+
+
+def _same_shape(value: Any, default: Any) -> str | None:
+    """Why ``value`` cannot stand in for the task's default schema entry ``default`` (None when it can)."""
+    if isinstance(default, bool):
+        return None if isinstance(value, bool) else _("must be true or false")
+    if isinstance(default, int | float):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            return _("must be a number")
+        return None
+    if isinstance(default, str):
+        return None if isinstance(value, str) else _("must be a string")
+    if isinstance(default, list):
+        if not isinstance(value, list) or not value:
+            return _("must be a non-empty list")
+        if all(isinstance(entry, str) for entry in default):
+            if not all(isinstance(entry, str) and entry.strip() for entry in value):
+                return _("must be a list of non-empty strings")
+            if len(set(value)) != len(value):
+                return _("must not repeat an entry")
+        return None
+    if isinstance(default, dict):
+        return None if isinstance(value, dict) else _("must be an object")
+    return None
+
+
+def label_schema_validate(schema: Any, *, task_type: str) -> dict[str, Any]:
+    """The schema unchanged, or ``ServiceError`` naming the bad field (``label_schema.<key>``): every key of
+    the task type's default schema present with the same kind of value, the gold settings valid, and a score
+    range (STS) that is a range."""
+    if not isinstance(schema, dict):
+        raise ServiceError(_("label_schema must be an object; got %(value)r") % {"value": schema},
+                           field="label_schema")
+    for key, default in get_task_type(task_type).default_schema().items():
+        if key not in schema:
+            raise ServiceError(_("the %(task)s label schema needs %(key)r") % {"task": task_type, "key": key},
+                               field=f"label_schema.{key}")
+        problem = _same_shape(schema[key], default)
+        if problem:
+            raise ServiceError(f"{key} {problem}", field=f"label_schema.{key}")
+    for key in GOLD_KEYS:
+        if key in schema:
+            problem = OPTIONS[key](schema[key])
+            if problem:
+                raise ServiceError(f"{key} {problem}", field=f"label_schema.{key}")
+    if {"min", "max", "step"} <= schema.keys() and not (
+            schema["min"] < schema["max"] and 0 < schema["step"] <= schema["max"] - schema["min"]):
+        raise ServiceError(_("the score range needs min < max and 0 < step ≤ max − min"), field="label_schema.step")
+    return schema
