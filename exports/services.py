@@ -310,6 +310,21 @@ def rater_ids_assign(project: Project) -> dict[int, str]:
     return {user_id: rater_code(n) for user_id, n in given.items()}
 
 
+class _RaterIds(dict[int, str]):
+    """The project's rater ids; an annotator first seen during the build (a new annotation while it streams)
+    gets the next id then, so no record ever falls back to an account name."""
+
+    def __init__(self, project: Project) -> None:
+        super().__init__(rater_ids_assign(project))
+        self.project = project
+
+    def __missing__(self, user_id: int) -> str:
+        self.update(rater_ids_assign(self.project))
+        if user_id not in self:  # the annotation's author has no annotation in the project: cannot happen
+            raise KeyError(user_id)
+        return super().__getitem__(user_id)
+
+
 def _remember_splits(release: Release, ids: np.ndarray, codes: np.ndarray, names: list[str]) -> None:
     """Store the splits a ratio release chose on its items (``Item.split``, which a later ``--keep-splits``
     build and the Items tab read) with the release that chose them (``ItemSplit``)."""
@@ -337,7 +352,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     source = selectors.gold_source(project)
     gold_table = source == selectors.GOLD_TABLE
     flagged = gold_selectors.open_flag_items(project)
-    raters = rater_ids_assign(project)
+    raters = _RaterIds(project)
 
     units = split_lib.SplitUnits()
     kept = array("B")
