@@ -3,7 +3,7 @@ pipeline (build_release, the release pages, the API), and a published release mu
 
 from django.contrib import admin
 
-from .models import Release, ReleaseFile, SuggesterRun
+from .models import ItemSplit, RaterId, Release, ReleaseFile, SuggesterRun
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -51,3 +51,19 @@ class SuggesterRunAdmin(ReadOnlyAdmin):
                     "created_at", "finished_at")
     list_filter = ("kind", "status")
     search_fields = ("model_version", "project__slug", "file_name")
+
+
+@admin.register(RaterId)
+class RaterIdAdmin(ReadOnlyAdmin):
+    """Rater ids are given by release builds and never change."""
+
+    list_display = ("id", "project", "number", "user", "created_at")
+    search_fields = ("project__slug", "user__username")
+
+
+@admin.register(ItemSplit)
+class ItemSplitAdmin(ReadOnlyAdmin):
+    """The split a release chose for an item, written by the build."""
+
+    list_display = ("item", "release", "split")
+    list_filter = ("split",)

@@ -5,9 +5,10 @@ gives the 95 % interval of (baseline − trivial) on the primary metric. The ver
 
 - ``passed``: dev has at least ``min_dev`` records, the interval's lower bound is above 0, the baseline
   beats the trivial baseline by ``margin`` points, and the split leakage check is clean;
-- ``failed``: the interval's upper bound is at most 0 (the baseline is no better than trivial), or leakage;
-- ``inconclusive``: anything else — too few dev records, or an interval that straddles 0 or a gain below the
-  margin: the evidence allows no verdict.
+- ``failed``: splits leak, or dev has at least ``min_dev`` records and the interval's upper bound is at
+  most 0 (the baseline is no better than trivial);
+- ``inconclusive``: anything else — too few dev records (no verdict either way), or an interval that
+  includes 0, or a gain below the margin: the evidence allows no verdict.
 
 Called by the release builder after the files are written (inside its Celery task) and by
 ``train_baseline``; it reads the folder only, so it also runs on an exported copy.
@@ -68,13 +69,14 @@ def check_result(result: BaselineResult, *, margin: float, leakage_clean: bool, 
     reasons = []
     if not leakage_clean:
         reasons.append("the leakage check is not clean")
-    if high <= 0:
+    enough = result.n_dev >= min_dev
+    if enough and high <= 0:
         reasons.append(f"the baseline is no better than the trivial baseline: the 95 % interval of the "
                        f"difference in {result.primary} is [{low:.2f}, {high:.2f}] points")
     if reasons:
         verdict = "failed"
     else:
-        if result.n_dev < min_dev:
+        if not enough:
             reasons.append(f"dev has {result.n_dev} records, fewer than the {min_dev} a verdict needs")
         if low <= 0:
             reasons.append(f"the 95 % interval of the difference in {result.primary}, [{low:.2f}, {high:.2f}] "

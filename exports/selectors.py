@@ -253,7 +253,7 @@ def status_reasons(release: Release) -> list[str]:
         reasons.append(_("The baseline check did not run, so nothing shows the labels are learnable: %(reason)s. "
                          "Build with the klue format to have it checked.") % {"reason": check.get("reason", "")})
         return reasons
-    if interval.get("high") is not None and interval["high"] <= 0:
+    if check.get("verdict") == "failed" and interval.get("high") is not None and interval["high"] <= 0:
         reasons.append(_("The baseline is no better than the trivial baseline: the 95%% interval of the difference "
                          "in %(metric)s is [%(low)s, %(high)s] points.") % figures)
         return reasons

@@ -208,7 +208,7 @@ def _result(n_dev: int, interval: tuple[float, float], baseline: float, trivial:
     (40, (-2.0, 30.0), 60.0, "inconclusive"),  # the interval includes 0
     (40, (0.5, 6.0), 41.0, "inconclusive"),  # beats trivial, but by less than the margin
     (40, (-20.0, 0.0), 30.0, "failed"),  # no better than trivial
-    (4, (-20.0, -1.0), 30.0, "failed"),
+    (4, (-20.0, -1.0), 30.0, "inconclusive"),  # too few dev records for a verdict either way
 ])
 def test_the_verdict_follows_the_evidence_rule(n_dev, interval, baseline, verdict):
     result = check_result(_result(n_dev, interval, baseline, 40.0), margin=2.0, leakage_clean=True, min_dev=20)
