@@ -159,7 +159,7 @@ def test_unchecked_and_inconclusive_releases_and_how_they_may_be_published(make_
                                                                            "override_reason": "파일럿 공개"})
     second.refresh_from_db()
     assert second.status == ReleaseStatus.PUBLISHED and second.publish_override == "파일럿 공개"
-    event = AuditEvent.objects.get(object_id=second.pk, action="publish")
+    event = AuditEvent.objects.get(object_type="release", object_id=second.pk, action="publish")
     assert event.after["override_reason"] == "파일럿 공개" and event.actor == maintainer
 
 
