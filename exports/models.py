@@ -88,7 +88,7 @@ class Release(models.Model):
     #: {split: n} and {split: {label: n}}.
     split_counts = models.JSONField(default=dict, blank=True)
     label_counts = models.JSONField(default=dict, blank=True)
-    #: Items left out and why ({"screening_dropped": 3, "no_gold": 2, …}).
+    #: Items left out and why (``release_exclusion``'s reasons: {"screening_needs_review": 3, "open_flag": 1, …}).
     excluded = models.JSONField(default=dict, blank=True)
     leakage = models.JSONField(default=dict, blank=True)
     agreement = models.JSONField(default=dict, blank=True)
@@ -96,7 +96,7 @@ class Release(models.Model):
     screening = models.JSONField(default=dict, blank=True)
     annotators = models.JSONField(default=dict, blank=True)
     sources = models.JSONField(default=list, blank=True)
-    #: The baseline check: {"passed": bool | None, "metrics", "trivial", "reason", …}.
+    #: The baseline check: {"verdict", "passed": bool | None, "metrics", "trivial", "interval", "reasons", …}.
     baseline_check = models.JSONField(default=dict, blank=True)
     #: {"phase": "items", "done": n, "total": m} while building.
     progress = models.JSONField(default=dict, blank=True)
