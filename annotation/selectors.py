@@ -13,6 +13,7 @@ from django.db.models.fields.json import compile_json_path
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from .gold.selectors import releasable_items
 from .models import (
     ANNOTATABLE_SCREENING,
     SLOT_HOLDING,
@@ -262,6 +263,8 @@ def project_progress(project: Project) -> dict[str, object]:
         "items": total,
         "screening": by_screening,
         "open_flags": Flag.objects.filter(item__project=project, resolution=FlagResolution.OPEN).count(),
+        # The release's own rule (screening, flags, gold): what a release built now could take.
+        "releasable": releasable_items(project).count(),
         "stages": stages,
         "annotators": Membership.objects.filter(project=project, role=Role.ANNOTATOR).count(),
     }

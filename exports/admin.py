@@ -5,7 +5,7 @@ from django.contrib import admin
 
 from annotation.admin_base import LargeTableAdmin
 
-from .models import Release, ReleaseFile, SuggesterRun
+from .models import ItemSplit, RaterId, Release, ReleaseFile, SuggesterRun
 
 
 class ReadOnlyAdmin(LargeTableAdmin):
@@ -56,3 +56,19 @@ class SuggesterRunAdmin(ReadOnlyAdmin):
     list_filter = ("kind", "status")
     search_fields = ("model_version", "project__slug", "file_name")
     list_select_related = ("project",)
+
+
+@admin.register(RaterId)
+class RaterIdAdmin(ReadOnlyAdmin):
+    """Rater ids are given by release builds and never change."""
+
+    list_display = ("id", "project", "number", "user", "created_at")
+    search_fields = ("project__slug", "user__username")
+
+
+@admin.register(ItemSplit)
+class ItemSplitAdmin(ReadOnlyAdmin):
+    """The split a release chose for an item, written by the build."""
+
+    list_display = ("item", "release", "split")
+    list_filter = ("split",)

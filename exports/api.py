@@ -8,6 +8,7 @@ an API caller never chooses a path on the server.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from django.http import FileResponse
 from django.shortcuts import get_object_or_404
@@ -20,17 +21,18 @@ from rest_framework.views import APIView
 
 from annotation.api.views import ProjectScoped, service_error_response
 from annotation.models import Role
-from annotation.permissions import CURATE
+from annotation.permissions import CURATE, MANAGE
 from annotation.services import ServiceError
 
 from . import selectors, services
-from .models import Release, ReleaseFile, ReleaseStatus
+from .archive import archive_response
+from .models import BUILT, Release, ReleaseFile
 from .writers import DEFAULT_FORMATS, FORMATS
 
 #: Publishing freezes a release for good: the project's dataset maintainers decide it.
 PUBLISH = frozenset({Role.MAINTAINER.value, "superuser"})
 #: Statuses whose files are complete and may be downloaded.
-DOWNLOADABLE = (ReleaseStatus.PASSED, ReleaseStatus.FAILED, ReleaseStatus.PUBLISHED)
+DOWNLOADABLE = BUILT
 
 
 class ReleaseFileSerializer(serializers.ModelSerializer):
@@ -45,17 +47,27 @@ class ReleaseSerializer(serializers.ModelSerializer):
     created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
     published_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
     folder = serializers.SerializerMethodField()
+    reasons = serializers.SerializerMethodField(help_text="Why the release is not passed, in words.")
 
     class Meta:
         model = Release
-        fields = ["id", "version", "status", "progress", "error", "split_spec", "seed", "formats", "splits",
-                  "label_counts", "excluded", "leakage", "check", "gold", "guideline_versions", "annotators",
-                  "agreement", "screening", "sources", "folder", "created_by", "created_at", "finished_at",
-                  "published_by", "published_at"]
+        fields = ["id", "version", "status", "reasons", "progress", "error", "split_spec", "seed", "formats",
+                  "splits", "label_counts", "excluded", "leakage", "check", "gold", "guideline_versions",
+                  "annotators", "agreement", "screening", "sources", "folder", "created_by", "created_at",
+                  "finished_at", "published_by", "published_at", "publish_override"]
         read_only_fields = fields
 
     def get_folder(self, release: Release) -> str:
         return Path(release.out_dir).name
+
+    def get_reasons(self, release: Release) -> list[str]:
+        return [str(reason) for reason in selectors.status_reasons(release)]
+
+
+class ReleasePublishSerializer(serializers.Serializer):
+    override_reason = serializers.CharField(required=False, allow_blank=True, max_length=2000,
+                                            help_text="Required to publish an inconclusive release: why it is "
+                                                      "published without a verdict (kept in the audit trail).")
 
 
 class ReleaseCreateSerializer(serializers.Serializer):
@@ -138,6 +150,29 @@ class ReleaseFileDownloadView(ReleaseScoped, APIView):
         return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name)
 
 
+class ReleaseArchiveView(ReleaseScoped, APIView):
+    """The whole release folder as one ``.tar.gz`` (every file and ``SHA256SUMS``), streamed."""
+
+    roles = {"get": CURATE}
+
+    @extend_schema(responses={(200, "application/gzip"): OpenApiResponse(description="The release archive.")})
+    def get(self, request: Request, project_pk: int, pk: int) -> Any:
+        release = self.release()
+        if release.status not in DOWNLOADABLE:
+            raise NotFound("This release has no finished files.")
+        return archive_response(release)
+
+
+class RaterIdsView(ProjectScoped, APIView):
+    """The project's opaque rater ids and the accounts behind them: managers only."""
+
+    roles = {"get": MANAGE}
+
+    @extend_schema(responses=OpenApiResponse(description="[{rater, username, imported, since}]"))
+    def get(self, request: Request, project_pk: int) -> Response:
+        return Response(selectors.rater_ids(self.project))
+
+
 def file_path(release: Release, file: ReleaseFile) -> Path:
     """The file on disk, refusing anything outside the release folder or a build still in progress."""
     if release.status not in DOWNLOADABLE:
@@ -164,11 +199,16 @@ class ReleasePublishView(ReleaseScoped, APIView):
 
     roles = {"post": PUBLISH}
 
-    @extend_schema(request=None, responses={200: ReleaseSerializer,
-                                            409: OpenApiResponse(description="Not passed, or already published.")})
+    @extend_schema(request=ReleasePublishSerializer,
+                   responses={200: ReleaseSerializer,
+                              409: OpenApiResponse(description="Not passed (an inconclusive release without an "
+                                                               "override reason), or already published.")})
     def post(self, request: Request, project_pk: int, pk: int) -> Response:
+        serializer = ReleasePublishSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
         try:
-            release = services.release_publish(release=self.release(), user=request.user)
+            release = services.release_publish(release=self.release(), user=request.user,
+                                               override_reason=serializer.validated_data.get("override_reason", ""))
         except ServiceError as error:
             return service_error_response(error)
         return Response(ReleaseSerializer(release).data)

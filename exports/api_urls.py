@@ -10,6 +10,8 @@ urlpatterns = [
     path("releases/<int:pk>/files/", api.ReleaseFilesView.as_view(), name="api-release-files"),
     path("releases/<int:pk>/files/<int:file_pk>/", api.ReleaseFileDownloadView.as_view(),
          name="api-release-file-download"),
+    path("releases/<int:pk>/archive/", api.ReleaseArchiveView.as_view(), name="api-release-archive"),
+    path("raters/", api.RaterIdsView.as_view(), name="api-rater-ids"),
     path("releases/<int:pk>/verify/", api.ReleaseVerifyView.as_view(), name="api-release-verify"),
     path("releases/<int:pk>/publish/", api.ReleasePublishView.as_view(), name="api-release-publish"),
     path("suggester/", api_assist.SuggesterView.as_view(), name="api-suggester"),

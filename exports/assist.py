@@ -36,6 +36,7 @@ from django.utils import timezone
 
 from annotation import assist
 from annotation.assist import SuggestionRow
+from annotation.gold.selectors import open_flag_items, release_exclusion
 from annotation.models import USABLE_GOLD, GoldLabel, GoldStatus, Item, Project, ScreeningStatus, User
 from annotation.services import ServiceError
 from annotation.task_types import PayloadError, TaskType
@@ -120,11 +121,15 @@ def _held_out(item_id: int) -> bool:
 
 
 def _gold_records(project: Project) -> list[tuple[int, dict[str, Any]]]:
-    """(item id, KLUE record with the gold label) of every item with usable gold, as a release builds them."""
+    """(item id, KLUE record with the gold label) of every releasable item with a usable gold label, as a
+    release builds them: the suggester never learns from what a release would leave out."""
     task = project.task
+    flagged = open_flag_items(project)
     out = []
     for row in selectors.iter_item_rows(project, with_gold=True):
-        if row.gold_status in USABLE_GOLD and row.gold is not None:
+        if row.gold_status in USABLE_GOLD and row.gold is not None and release_exclusion(
+                screening_status=row.screening_status, open_flag=row.id in flagged, gold_status=row.gold_status,
+                has_annotations=bool(row.annotations), corpus_only=row.corpus_only, gold_table=True) is None:
             out.append((row.id, task.build_record(external_id=row.external_id or f"item-{row.id}",
                                                   payload=row.payload, meta=row.meta, annotations=row.annotations,
                                                   gold=row.gold)))

@@ -53,7 +53,8 @@ def _header(m: dict[str, Any], schema: FlatSchema) -> list[str]:
              f"pretty_name: {json.dumps(m['project_name'] + ' ' + m['version'], ensure_ascii=False)}"]
     data_files = [f for f in m["files"] if f["kind"] in ("jsonl", "parquet")]
     kind = "parquet" if any(f["kind"] == "parquet" for f in data_files) else "jsonl"
-    chosen = [f for f in data_files if f["kind"] == kind]
+    # Only splits with records: ``datasets`` refuses a configured split whose files hold no data.
+    chosen = [f for f in data_files if f["kind"] == kind and f.get("records")]
     if chosen:
         lines += ["configs:", "- config_name: default", "  data_files:"]
         for f in chosen:
@@ -90,7 +91,7 @@ def render_card(m: dict[str, Any], schema: FlatSchema, guidelines: list[dict[str
     if description.strip():
         out += [description.strip(), ""]
     out += [f"A Korean {m['task_title'].lower()} dataset in the format of {m['klue_name']} (KLUE), built with "
-            f"Goldset from the project `{m['project']}` by {m['built_by'] or 'a command-line build'}. "
+            f"Goldset from the project `{m['project']}`. "
             f"{total} records in {len(m['splits'])} split(s).", ""]
 
     out += ["## Motivation", "",
@@ -142,7 +143,11 @@ def render_card(m: dict[str, Any], schema: FlatSchema, guidelines: list[dict[str
     out += ["## Collection and annotation process", ""]
     ann = m["annotators"]
     out += [f"Annotators who contributed: {ann.get('total', 0)} ({ann.get('imported', 0)} came with the corpus).",
-            ""]
+            "",
+            "Raters appear in the files under opaque ids (`r01`, `r02`, …) that are stable across the project's "
+            "releases: the same id is the same person in every release. They are not account names; the mapping "
+            "to accounts stays in Goldset, visible only to the project's managers. Records whose label came with "
+            "the corpus without a rater keep an empty rater id.", ""]
     per_item = ann.get("per_item", {})
     if per_item:
         out += _table(["stage", "annotators per item: items"],
@@ -184,6 +189,8 @@ def render_card(m: dict[str, Any], schema: FlatSchema, guidelines: list[dict[str
     if flags:
         out += _table(["flag", "resolutions"], [[kind, ", ".join(f"{k}: {v}" for k, v in res.items())]
                                                  for kind, res in flags.items()])
+    out += ["Only releasable items are released: screening cleared them or a person kept them after review, "
+            "no flag of any kind is open on them, and their gold label is usable.", ""]
     if m["excluded"]:
         out += [f"Items left out of the release: "
                 f"{', '.join(f'{k}: {v}' for k, v in m['excluded'].items())}.", ""]
@@ -191,10 +198,16 @@ def render_card(m: dict[str, Any], schema: FlatSchema, guidelines: list[dict[str
     out += ["## Baseline check", ""]
     check = m["check"]
     if check.get("passed") is None:
-        out += [f"Not run: {check.get('reason', 'pending')}.", ""]
+        out += [f"**Unchecked** — not run: {check.get('reason', 'pending')}.", ""]
     else:
-        out += [f"**{'Passed' if check['passed'] else 'Failed'}**"
-                + (f" in {check['seconds']:.1f} s" if isinstance(check.get("seconds"), int | float) else "") + ".", ""]
+        verdict = str(check.get("verdict") or ("passed" if check["passed"] else "failed"))
+        interval = check.get("interval") or {}
+        out += [f"**{verdict.capitalize()}** (seed {check.get('seed')}): {check.get('n_dev')} dev records; "
+                f"baseline − trivial baseline on `{check.get('primary')}`: {_number(check.get('improvement'))} "
+                f"points, bootstrap 95 % interval [{_number(interval.get('low'))}, {_number(interval.get('high'))}] "
+                f"({interval.get('resamples', '—')} resamples). A verdict needs at least {check.get('min_dev')} dev "
+                "records and an interval above 0; see `docs/releases.md`.", ""]
+        out += [f"- {reason}" for reason in check.get("reasons") or []] + ([""] if check.get("reasons") else [])
         metrics, trivial = check.get("metrics") or {}, check.get("trivial") or {}
         names = sorted(set(metrics) | set(trivial))
         out += _table(["metric", "baseline", "trivial"],
@@ -240,10 +253,6 @@ def limitations(m: dict[str, Any]) -> list[str]:
     if m["gold"].get("source") == "fallback":
         notes.append("Gold labels were not computed by the agreement and adjudication workflow; each record keeps "
                      "the corpus's own label or its single annotation.")
-    awaiting = {k: v for k, v in m["screening"].get("included_by_status", {}).items()
-                if k in ("needs_review", "pending")}
-    if awaiting:
-        notes.append(f"Some released items are still awaiting screening review ({awaiting}).")
     if not m["leakage"].get("clean"):
         notes.append("The leakage check found items that cross splits (see above).")
     if "test" not in m["splits"]:
@@ -252,6 +261,8 @@ def limitations(m: dict[str, Any]) -> list[str]:
         notes.append("Inter-annotator agreement was not computed for this release.")
     if m["check"].get("passed") is None:
         notes.append("The baseline check did not run.")
+    elif m["check"].get("verdict") == "inconclusive":
+        notes.append("The baseline check was inconclusive: its evidence allowed no verdict.")
     if m["annotators"]["assisted"]["assisted_items"]:
         notes.append("Annotators shown a model's suggestion tend to keep it, so the gold of assisted items leans "
                      "towards that model; a model like it may score higher on them than on unassisted items.")

@@ -1,6 +1,7 @@
 """Releases: immutable, versioned snapshots of a project's gold data with their files.
 
-A release is built once (``building → checking → passed | failed``), may then be published, and from
+A release is built once (``building → checking → passed | inconclusive | unchecked | failed``, or
+``error``), may then be published (``passed``, or ``inconclusive`` with a recorded override), and from
 then on never changes: the model refuses to save or delete a published row, its queryset refuses bulk
 updates and deletes that touch one, and a ``pre_delete`` signal stops cascades (deleting the project)
 from removing it. The services lock the row before every change, so a publish racing a rebuild cannot
@@ -18,7 +19,7 @@ from django.db.models.signals import pre_delete
 from django.dispatch import receiver
 from django.utils.translation import gettext_lazy as _
 
-from annotation.models import Project
+from annotation.models import Item, Project
 
 #: Semantic version (https://semver.org): MAJOR.MINOR.PATCH with optional pre-release and build parts.
 SEMVER = re.compile(
@@ -32,13 +33,21 @@ class ReleaseStatus(models.TextChoices):
     BUILDING = "building", _("Building")
     CHECKING = "checking", _("Running the baseline check")
     PASSED = "passed", _("Passed")
+    #: The baseline check ran but its evidence (dev size, confidence interval) allows no verdict.
+    INCONCLUSIVE = "inconclusive", _("Inconclusive")
+    #: The baseline check could not run (e.g. no KLUE train and dev files to train on).
+    UNCHECKED = "unchecked", _("Not checked")
     FAILED = "failed", _("Failed the checks")
     PUBLISHED = "published", _("Published")
     ERROR = "error", _("Build error")
 
 
 #: Statuses in which a build is over (the job has nothing left to do).
-FINISHED = (ReleaseStatus.PASSED, ReleaseStatus.FAILED, ReleaseStatus.PUBLISHED, ReleaseStatus.ERROR)
+FINISHED = (ReleaseStatus.PASSED, ReleaseStatus.INCONCLUSIVE, ReleaseStatus.UNCHECKED, ReleaseStatus.FAILED,
+            ReleaseStatus.PUBLISHED, ReleaseStatus.ERROR)
+#: Statuses whose files are complete (they may be downloaded).
+BUILT = (ReleaseStatus.PASSED, ReleaseStatus.INCONCLUSIVE, ReleaseStatus.UNCHECKED, ReleaseStatus.FAILED,
+         ReleaseStatus.PUBLISHED)
 
 
 class ImmutableReleaseError(Exception):
@@ -79,7 +88,7 @@ class Release(models.Model):
     #: {split: n} and {split: {label: n}}.
     split_counts = models.JSONField(default=dict, blank=True)
     label_counts = models.JSONField(default=dict, blank=True)
-    #: Items left out and why ({"screening_dropped": 3, "no_gold": 2, …}).
+    #: Items left out and why (``release_exclusion``'s reasons: {"screening_needs_review": 3, "open_flag": 1, …}).
     excluded = models.JSONField(default=dict, blank=True)
     leakage = models.JSONField(default=dict, blank=True)
     agreement = models.JSONField(default=dict, blank=True)
@@ -87,7 +96,7 @@ class Release(models.Model):
     screening = models.JSONField(default=dict, blank=True)
     annotators = models.JSONField(default=dict, blank=True)
     sources = models.JSONField(default=list, blank=True)
-    #: The baseline check: {"passed": bool | None, "metrics", "trivial", "reason", …}.
+    #: The baseline check: {"verdict", "passed": bool | None, "metrics", "trivial", "interval", "reasons", …}.
     baseline_check = models.JSONField(default=dict, blank=True)
     #: {"phase": "items", "done": n, "total": m} while building.
     progress = models.JSONField(default=dict, blank=True)
@@ -99,6 +108,8 @@ class Release(models.Model):
     published_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                      related_name="+")
     published_at = models.DateTimeField(null=True, blank=True)
+    #: Why an ``inconclusive`` release was published all the same (also in the audit trail).
+    publish_override = models.TextField(blank=True)
 
     objects = ReleaseQuerySet.as_manager()
 
@@ -173,6 +184,51 @@ def _refuse_published_release_delete(sender: type[Release], instance: Release, *
 def _refuse_published_file_delete(sender: type[ReleaseFile], instance: ReleaseFile, **kwargs: Any) -> None:
     if Release.objects.filter(pk=instance.release_id, status=ReleaseStatus.PUBLISHED).exists():
         raise ImmutableReleaseError("the files of a published release cannot be deleted")
+
+
+class RaterId(models.Model):
+    """The opaque id (``r01``, ``r02``, …) under which one annotator appears in a project's releases.
+
+    Given in the order annotators are first seen by a release build (by their first annotation in the
+    project) and never changed or reused afterwards, so an id means the same person in every release of the
+    project. Imported corpus annotators get one too. Only managers see the mapping to accounts.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="rater_ids")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    number = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "user"], name="rater_id_unique_user"),
+            models.UniqueConstraint(fields=["project", "number"], name="rater_id_unique_number"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project_id} {self.code}"
+
+    @property
+    def code(self) -> str:
+        return rater_code(self.number)
+
+
+def rater_code(number: int) -> str:
+    """``r01`` … ``r99``, ``r100`` …"""
+    return f"r{number:02d}"
+
+
+class ItemSplit(models.Model):
+    """The split a release chose for an item, and that release (the item's ``split`` holds the same value, so
+    a later ``--keep-splits`` build reproduces it). One row per item: the latest release that chose one."""
+
+    item = models.OneToOneField(Item, on_delete=models.CASCADE, primary_key=True, related_name="release_split")
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="+")
+    split = models.CharField(max_length=10)
+
+    def __str__(self) -> str:
+        return f"{self.item_id}: {self.split} ({self.release_id})"
 
 
 class SuggesterRunKind(models.TextChoices):

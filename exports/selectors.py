@@ -11,14 +11,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from django.db.models import Count, QuerySet, TextField
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, TextField
 from django.db.models.functions import Cast
+from django.utils.translation import gettext as _
 
 from annotation import models as annotation_models
-from annotation.models import Annotation, Flag, Item, Project, ScreeningStatus, Source
+from annotation.gold.selectors import RELEASABLE_SCREENING
+from annotation.models import Annotation, Flag, FlagResolution, Item, Project, ScreeningStatus, Source
 from annotation.task_types import RecordAnnotation
 
-from .models import Release, ReleaseFile
+from .models import Release, ReleaseFile, ReleaseStatus
 
 CHUNK = 5000
 
@@ -88,13 +90,17 @@ def gold_source(project: Project) -> str:
     return GOLD_FALLBACK
 
 
-def usable_gold_statuses() -> tuple[str, ...]:
-    return tuple(getattr(annotation_models, "USABLE_GOLD", ()))
-
-
-#: Gold statuses that are a decision against releasing the item. ``excluded`` (an open flag) is not one:
-#: the release leaves out only what a manager dropped, and counts items still awaiting review.
-BLOCKING_GOLD = ("discarded", "needs_adjudication")
+def may_release(project: Project, *, keep: bool) -> bool:
+    """Whether a build could find a record to release: an item screening cleared or a person kept, with no open
+    flag, with a usable gold label or annotations the gold rule may still resolve (and a split when the build
+    keeps the items' splits). The build applies the exact rule (``release_exclusion``) after refreshing gold."""
+    qs = (Item.objects.filter(project=project, screening_status__in=RELEASABLE_SCREENING)
+          .exclude(Exists(Flag.objects.filter(item=OuterRef("pk"), resolution=FlagResolution.OPEN)))
+          .filter(Q(gold__status__in=annotation_models.USABLE_GOLD)
+                  | Q(Exists(Annotation.objects.filter(item=OuterRef("pk"))))))
+    if keep:
+        qs = qs.exclude(split="")
+    return qs.exists()
 
 
 def gold_refresh(project: Project) -> bool:
@@ -127,8 +133,10 @@ def _as_text(field: str) -> Cast:
     return Cast(field, TextField())
 
 
-def iter_item_rows(project: Project, *, with_gold: bool, chunk: int = CHUNK) -> Iterator[ItemRow]:
-    """Every release candidate in id order, with its annotations (creation order) and gold.
+def iter_item_rows(project: Project, *, with_gold: bool, raters: dict[int, str] | None = None,
+                   chunk: int = CHUNK) -> Iterator[ItemRow]:
+    """Every release candidate in id order, with its annotations (creation order) and gold; with ``raters``
+    (user id → opaque rater id) the annotations carry those ids instead of account names.
 
     Three queries — items, their annotations, their gold — each ordered by item id and streamed ``chunk`` rows
     at a time (server-side cursors on PostgreSQL), merged here on the item id: one pass per table, however big
@@ -144,7 +152,8 @@ def iter_item_rows(project: Project, *, with_gold: bool, chunk: int = CHUNK) -> 
     # Annotations of dropped items come too (the filter stays a plain join) and are skipped in the merge.
     annotations = (Annotation.objects.filter(item__project=project).order_by("item_id", "id")
                    .annotate(t_payload=_as_text("payload"))
-                   .values_list("item_id", "stage", "t_payload", "annotator__username", "annotator__is_imported",
+                   .values_list("item_id", "stage", "t_payload", "annotator_id", "annotator__username",
+                                "annotator__is_imported",
                                 "imported", "guideline__version", "suggestion_shown", "suggestion_accepted")
                    .iterator(chunk_size=chunk))
     golds = iter(()) if model is None else (
@@ -159,8 +168,10 @@ def iter_item_rows(project: Project, *, with_gold: bool, chunk: int = CHUNK) -> 
             annotation = next(annotations, None)
         seen: dict[str, set[str]] = {}
         while annotation is not None and annotation[0] == item_id:
-            _, stage, payload, username, is_imported, imported, guideline, shown, accepted = annotation
+            _, stage, payload, user_id, username, is_imported, imported, guideline, shown, accepted = annotation
             name = annotator_name(username, is_imported)
+            if raters is not None and name != CORPUS:
+                name = raters[user_id]
             item.annotations.append(RecordAnnotation(name, stage, _json(payload)))
             item.corpus_only = item.corpus_only and imported
             if not imported:
@@ -189,7 +200,7 @@ def near_duplicate_pairs(project: Project, *, chunk: int = 50_000) -> Iterator[t
         rows = list(qs.filter(id__gt=last).values_list("id", "item_id", "duplicate_of_id")[:chunk])
         if not rows:
             return
-        for _, a, b in rows:
+        for _id, a, b in rows:
             yield a, b
         last = rows[-1][0]
 
@@ -208,3 +219,63 @@ def screening_counts(project: Project) -> dict[str, Any]:
 def sources_by_id(ids: set[int]) -> list[dict[str, Any]]:
     return [{"name": s.name, "license": s.license, "url": s.url, "provenance": s.provenance}
             for s in Source.objects.filter(id__in=ids).order_by("name")]
+
+
+def _points(value: Any) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def status_reasons(release: Release) -> list[str]:
+    """Why a release is not ``passed``, one sentence per cause, in the request's language (the release page
+    and the API show them)."""
+    check = release.baseline_check or {}
+    interval = check.get("interval") or {}
+    figures = {"metric": check.get("primary") or "", "low": _points(interval.get("low")),
+               "high": _points(interval.get("high"))}
+    reasons: list[str] = []
+    if release.status == ReleaseStatus.ERROR:
+        return [_("The build stopped with an error: %(error)s") % {"error": release.error}]
+    if release.status in (ReleaseStatus.BUILDING, ReleaseStatus.CHECKING):
+        return []
+    if release.status == ReleaseStatus.PUBLISHED:
+        if release.publish_override:
+            reasons.append(_("Published without a verdict of the baseline check; the reason given: %(reason)s")
+                           % {"reason": release.publish_override})
+        return reasons
+    leakage = release.leakage or {}
+    if not leakage.get("clean", True):
+        reasons.append(_("Items cross splits: %(exact)s exact duplicates, %(groups)s shared groups and %(near)s "
+                         "near duplicates are in more than one split.")
+                       % {"exact": leakage.get("exact_duplicates_across_splits", 0),
+                          "groups": leakage.get("groups_across_splits", 0),
+                          "near": leakage.get("near_duplicates_across_splits", 0)})
+    if check.get("passed") is None:
+        reasons.append(_("The baseline check did not run, so nothing shows the labels are learnable: %(reason)s. "
+                         "Build with the klue format to have it checked.") % {"reason": check.get("reason", "")})
+        return reasons
+    if check.get("verdict") == "failed" and interval.get("high") is not None and interval["high"] <= 0:
+        reasons.append(_("The baseline is no better than the trivial baseline: the 95%% interval of the difference "
+                         "in %(metric)s is [%(low)s, %(high)s] points.") % figures)
+        return reasons
+    if release.status != ReleaseStatus.INCONCLUSIVE:
+        return reasons
+    if (check.get("n_dev") or 0) < (check.get("min_dev") or 0):
+        reasons.append(_("Dev has %(n)s records; a verdict needs at least %(min)s.")
+                       % {"n": check.get("n_dev"), "min": check.get("min_dev")})
+    if interval.get("low") is not None and interval["low"] <= 0:
+        reasons.append(_("The 95%% interval of baseline minus trivial baseline on %(metric)s, [%(low)s, %(high)s] "
+                         "points, includes 0.") % figures)
+    improvement, margin = check.get("improvement"), check.get("margin")
+    if improvement is not None and margin is not None and improvement < margin:
+        reasons.append(_("The baseline beats the trivial baseline by %(gain)s points, less than the margin of "
+                         "%(margin)s.") % {"gain": _points(improvement), "margin": f"{margin:g}"})
+    return reasons
+
+
+def rater_ids(project: Project) -> list[dict[str, Any]]:
+    """The project's opaque rater ids with the account behind each (managers only)."""
+    from .models import RaterId
+
+    return [{"rater": row.code, "username": row.user.username, "imported": row.user.is_imported,
+             "since": row.created_at.isoformat()}
+            for row in RaterId.objects.filter(project=project).select_related("user").order_by("number")]

@@ -31,12 +31,13 @@ import numpy as np
 import orjson
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Count
+from django.db.models import Count, Min
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.audit import audit_record
-from annotation.models import Annotation, AuditObject, Guideline, Project, User
+from annotation.gold import selectors as gold_selectors
+from annotation.models import USABLE_GOLD, Annotation, AuditObject, Guideline, Item, Project, User
 from annotation.services import ServiceError
 from config.jobs import DATABASE_LOST, drop_connection, error_summary
 from datasets_build import splits as split_lib
@@ -44,7 +45,7 @@ from datasets_build import splits as split_lib
 from . import selectors
 from .card import CARD_NAME, render_card
 from .integrity import SUMS_NAME, make_read_only, move_into_place, sha256_file, verify_folder, write_sums
-from .models import SEMVER, Release, ReleaseFile, ReleaseStatus
+from .models import SEMVER, ItemSplit, RaterId, Release, ReleaseFile, ReleaseStatus, rater_code
 from .writers import (
     DEFAULT_FORMATS,
     FORMATS,
@@ -65,6 +66,16 @@ _PROGRESS_EVERY = 5000
 _BUILD_LOCK = 0x601D5E7
 
 Progress = Callable[[dict[str, Any]], None]
+
+
+class EmptyReleaseError(ServiceError):
+    """The build found no releasable record: a release is never made of nothing."""
+
+
+def _empty_message(project: Project, keep: bool) -> str:
+    where = " with a split (build with ratios instead of keeping splits)" if keep else ""
+    return (f"nothing to release: {project.slug} has no releasable item{where} — each needs screening cleared "
+            "or kept, no open flag and a usable gold label")
 
 
 def release_root() -> Path:
@@ -123,6 +134,8 @@ def release_create(
         seed = 0 if seed is None else int(seed)
         spec = {"mode": "ratios", "ratios": ratios, "seed": seed}
     chosen = _check_formats(formats, project.task_type)
+    if not selectors.may_release(project, keep=keep_splits):
+        raise EmptyReleaseError(_empty_message(project, keep_splits), field="splits" if keep_splits else "")
     Project.objects.select_for_update().get(pk=project.pk)  # serialise the version check
     if Release.objects.filter(project=project, version=version).exists():
         raise ServiceError(f"{project.slug} already has a release {version}; versions are never reused",
@@ -162,10 +175,16 @@ def release_build(project: Project, *, version: str, splits: str | list[float] |
                              formats=formats, out=out, user=user, agreement=agreement, check_margin=check_margin,
                              refresh_gold=refresh_gold)
     try:
-        return release_run(release.pk, progress=progress)
+        release = release_run(release.pk, progress=progress)
     except DATABASE_LOST as error:
         release_abandon(release.pk, error)
         raise
+    if release.status == ReleaseStatus.ERROR and release.progress.get("phase") == "empty":
+        # Refused, not failed: no release row or folder stays behind for a build of nothing.
+        message = release.error
+        release_delete(release=release, by=user)
+        raise EmptyReleaseError(message)
+    return release
 
 
 def release_abandon(release_id: int, error: Exception) -> None:
@@ -236,19 +255,24 @@ def _run(release: Release, progress: Progress | None) -> None:
             final.parent.mkdir(parents=True, exist_ok=True)
             shutil.rmtree(partial, ignore_errors=True)
             partial.mkdir()
-            _build(release, partial, work, report)
+            chosen = _build(release, partial, work, report)
             move_into_place(partial, final)
+            if chosen is not None:
+                _remember_splits(release, *chosen)
         elif not (release.files.exists() and release_verify(release).get("ok")):
             raise ServiceError(f"{final} already exists", code="conflict")
         for path in final.rglob("*"):
             if path.is_file():
                 path.chmod(0o444)
-        status = ReleaseStatus.PASSED if _passed(release) else ReleaseStatus.FAILED
-        _set(release, status=status, finished_at=timezone.now(), progress={"phase": "done"})
+        _set(release, status=release_status(release), finished_at=timezone.now(), progress={"phase": "done"})
     except DATABASE_LOST:
         # Nothing can be recorded over a lost connection: the task retries (a redelivery rebuilds).
         shutil.rmtree(partial, ignore_errors=True)
         raise
+    except EmptyReleaseError as error:
+        shutil.rmtree(partial, ignore_errors=True)
+        _set(release, status=ReleaseStatus.ERROR, error=error.message, finished_at=timezone.now(),
+             progress={"phase": "empty"})
     except Exception as error:
         if isinstance(error, OSError) and error.strerror:
             # Full disk, read-only or missing folder: the cause and the place say it all, no traceback.
@@ -265,19 +289,86 @@ def _run(release: Release, progress: Progress | None) -> None:
             work.unlink()
 
 
-def _passed(release: Release) -> bool:
-    """A release passes when nothing leaks across splits and the baseline check did not fail."""
-    return bool(release.leakage.get("clean")) and release.baseline_check.get("passed") is not False
+def release_status(release: Release) -> str:
+    """The state a built release ends in: ``failed`` when splits leak or the check failed, ``unchecked`` when
+    the check could not run, ``inconclusive`` when its evidence allows no verdict, else ``passed``."""
+    verdict = release.baseline_check.get("verdict")
+    if not release.leakage.get("clean") or verdict == "failed":
+        return ReleaseStatus.FAILED
+    if verdict == "passed":
+        return ReleaseStatus.PASSED
+    if verdict == "inconclusive":
+        return ReleaseStatus.INCONCLUSIVE
+    return ReleaseStatus.UNCHECKED
 
 
-def _build(release: Release, folder: Path, work: Path, report: Callable[..., None]) -> None:
+@transaction.atomic
+def rater_ids_assign(project: Project) -> dict[int, str]:
+    """The project's opaque rater ids by user id, giving the next numbers to annotators who have none yet (in
+    the order of their first annotation in the project). Ids once given never change. The corpus's anonymous
+    label (an imported label without an annotator id) gets none: its records carry no rater."""
+    Project.objects.select_for_update().get(pk=project.pk)  # two builds must not hand out one number twice
+    given = dict(RaterId.objects.filter(project=project).values_list("user_id", "number"))
+    first_seen = (Annotation.objects.filter(item__project=project).values("annotator_id", "annotator__username",
+                                                                          "annotator__is_imported")
+                  .annotate(first=Min("id")).order_by("first"))
+    new = []
+    number = max(given.values(), default=0)
+    for row in first_seen:
+        user_id = row["annotator_id"]
+        if user_id in given or selectors.annotator_name(row["annotator__username"],
+                                                        row["annotator__is_imported"]) == selectors.CORPUS:
+            continue
+        number += 1
+        given[user_id] = number
+        new.append(RaterId(project=project, user_id=user_id, number=number))
+    RaterId.objects.bulk_create(new)
+    return {user_id: rater_code(n) for user_id, n in given.items()}
+
+
+class _RaterIds(dict[int, str]):
+    """The project's rater ids; an annotator first seen during the build (a new annotation while it streams)
+    gets the next id then, so no record ever falls back to an account name."""
+
+    def __init__(self, project: Project) -> None:
+        super().__init__(rater_ids_assign(project))
+        self.project = project
+
+    def __missing__(self, user_id: int) -> str:
+        self.update(rater_ids_assign(self.project))
+        if user_id not in self:  # the annotation's author has no annotation in the project: cannot happen
+            raise KeyError(user_id)
+        return super().__getitem__(user_id)
+
+
+def _remember_splits(release: Release, ids: np.ndarray, codes: np.ndarray, names: list[str]) -> None:
+    """Store the splits a ratio release chose on its items (``Item.split``, which a later ``--keep-splits``
+    build and the Items tab read) with the release that chose them (``ItemSplit``)."""
+    chunk = selectors.CHUNK
+    with transaction.atomic():
+        for index, name in enumerate(names):
+            chosen = ids[codes == index].tolist()
+            for start in range(0, len(chosen), chunk):
+                part = chosen[start:start + chunk]
+                Item.objects.filter(id__in=part).update(split=name)
+                ItemSplit.objects.bulk_create(
+                    [ItemSplit(item_id=item_id, release=release, split=name) for item_id in part],
+                    update_conflicts=True, unique_fields=["item"], update_fields=["release", "split"])
+
+
+def _build(release: Release, folder: Path, work: Path, report: Callable[..., None]
+           ) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
+    """Write the release into ``folder``; returns the item ids, split codes and split names a ratio release
+    chose (``None`` when it kept the items' splits)."""
     project = release.project
     task = project.task
     schema = flat_schema(project.task_type)
     keep = release.split_spec.get("mode") == "keep"
     refreshed = release.options.get("refresh_gold", True) and selectors.gold_refresh(project)
     source = selectors.gold_source(project)
-    usable = selectors.usable_gold_statuses()
+    gold_table = source == selectors.GOLD_TABLE
+    flagged = gold_selectors.open_flag_items(project)
+    raters = _RaterIds(project)
 
     units = split_lib.SplitUnits()
     kept = array("B")
@@ -294,23 +385,23 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     report("items", 0, total)
 
     with open(work, "wb") as records:
-        for n, row in enumerate(selectors.iter_item_rows(project, with_gold=source == selectors.GOLD_TABLE), 1):
+        for n, row in enumerate(selectors.iter_item_rows(project, with_gold=gold_table, raters=raters), 1):
             if n % _PROGRESS_EVERY == 0:
                 report("items", n, total)
+            reason = gold_selectors.release_exclusion(
+                screening_status=row.screening_status, open_flag=row.id in flagged, gold_status=row.gold_status,
+                has_annotations=bool(row.annotations), corpus_only=row.corpus_only, gold_table=gold_table)
+            if reason is not None:
+                excluded[reason] += 1
+                continue
             gold = None
-            if row.gold_status in usable:
+            if row.gold_status in USABLE_GOLD:
                 gold = row.gold
                 by_source["gold_labels"] += 1
-            elif row.gold_status in selectors.BLOCKING_GOLD:
-                excluded[f"gold_{row.gold_status}"] += 1
-                continue
-            elif row.annotations and (row.corpus_only or source == selectors.GOLD_FALLBACK):
+            else:
                 # No gold decision yet: the corpus's own label (an import), or, in a project whose gold
                 # was never computed, the task's rule over the annotations.
                 by_source["corpus" if row.corpus_only else "annotations"] += 1
-            else:
-                excluded["gold_incomplete" if row.annotations else "unlabelled"] += 1
-                continue
             if keep and row.split not in split_lib.SPLIT_NAMES:
                 excluded["no_split"] += 1
                 continue
@@ -337,6 +428,8 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
             assisted["shown"] += row.suggestions_shown
             assisted["accepted_unchanged"] += row.suggestions_accepted
 
+    if not len(units):
+        raise EmptyReleaseError(_empty_message(project, keep))
     report("splits", 0, len(units))
     for a, b in selectors.near_duplicate_pairs(project):
         units.link(a, b)
@@ -355,6 +448,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     counts = {name: int((codes == i).sum()) for i, name in enumerate(names)}
     leakage = split_lib.leakage_report(units, codes, names)
     label_counts = split_lib.split_label_counts(units, codes, names)
+    ids = units.ids
     del units
 
     written: list[WrittenFile] = []
@@ -398,6 +492,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     _write_meta(release, folder, written)
     sums = write_sums(folder)
     _record_files(release, folder, written, sums)
+    return None if keep else (ids, codes, names)
 
 
 def _records_of(work: Path, codes: Any, index: int) -> Iterator[dict[str, Any]]:
@@ -457,8 +552,8 @@ def _check_seed(release: Release) -> int:
 
 def _baseline_check(release: Release, folder: Path, samples: dict[str, Any]) -> dict[str, Any]:
     """The baseline check on the written folder (on ``samples`` of its splits when the writing filled them);
-    ``passed`` is ``None`` when it cannot run (no KLUE train and dev files to train on) and the reason says
-    why."""
+    its ``verdict`` is ``unchecked`` (``passed`` ``None``) when it cannot run (no KLUE train and dev files to
+    train on) and the reason says why."""
     from .release_check import release_check
 
     options: dict[str, Any] = {"leakage_clean": bool(release.leakage.get("clean")), "seed": _check_seed(release),
@@ -469,7 +564,7 @@ def _baseline_check(release: Release, folder: Path, samples: dict[str, Any]) -> 
     try:
         result = dict(release_check(folder, release.project.task_type, **options))
     except ValueError as error:  # the folder has nothing the baseline can train and score on
-        return {"passed": None, "metrics": {}, "trivial": {},
+        return {"verdict": "unchecked", "passed": None, "metrics": {}, "trivial": {},
                 "reason": f"baseline check could not run: {str(error).replace(str(folder), '<release>')}"}
     result.setdefault("seconds", round(time.perf_counter() - started, 3))
     return _finite(result)
@@ -512,8 +607,9 @@ def _manifest(release: Release, written: list[WrittenFile]) -> dict[str, Any]:
         "agreement": release.agreement,
         "screening": release.screening,
         "sources": release.sources,
-        "check": release.baseline_check,
-        "built_by": release.created_by.username if release.created_by else None,
+        # Wall-clock seconds differ between runs: the database keeps them, the files do not.
+        "check": {key: value for key, value in release.baseline_check.items() if key != "seconds"},
+        "raters": "opaque per-project ids (r01, r02, …); the mapping to accounts stays in Goldset",
     }
 
 
@@ -567,25 +663,36 @@ def release_verify(release: Release) -> dict[str, Any]:
 
 
 @transaction.atomic
-def release_publish(*, release: Release, user: User | None) -> Release:
-    """Publish a release that passed its checks: from now on nothing about it may change."""
+def release_publish(*, release: Release, user: User | None, override_reason: str = "") -> Release:
+    """Publish a release that passed its checks — or an ``inconclusive`` one with ``override_reason`` (why it
+    is published without a verdict, kept on the release and in the audit trail): from now on nothing about it
+    may change."""
     release = Release.objects.select_for_update().get(pk=release.pk)
+    override_reason = (override_reason or "").strip()
     if release.status == ReleaseStatus.PUBLISHED:
         raise ServiceError(f"release {release.version} is already published", code="conflict")
-    if release.status != ReleaseStatus.PASSED:
+    if release.status == ReleaseStatus.INCONCLUSIVE and not override_reason:
+        raise ServiceError(f"release {release.version} is inconclusive: publishing it needs an override reason",
+                           code="conflict", field="override_reason")
+    if release.status not in (ReleaseStatus.PASSED, ReleaseStatus.INCONCLUSIVE):
         raise ServiceError(f"only a release that passed its checks can be published; {release.version} is "
                            f"{release.get_status_display().lower()}", code="conflict")
+    if release.status == ReleaseStatus.PASSED:
+        override_reason = ""
     verification = release_verify(release)
     if not verification.get("ok"):
         raise ServiceError(f"the files of {release.version} do not match their checksums; rebuild it",
                            code="conflict")
     before = release.status
-    _set(release, status=ReleaseStatus.PUBLISHED, published_at=timezone.now(), published_by=user)
+    _set(release, status=ReleaseStatus.PUBLISHED, published_at=timezone.now(), published_by=user,
+         publish_override=override_reason)
     make_read_only(Path(release.out_dir))
+    after = {"version": release.version, "status": ReleaseStatus.PUBLISHED,
+             "published_at": release.published_at.isoformat()}
+    if override_reason:
+        after["override_reason"] = override_reason
     audit_record(project=release.project_id, actor=user, object_type=AuditObject.RELEASE, object_id=release.pk,
-                 action="publish", before={"version": release.version, "status": before},
-                 after={"version": release.version, "status": ReleaseStatus.PUBLISHED,
-                        "published_at": release.published_at.isoformat()})
+                 action="publish", before={"version": release.version, "status": before}, after=after)
     return release
 
 

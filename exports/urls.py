@@ -12,6 +12,8 @@ urlpatterns = [
          name="release-publish"),
     path("projects/<int:project_id>/releases/<int:release_id>/verify/", views.release_verify,
          name="release-verify"),
+    path("projects/<int:project_id>/releases/<int:release_id>/archive/", views.release_archive,
+         name="release-archive"),
     path("projects/<int:project_id>/releases/<int:release_id>/files/<int:file_id>/", views.release_file,
          name="release-file"),
 ]

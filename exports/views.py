@@ -13,7 +13,7 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
@@ -31,6 +31,7 @@ from annotation.views import project_for
 from . import assist, selectors, services
 from .api import DOWNLOADABLE, PUBLISH, file_path
 from .api_assist import overview
+from .archive import archive_response
 from .card import CARD_NAME
 from .models import Release, ReleaseFile, ReleaseStatus, SuggesterRun, SuggesterRunStatus
 from .writers import DEFAULT_FORMATS, FORMATS, STANDARD_FORMATS
@@ -80,7 +81,8 @@ def release_list(request: HttpRequest, project_id: int) -> HttpResponse:
             messages.success(request, _("Release %(version)s is being built.") % {"version": release.version})
             return redirect("release-detail", project.pk, release.pk)
     context = _context(project, role)
-    context.update({"releases": selectors.releases_of(project), "form": form})
+    context.update({"releases": selectors.releases_of(project), "form": form,
+                    "raters": selectors.rater_ids(project) if role in MANAGE else None})
     return render(request, "exports/release_list.html", context)
 
 
@@ -110,8 +112,12 @@ def release_detail(request: HttpRequest, project_id: int, release_id: int) -> Ht
         "card_header": header,
         "card_html": render_markdown(body),
         "building": release.status in (ReleaseStatus.BUILDING, ReleaseStatus.CHECKING),
-        "publishable": release.status == ReleaseStatus.PASSED,
+        "publishable": release.status in (ReleaseStatus.PASSED, ReleaseStatus.INCONCLUSIVE),
+        "needs_override": release.status == ReleaseStatus.INCONCLUSIVE,
+        "downloadable": release.status in DOWNLOADABLE,
+        "reasons": selectors.status_reasons(release),
         "check": release.baseline_check,
+        "interval": release.baseline_check.get("interval") or {},
         "baseline_rows": _baseline_rows(release.baseline_check),
         "baseline_plot": _baseline_plot(release.baseline_check),
     })
@@ -143,8 +149,10 @@ def _baseline_plot(check: dict) -> str:
 def release_publish(request: HttpRequest, project_id: int, release_id: int) -> HttpResponse:
     project, _role = project_for(request, project_id, PUBLISH)
     release = get_object_or_404(Release, pk=release_id, project=project)
+    override = request.POST.get("override") == "on"
     try:
-        services.release_publish(release=release, user=request.user)
+        services.release_publish(release=release, user=request.user,
+                                 override_reason=request.POST.get("override_reason", "") if override else "")
     except ServiceError as error:
         messages.error(request, error.message)
     else:
@@ -167,6 +175,15 @@ def release_verify(request: HttpRequest, project_id: int, release_id: int) -> Ht
             if result.get(key))
         messages.error(request, _("Verification failed: %(problems)s") % {"problems": problems})
     return redirect("release-detail", project.pk, release.pk)
+
+
+@login_required
+def release_archive(request: HttpRequest, project_id: int, release_id: int) -> StreamingHttpResponse:
+    project, _role = project_for(request, project_id, CURATE)
+    release = get_object_or_404(Release, pk=release_id, project=project)
+    if release.status not in DOWNLOADABLE:
+        raise Http404(_("This release has no finished files."))
+    return archive_response(release)
 
 
 @login_required

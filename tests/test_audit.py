@@ -85,16 +85,21 @@ def test_annotation_edit_adjudication_guideline_and_release_are_recorded(team, a
     assert guideline_events[0]["after"]["current_version"] == 2
     assert guideline_events[1]["after"]["instructions"] == "새 지침"
 
-    # A release built by a manager and published by a maintainer.
+    # A release built by a manager and published by a maintainer: its 2 dev records allow no verdict, so it
+    # is inconclusive and publishing it takes an override, whose reason the trail keeps.
     with django_capture_on_commit_callbacks(execute=True):
-        built = api(manager).post(base + "releases/", {"version": "1.0.0", "formats": ["jsonl"]}, format="json")
+        built = api(manager).post(base + "releases/", {"version": "1.0.0", "formats": ["klue", "jsonl"]},
+                                  format="json")
     assert built.status_code == 202, built.data
-    assert api(maintainer).post(base + f"releases/{built.data['id']}/publish/").status_code == 200
+    publish = base + f"releases/{built.data['id']}/publish/"
+    assert api(maintainer).post(publish).status_code == 409
+    assert api(maintainer).post(publish, {"override_reason": "파일럿 공개"}, format="json").status_code == 200
     release_events = _events(api, manager, project, object_type="release")
     assert [(e["action"], e["actor"]) for e in release_events] == [("publish", maintainer.username),
                                                                    ("create", manager.username)]
-    assert release_events[0]["before"] == {"version": "1.0.0", "status": "passed"}
+    assert release_events[0]["before"] == {"version": "1.0.0", "status": "inconclusive"}
     assert release_events[0]["after"]["status"] == "published"
+    assert release_events[0]["after"]["override_reason"] == "파일럿 공개"
 
     # Unfiltered, the list holds all of them, newest first; the page shows the same trail.
     everything = _events(api, manager, project)

@@ -88,7 +88,7 @@ def test_release_build_that_loses_the_database_while_recording_files_is_retried_
                                                                                            monkeypatch,
                                                                                            worker_semantics):
     project = make_project("tc")
-    load_records(project, sample_records("tc", 60))
+    load_records(project, sample_records("tc", 200))  # 20 dev records: enough for the check's verdict
     reference = release_services.release_build(project, version="1.0.0", seed=2, formats="klue,jsonl",
                                                out=tmp_path / "reference")
     assert reference.status == ReleaseStatus.PASSED, reference.error

@@ -105,6 +105,8 @@ PAGES = [
          get=(302, 405, 405, 405, 405, 405), post=(302, 404, 403, 403, 302, 302)),
     Page(PR + "releases/<int:release_id>/verify/", lambda sc: _rel(sc, "verify/"),
          get=(302, 405, 405, 405, 405, 405), post=(302, 404, 403, 302, 302, 302)),
+    Page(PR + "releases/<int:release_id>/archive/", lambda sc: _rel(sc, "archive/"),
+         get=(302, 404, 403, 200, 200, 200), post=(302, 404, 403, 200, 200, 200)),
     Page(PR + "releases/<int:release_id>/files/<int:file_id>/", lambda sc: _rel(sc, f"files/{sc.extra['file']}/"),
          get=(302, 404, 403, 200, 200, 200), post=(302, 404, 403, 200, 200, 200)),
 ]
@@ -190,7 +192,8 @@ def test_ids_from_another_project_never_resolve(tmp_path: Path) -> None:
     other_item, other_release, other_file = sc.item.id, sc.extra["release"], sc.extra["file"]
     base = f"/projects/{mine.id}/"
     for url in (f"{base}agreement/items/{other_item}/", f"{base}agreement/items/{other_item}/adjudicate/",
-                f"{base}releases/{other_release}/", f"{base}releases/{other_release}/files/{other_file}/"):
+                f"{base}releases/{other_release}/", f"{base}releases/{other_release}/files/{other_file}/",
+                f"{base}releases/{other_release}/archive/"):
         assert client.get(url).status_code == 404, url
     assert client.post(f"{base}releases/{other_release}/verify/").status_code == 404
     # Managers may not publish at all, so that one stops at the role check.

@@ -234,7 +234,7 @@ def test_release_page_does_not_grow_with_its_files(make_project, tmp_path) -> No
     for version, formats in (("1.0.0", "jsonl"), ("1.1.0", "klue,jsonl,csv,parquet")):
         release = release_services.release_build(project, version=version, seed=1, formats=formats,
                                                  out=tmp_path / version, agreement=False)
-        assert release.status == "passed", release.error
+        assert release.status in ("unchecked", "inconclusive"), release.error  # JSONL only; 6 dev records
         files.append(release.files.count())
         url = reverse("release-detail", kwargs={"project_id": project.pk, "release_id": release.pk})
         counts[formats] = {"release-detail": _count(lambda url=url: client.get(url))}

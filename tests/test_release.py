@@ -42,9 +42,9 @@ def test_every_task_type_builds_all_formats(slug, make_project, tmp_path):
     result = build(project, tmp_path, "--version", "1.0.0", "--splits", "0.8,0.1,0.1", "--seed", "5")
 
     assert set(result) >= {"project", "version", "status", "out", "files", "splits", "check"}
-    # Nothing leaks, so the status is the baseline check's verdict (passed when it could not run).
+    # Nothing leaks, so the status is the baseline check's verdict (unchecked when it could not run).
     assert result["leakage"]["clean"]
-    assert result["status"] == ("failed" if result["check"]["passed"] is False else "passed"), result["check"]
+    assert result["status"] == result["check"]["verdict"], result["check"]
     assert set(result["check"]) >= {"passed", "metrics", "trivial"}
     assert sum(result["splits"].values()) == 40
     folder = Path(result["out"])
@@ -195,9 +195,10 @@ def test_a_crash_leaves_no_release_folder(make_project, tmp_path, monkeypatch):
 
 def test_published_release_is_immutable(make_project, make_user, tmp_path):
     project = make_project("tc")
-    load_records(project, sample_records("tc", 30))
-    folder = Path(build(project, tmp_path, "--version", "1.0.0")["out"])
+    load_records(project, sample_records("tc", 40))  # 20 dev records: enough for the check's verdict
+    folder = Path(build(project, tmp_path, "--version", "1.0.0", "--splits", "0.5,0.5")["out"])
     release = Release.objects.get(project=project)
+    assert release.status == ReleaseStatus.PASSED, release.baseline_check
     services.release_publish(release=release, user=make_user())
     release.refresh_from_db()
     assert release.status == ReleaseStatus.PUBLISHED and release.published_at

@@ -25,7 +25,7 @@ def release_root(settings, tmp_path) -> Path:
 def team(make_project, make_user, add_member, annotator_in):
     manager = make_user(can_create=True)
     project = make_project("tc", manager=manager)
-    load_records(project, sample_records("tc", 50))
+    load_records(project, sample_records("tc", 200))  # 20 dev records at 0.8/0.1/0.1: enough for a verdict
     maintainer = add_member(project, make_user(), Role.MAINTAINER)
     return {"project": project, "manager": manager, "maintainer": maintainer, "annotator": annotator_in(project)}
 
@@ -44,7 +44,7 @@ def test_build_poll_download_verify_publish(team, api, release_root, django_capt
     assert polled.status_code == 200
     data = polled.data
     assert data["status"] == "passed", data["error"]
-    assert data["splits"] == {"train": 40, "dev": 5, "test": 5}
+    assert data["splits"] == {"train": 160, "dev": 20, "test": 20}
     assert data["progress"]["phase"] == "done"
     # The baseline check ran on the written KLUE files (the sample headlines name their topic).
     assert data["check"]["passed"] is True and data["check"]["metrics"]

@@ -5,9 +5,74 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
-from ..models import Adjudication, GoldLabel, GoldStatus, Item, Project
+from ..models import (
+    USABLE_GOLD,
+    Adjudication,
+    Annotation,
+    Flag,
+    FlagResolution,
+    GoldLabel,
+    GoldStatus,
+    Item,
+    Project,
+    ScreeningStatus,
+)
+
+#: Screening statuses a release may take: cleared by the screener, or kept by a person after review.
+RELEASABLE_SCREENING = (ScreeningStatus.CLEAR, ScreeningStatus.KEPT)
+#: Gold statuses that are a decision against releasing the item.
+BLOCKING_GOLD = (GoldStatus.DISCARDED, GoldStatus.NEEDS_ADJUDICATION)
+
+
+def release_exclusion(*, screening_status: str, open_flag: bool, gold_status: str | None, has_annotations: bool,
+                      corpus_only: bool, gold_table: bool) -> str | None:
+    """Why an item may not be released (``None``: it is releasable). The one rule the release build, the
+    dataset card, the progress page and the suggester share.
+
+    Releasable means: screening cleared it or a person kept it after review; no flag of any kind is open on
+    it; and its gold is usable — a usable gold label (resolved, adjudicated, known answer), or, while no gold
+    decision exists, the corpus's own imported label, or (in a project whose gold was never computed,
+    ``gold_table`` false) the task's rule over its annotations.
+    """
+    if screening_status not in RELEASABLE_SCREENING:
+        return f"screening_{screening_status or 'unknown'}"
+    if open_flag:
+        return "open_flag"
+    if gold_status in USABLE_GOLD:
+        return None
+    if gold_status in BLOCKING_GOLD:
+        return f"gold_{gold_status}"
+    if has_annotations and (corpus_only or not gold_table):
+        return None
+    return "gold_incomplete" if has_annotations else "unlabelled"
+
+
+def has_gold_table(project: Project) -> bool:
+    """Whether the project's gold was ever computed (its gold rows, not each task's rule, then decide)."""
+    return GoldLabel.objects.filter(item__project=project).exists()
+
+
+def open_flag_items(project: Project) -> set[int]:
+    """Ids of the project's items with an open flag of any kind."""
+    return set(Flag.objects.filter(item__project=project, resolution=FlagResolution.OPEN)
+               .values_list("item_id", flat=True))
+
+
+def releasable_items(project: Project) -> QuerySet[Item]:
+    """The items :func:`release_exclusion` lets through, as one query (counts on the progress page and the
+    release form; the release build applies the same rule row by row)."""
+    annotations = Annotation.objects.filter(item=OuterRef("pk"))
+    gold = Q(gold__status__in=USABLE_GOLD)
+    if has_gold_table(project):
+        gold |= (~Q(gold__status__in=BLOCKING_GOLD) & Exists(annotations)
+                 & ~Exists(annotations.filter(imported=False)))
+    else:
+        gold |= Q(Exists(annotations))
+    return (Item.objects.filter(project=project, screening_status__in=RELEASABLE_SCREENING)
+            .exclude(Exists(Flag.objects.filter(item=OuterRef("pk"), resolution=FlagResolution.OPEN)))
+            .filter(gold))
 
 
 def gold_labels(project: Project, *, refresh: bool = True) -> Iterator[tuple[Item, dict[str, Any] | None, str]]:

@@ -21,6 +21,7 @@ from exports.metrics import get_task_metrics, score
 
 from . import dp, dst, mrc, ner, text
 from ._base import Records, TaskBaseline
+from .bootstrap import difference_interval
 from .release_files import ReleaseData, ReleaseError, load_release
 
 __all__ = ["BASELINES", "BaselineResult", "ReleaseData", "ReleaseError", "environment", "get_baseline",
@@ -50,6 +51,8 @@ class BaselineResult:
     #: seeded sample of ``n_train`` / ``n_dev``); None when every split was read whole.
     sampled_from: dict[str, int] | None = None
     environment: dict[str, Any] = field(default_factory=dict)
+    #: Bootstrap interval of (baseline − trivial) on the primary metric of dev: {"low", "high", …}.
+    interval: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -103,15 +106,19 @@ def train_and_evaluate(source: Path | str | tuple[Records, Records] | ReleaseDat
 
     started = time.perf_counter()
     predictor = baseline.train(train, seed, data.ontology)
-    metrics = score(task_slug, dev, predictor(dev))
+    predicted = predictor(dev)
+    metrics = score(task_slug, dev, predicted)
     test = data.splits.get("test")
     test_metrics = score(task_slug, test, predictor(test)) if test and _labelled(task_slug, test) else None
     seconds = time.perf_counter() - started
 
     trivial = baseline.trivial(train)
+    trivial_predicted = trivial(dev)
+    primary = get_task_metrics(task_slug).primary
+    interval = difference_interval(task_slug, dev, predicted, trivial_predicted, seed)
     return BaselineResult(
-        task=task_slug, metrics=metrics, trivial=score(task_slug, dev, trivial(dev)), seconds=round(seconds, 3),
-        seed=seed, primary=get_task_metrics(task_slug).primary, n_train=len(train), n_dev=len(dev),
+        task=task_slug, metrics=metrics, trivial=score(task_slug, dev, trivial_predicted), seconds=round(seconds, 3),
+        seed=seed, primary=primary, n_train=len(train), n_dev=len(dev), interval=interval.to_dict(),
         description=baseline.description, trivial_description=baseline.trivial_description,
         test_metrics=test_metrics,
         test_trivial=score(task_slug, test, trivial(test)) if test_metrics is not None else None,

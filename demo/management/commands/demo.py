@@ -135,12 +135,15 @@ class Command(BaseCommand):
 
     @staticmethod
     def _release(project: Project, out: Path) -> dict[str, Any]:
-        from exports.services import release_build
+        from exports.services import EmptyReleaseError, release_build
 
         # A fresh demo database starts a fresh demo release (a leftover folder would be refused).
         shutil.rmtree(out / f"{project.slug}-0.1.0", ignore_errors=True)
-        release = release_build(project, version="0.1.0", splits=[0.8, 0.1, 0.1], seed=13,
-                                formats=("klue", "jsonl", "csv", "parquet"), out=out)
+        try:
+            release = release_build(project, version="0.1.0", splits=[0.8, 0.1, 0.1], seed=13,
+                                    formats=("klue", "jsonl", "csv", "parquet"), out=out)
+        except EmptyReleaseError as error:  # no releasable item yet: the summary says so instead of a crash
+            return {"release": {"version": "0.1.0", "status": "refused", "error": error.message}}
         return {"release": {"version": release.version, "status": release.status, "path": release.out_dir,
                             "check": release.baseline_check}}
 
