@@ -32,6 +32,7 @@ from ..models import (
     Project,
     User,
 )
+from ..selectors import stage_complete
 
 #: Why an item did not count, in the order the reasons are checked.
 EXCLUDED_FLAGGED = "flagged"
@@ -40,8 +41,8 @@ EXCLUDED_FEW = "fewer_than_2_annotations"
 EXCLUSION_REASONS = (EXCLUDED_FLAGGED, EXCLUDED_SKIPPED, EXCLUDED_FEW)
 
 #: Every frame has these columns (``shown``: a model suggestion was shown to a non-imported annotation's
-#: annotator), then one per field of the measure.
-BASE_COLUMNS = ["item", "annotator", "created_at", "seconds", "shown"]
+#: annotator), then one per field of the measure; :func:`load`'s frames add ``complete`` (see there).
+BASE_COLUMNS = ["item", "annotator", "created_at", "seconds", "shown", "stage"]
 #: How the base columns travel from PostgreSQL: big-endian binary, fixed width (see ``_read_rows``).
 _WIRE = {"item": ("int8send", ">i8"), "annotator": ("int8send", ">i8"), "created_at": ("float8send", ">f8"),
          "seconds": ("float8send", ">f8"), "shown": ("boolsend", "?"), "imported": ("boolsend", "?")}
@@ -136,16 +137,36 @@ def fetch_annotations(project: Project, fields: Mapping[str, str]) -> pd.DataFra
     qs = (Annotation.objects.filter(item__project=project)
           .annotate(f_created=Epoch("created_at"), **{names[c]: _expression(p) for c, p in fields.items()})
           .values_list("item_id", "annotator_id", "f_created", "seconds_spent", "suggestion_shown", "imported",
-                       *names.values())
+                       "stage", *names.values())
           .order_by())
     sql, params = qs.query.sql_with_params()
-    frame = _read_rows(sql, params, fixed, list(fields))
+    frame = _read_rows(sql, params, fixed, ["stage", *fields])
     frame["created_at"] = pd.to_datetime(frame["created_at"].astype(np.float64), unit="s", utc=True)
     frame["shown"] = frame["shown"].astype(bool) & ~frame["imported"].astype(bool)
     for column, path in fields.items():
         if "." not in path:  # whole payloads come back as JSON text
             frame[column] = [orjson.loads(v) if isinstance(v, str | bytes) else v for v in frame[column]]
     return frame
+
+
+def _complete_rows(project: Project, frame: pd.DataFrame) -> np.ndarray:
+    """Which rows make complete items: items whose every stage is complete (``selectors.stage_complete``: k
+    annotations, imported corpus labels included), and of a stage only the first k annotations made, so that
+    every complete item has the same number of raters (Fleiss' kappa needs it) even where a stage got more."""
+    if frame.empty:
+        return np.zeros(0, dtype=bool)
+    groups = frame.groupby(["item", "stage"], sort=False)
+    rank = groups.cumcount().to_numpy()  # the frame is in the order the annotations were made
+    size = groups["item"].transform("size").to_numpy()
+    stage = frame["stage"].to_numpy()
+    stage_done = np.zeros(len(frame), dtype=bool)
+    first_k = np.zeros(len(frame), dtype=bool)
+    for name in project.stage_names:
+        rows = stage == name
+        stage_done[rows] = stage_complete(project, name, size[rows])
+        first_k[rows] = rank[rows] < project.annotations_needed(name)
+    stages_done = pd.Series(stage_done & (rank == 0)).groupby(frame["item"].to_numpy()).transform("sum").to_numpy()
+    return (stages_done == len(project.stage_names)) & first_k
 
 
 def load(project: Project, fields: Mapping[str, str]) -> ProjectData:
@@ -175,6 +196,7 @@ def load(project: Project, fields: Mapping[str, str]) -> ProjectData:
         EXCLUDED_SKIPPED: skipped,
         EXCLUDED_FEW: items_total - len(flagged_ids) - len(counted_ids) - skipped,
     }
+    frame = frame.assign(complete=_complete_rows(project, frame))
     all_rows = frame[~frame["item"].isin(flagged)].reset_index(drop=True)
     in_counted = all_rows["item"].isin(counted_ids).to_numpy()
     counted = all_rows[in_counted].reset_index(drop=True)
