@@ -79,3 +79,30 @@ def test_fleiss_kappa_counts_complete_items_with_k_raters_even_when_some_got_k_p
     assert fleiss["value"] == pytest.approx(fleiss_kappa(table, method="fleiss"), abs=1e-12)
     # Krippendorff's alpha still uses every item with two or more labels.
     assert report["items_counted"] == 8
+    assert report["timeline"][-1]["items_complete"] == 7
+
+
+def test_an_imported_hypothesis_needs_no_writer_and_the_timeline_counts_complete_items(make_project, make_user,
+                                                                                        tmp_path):
+    project = make_project("nli", k=3, slug="complete-nli")
+    pair = {"premise": "시립도서관은 이번 달부터 평일 운영 시간을 밤 10시까지 연장한다.",
+            "hypothesis": "시립도서관은 평일 밤 9시 이후에도 문을 연다."}
+    records = [{"guid": "n-a", **pair, "gold_label": "entailment"},  # the corpus's vote only
+               {"guid": "n-b", **pair, "hypothesis": "시립도서관은 주말에도 문을 연다.", "author": "neutral"},
+               {"guid": "n-c", **pair, "hypothesis": "시립도서관은 밤 9시에 문을 닫는다.", "author": "contradiction"}]
+    path = tmp_path / "nli.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    assert items_import(project, path, "jsonl", pii="off").ok
+    a, b, c = Item.objects.filter(project=project).order_by("id")
+    people = [make_user(f"v{i}") for i in range(3)]
+    for item, labels in ((a, ["entailment", "entailment"]), (b, ["neutral", "entailment"]),
+                         (c, ["contradiction", "contradiction", "neutral"])):
+        for person, value in zip(people, labels, strict=False):
+            Annotation.objects.create(item=item, annotator=person, stage="validation", payload={"label": value})
+    out = io.StringIO()
+    call_command("agreement", project.slug, "--json", stdout=out)
+    report = json.loads(out.getvalue())
+    # a: corpus vote + 2 validators = k, its hypothesis came with it; b: 2 validators of 3; c: writer + 3
+    assert report["timeline"][-1]["items_complete"] == 2
+    progress = selectors.project_progress(project)["stages"]
+    assert [s["items_complete"] for s in progress] == [2, 2]  # writing: b, c; validation: a, c

@@ -149,24 +149,37 @@ def fetch_annotations(project: Project, fields: Mapping[str, str]) -> pd.DataFra
     return frame
 
 
+def complete_items(project: Project, item_codes: np.ndarray, stages: np.ndarray, n_items: int) -> np.ndarray:
+    """Per item (codes 0..n_items-1), whether it is complete, from one entry per annotation (its item's code and
+    its stage): every stage complete by ``selectors.stage_complete`` (k annotations, imported corpus labels
+    included). A writing stage the item has no annotation in does not apply when the item has annotations in a
+    later stage: its text (an imported hypothesis or question) came with the item."""
+    done = np.ones(n_items, dtype=bool)
+    later = np.zeros(n_items, dtype=bool)
+    for stage in reversed(project.task.stages):
+        counts = np.bincount(item_codes[stages == stage.name], minlength=n_items)
+        complete = stage_complete(project, stage.name, counts)
+        if stage.done_marker:
+            complete |= (counts == 0) & later
+        done &= complete
+        later |= counts > 0
+    return done
+
+
 def _complete_rows(project: Project, frame: pd.DataFrame) -> np.ndarray:
-    """Which rows make complete items: items whose every stage is complete (``selectors.stage_complete``: k
-    annotations, imported corpus labels included), and of a stage only the first k annotations made, so that
-    every complete item has the same number of raters (Fleiss' kappa needs it) even where a stage got more."""
+    """Which rows make complete items (:func:`complete_items`), of a stage only the first k annotations made,
+    so that every complete item has the same number of raters (Fleiss' kappa needs it) even where a stage got
+    more."""
     if frame.empty:
         return np.zeros(0, dtype=bool)
-    groups = frame.groupby(["item", "stage"], sort=False)
-    rank = groups.cumcount().to_numpy()  # the frame is in the order the annotations were made
-    size = groups["item"].transform("size").to_numpy()
+    item_codes, items = pd.factorize(frame["item"])
     stage = frame["stage"].to_numpy()
-    stage_done = np.zeros(len(frame), dtype=bool)
+    rank = frame.groupby(["item", "stage"], sort=False).cumcount().to_numpy()  # in the order they were made
     first_k = np.zeros(len(frame), dtype=bool)
     for name in project.stage_names:
         rows = stage == name
-        stage_done[rows] = stage_complete(project, name, size[rows])
         first_k[rows] = rank[rows] < project.annotations_needed(name)
-    stages_done = pd.Series(stage_done & (rank == 0)).groupby(frame["item"].to_numpy()).transform("sum").to_numpy()
-    return (stages_done == len(project.stage_names)) & first_k
+    return complete_items(project, item_codes, stage, len(items))[item_codes] & first_k
 
 
 def load(project: Project, fields: Mapping[str, str]) -> ProjectData:
