@@ -96,7 +96,8 @@ class Command(BaseCommand):
         project = services.project_create(
             name=f"Demo {task.klue_name} ({task.title})", slug=project_slug, task_type=slug,
             created_by=users["manager"], annotators_per_item=K,
-            description=f"Demo project built from demo/corpus/{slug}.jsonl, written for Goldset.",
+            description=f"Demo project built from demo/corpus/{slug}.jsonl and generated/{slug}.jsonl, written for "
+                        "Goldset.",
             label_schema=self._schema(task.slug, task.default_schema()),
         )
         for name, role in PEOPLE.items():
