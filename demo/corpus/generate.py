@@ -141,7 +141,7 @@ def _sts_pair(rng: random.Random, source: str, target: int) -> tuple[str, str]:
     if target == 5:
         return facts[a][0] + ".", facts[a][1] + "."
     if target == 3:
-        return f"{facts[a][0]}, {facts[b][0]}.", f"{facts[a][1]}."
+        return f"{facts[a][0]}. {facts[b][0]}.", f"{facts[a][1]}."
     if target == 1:
         return facts[a][0] + ".", f"{facts[b][1]}."
     other = rng.choice([name for name in _STS_FACTS if name != source])
@@ -211,13 +211,14 @@ _NLI_TIMES = [
     ("지난 3일", "지난 10일"),
 ]
 _NLI_PLACES = ["시청 대강당", "중앙공원 야외무대", "본사 1층 로비", "구민회관", "체육관", "시립미술관 앞마당"]
+#: Neutral hypotheses: a plausible fact the premise does not settle ({s}: the organiser, {e}: the event).
 _NLI_EXTRA = [
-    "참가자가 예상보다 적었다",
-    "다음 해에도 같은 행사가 열릴 예정이다",
-    "행사 비용은 모두 후원금으로 마련했다",
-    "참석자 대부분은 20대였다",
-    "행사를 준비하는 데 석 달이 걸렸다",
-    "지역 방송이 행사를 생중계했다",
+    "{e}에는 참가자가 예상보다 적었다.",
+    "{s}{t} 내년에도 {e}{o} 열 계획이다.",
+    "{e} 비용은 모두 후원금으로 마련했다.",
+    "{e} 참석자 대부분은 20대였다.",
+    "{s}{t} {e}{o} 준비하는 데 석 달이 걸렸다.",
+    "지역 방송이 {e}{o} 생중계했다.",
 ]
 
 
@@ -243,7 +244,7 @@ def nli_records(rng: random.Random, premises: int = 32) -> list[Record]:
                     f"{event}{_topic(event)} 취소되어 {place}에서는 아무 행사도 없었다.",
                 ]
             ),
-            "neutral": f"{event}에 대해 말하자면, {rng.choice(_NLI_EXTRA)}.",
+            "neutral": rng.choice(_NLI_EXTRA).format(s=subject, t=topic, e=event, o=_object(event)),
         }
         for label, hypothesis in hypotheses.items():
             records.append(
@@ -295,23 +296,23 @@ _ORGS = ["가상전자", "한빛물산", "누리통신", "미래과학원", "가
 _LOCS = ["판교", "부산", "광주", "대전", "제주도", "강릉", "인천항", "전주 한옥마을", "여의도", "세종시"]
 _DATES = ["2026년 3월", "지난달 12일", "올해 초", "2025년 11월", "다음 달 5일", "지난해 여름", "6월 1일"]
 _TIMES = ["오후 7시", "오전 10시 30분", "새벽 5시", "밤 9시", "정오"]
+#: (what, how many, what the company decided to do with it)
 _QTYS = [
-    ("신제품", "3종"),
-    ("직원", "200명"),
-    ("관람객", "1만 명"),
-    ("매장", "12곳"),
-    ("투자금", "500억 원"),
-    ("관중", "2만 명"),
+    ("신제품", "3종", "출시하기로"),
+    ("직원", "200명", "새로 뽑기로"),
+    ("매장", "12곳", "새로 열기로"),
+    ("투자금", "500억 원", "추가로 투입하기로"),
 ]
+_CROWDS = [("관람객", "1만 명"), ("관중", "2만 명"), ("시민", "5천 명"), ("여행객", "3만 명")]
 _PEOPLE = ["세종", "이순신", "장영실", "정약용", "신사임당", "김구"]
 _NER_PATTERNS: list[Callable[[random.Random], str]] = [
     lambda r: f"<{r.choice(_ORGS)}:OG>는 <{r.choice(_DATES)}:DT> <{r.choice(_LOCS)}:LC>에서 새 서비스를 선보였다.",
-    lambda r: (lambda thing, n: f"<{r.choice(_ORGS)}:OG>는 올해 {thing} <{n}:QT>을 더 늘리기로 했다.")(
+    lambda r: (lambda thing, n, plan: f"<{r.choice(_ORGS)}:OG>는 올해 {thing} <{n}:QT>을 {plan} 했다.")(
         *r.choice(_QTYS)
     ),
     lambda r: f"<{r.choice(_DATES)}:DT> <{r.choice(_TIMES)}:TI> <{r.choice(_LOCS)}:LC> 일대에 강한 비가 내렸다.",
     lambda r: f"<{r.choice(_PEOPLE)}:PS>의 업적을 기리는 전시가 <{r.choice(_LOCS)}:LC>에서 열린다.",
-    lambda r: (lambda thing, n: f"<{r.choice(_LOCS)}:LC> 축제에 {thing} <{n}:QT>이 몰렸다.")(*r.choice(_QTYS)),
+    lambda r: (lambda thing, n: f"<{r.choice(_LOCS)}:LC> 축제에 {thing} <{n}:QT>이 몰렸다.")(*r.choice(_CROWDS)),
     lambda r: f"<{r.choice(_ORGS)}:OG>와 <{r.choice(_ORGS)}:OG>는 <{r.choice(_DATES)}:DT> 업무 협약을 맺었다.",
     lambda r: f"경기는 <{r.choice(_TIMES)}:TI>에 <{r.choice(_LOCS)}:LC> 종합운동장에서 시작된다.",
     lambda r: f"<{r.choice(_PEOPLE)}:PS> 탄생을 기념해 <{r.choice(_ORGS)}:OG>가 장학금을 내놓았다.",
@@ -334,13 +335,20 @@ def _same_org_twice(sentence: str) -> bool:
 
 # -- re: one relation per sentence ------------------------------------------------------------------------
 
-#: (relation, subject type, object type, pattern with {S} and {O}, subjects, objects)
-_RE_PATTERNS: list[tuple[str, str, str, str, list[str], list[str]]] = [
+#: Facts about the public historical figures, so that no relation is made up: birthplace, birth year, title.
+_BORN_IN = {"세종": "한성", "이순신": "한성", "정약용": "남양주", "신사임당": "강릉", "김구": "해주"}
+_BORN_YEAR = {"세종": "1397년", "이순신": "1545년", "정약용": "1762년", "신사임당": "1504년", "김구": "1876년"}
+_TITLE = {"세종": "임금", "이순신": "장군", "정약용": "실학자", "신사임당": "화가", "김구": "독립운동가"}
+_FIGURES = list(_BORN_IN)
+
+#: (relation, subject type, object type, sentence patterns with {S} and {O}, subjects, objects: a list, or the
+#: object of each subject)
+_RE_PATTERNS: list[tuple[str, str, str, list[str], list[str], list[str] | dict[str, str]]] = [
     (
         "org:founded",
         "ORG",
         "DAT",
-        "{S}{는} {O}에 설립된 회사다.",
+        ["{S}{는} {O}에 설립된 회사다.", "{O}에 문을 연 {S}{는} 올해 창립 기념식을 열었다."],
         _ORGS,
         ["1998년", "2003년", "2011년", "1987년", "2015년"],
     ),
@@ -348,7 +356,7 @@ _RE_PATTERNS: list[tuple[str, str, str, str, list[str], list[str]]] = [
         "org:place_of_headquarters",
         "ORG",
         "LOC",
-        "{S}의 본사는 {O}에 있다.",
+        ["{S}의 본사는 {O}에 있다.", "{O}에 본사를 둔 {S}{는} 올해 매출이 늘었다."],
         _ORGS,
         ["판교", "부산", "대전", "광주", "인천"],
     ),
@@ -356,7 +364,7 @@ _RE_PATTERNS: list[tuple[str, str, str, str, list[str], list[str]]] = [
         "org:product",
         "ORG",
         "POH",
-        "{S}{는} 지난해 {O}{를} 출시했다.",
+        ["{S}{는} 지난해 {O}{를} 출시했다.", "{O}{는} {S}{가} 만든 제품이다."],
         _ORGS,
         ["누리폰 X", "한빛 청소기", "가람 워치", "새봄 비타민", "미래 태블릿"],
     ),
@@ -364,7 +372,7 @@ _RE_PATTERNS: list[tuple[str, str, str, str, list[str], list[str]]] = [
         "org:member_of",
         "ORG",
         "ORG",
-        "{S}{는} {O}에 가입한 회원사다.",
+        ["{S}{는} {O}에 가입한 회원사다.", "{O}{는} {S}{를} 새 회원사로 받았다."],
         _ORGS,
         ["한국전자협회", "벤처기업연합", "수출기업협의회", "녹색경영포럼"],
     ),
@@ -372,36 +380,47 @@ _RE_PATTERNS: list[tuple[str, str, str, str, list[str], list[str]]] = [
         "per:place_of_birth",
         "PER",
         "LOC",
-        "{S}{는} {O}에서 태어났다.",
-        _PEOPLE,
-        ["한성", "아산", "동래", "남양주", "강릉"],
+        ["{S}{는} {O}에서 태어났다.", "{O}{는} {S}{가} 태어난 곳이다.", "{S}{가} 태어난 {O}에는 기념관이 있다."],
+        _FIGURES,
+        _BORN_IN,
     ),
     (
         "per:title",
         "PER",
         "POH",
-        "조선의 {O} {S}의 일대기가 책으로 나왔다.",
-        _PEOPLE,
-        ["장군", "학자", "과학자", "문신"],
+        [
+            "{O} {S}의 일대기가 책으로 나왔다.",
+            "{O} {S}의 업적을 다룬 다큐멘터리가 방영된다.",
+            "{O} {S}의 초상화가 공개됐다.",
+        ],
+        _FIGURES,
+        _TITLE,
     ),
-    ("per:date_of_birth", "PER", "DAT", "{S}{는} {O}에 태어났다.", _PEOPLE, ["1397년", "1545년", "1762년", "1504년"]),
+    (
+        "per:date_of_birth",
+        "PER",
+        "DAT",
+        ["{S}{는} {O}에 태어났다.", "{S}{가} 태어난 해는 {O}이다.", "{O}에 태어난 {S}{는} 큰 업적을 남겼다."],
+        _FIGURES,
+        _BORN_YEAR,
+    ),
     (
         "no_relation",
         "ORG",
         "LOC",
-        "{S}의 신제품 광고가 {O} 거리 전광판에 걸렸다.",
+        ["{S}의 신제품 광고가 {O} 거리 전광판에 걸렸다.", "{S} 직원들이 {O}에서 봉사 활동을 했다."],
         _ORGS,
         ["명동", "강남", "해운대", "홍대"],
     ),
-    ("no_relation", "PER", "ORG", "{O}{는} {S}의 이름을 딴 문화 행사를 후원한다.", _PEOPLE, _ORGS),
+    ("no_relation", "PER", "ORG", ["{O}{는} {S}의 이름을 딴 문화 행사를 후원한다."], _FIGURES, _ORGS),
 ]
-_PARTICLES = {"{는}": _topic, "{를}": _object}
+_PARTICLES = {"{는}": _topic, "{를}": _object, "{가}": _subject}
 
 
 def _fill(pattern: str, subject: str, obj: str) -> tuple[str, int, int]:
     """The sentence of ``pattern`` and where its subject and object start (particles chosen by 받침)."""
     sentence, starts = "", {}
-    for piece in re.split(r"(\{S\}|\{O\}|\{는\}|\{를\})", pattern):
+    for piece in re.split(r"(\{S\}|\{O\}|\{는\}|\{를\}|\{가\})", pattern):
         if piece in ("{S}", "{O}"):
             starts[piece] = len(sentence)
             sentence += subject if piece == "{S}" else obj
@@ -416,8 +435,10 @@ def re_records(rng: random.Random, n: int = 96) -> list[Record]:
     records: list[Record] = []
     seen: set[str] = set()
     while len(records) < n:
-        relation, s_type, o_type, pattern, subjects, objects = _RE_PATTERNS[len(records) % len(_RE_PATTERNS)]
-        subject, obj = rng.choice(subjects), rng.choice(objects)
+        relation, s_type, o_type, patterns, subjects, objects = _RE_PATTERNS[len(records) % len(_RE_PATTERNS)]
+        subject = rng.choice(subjects)
+        obj = objects[subject] if isinstance(objects, dict) else rng.choice(objects)
+        pattern = rng.choice(patterns)
         if subject == obj:
             continue
         sentence, s_start, o_start = _fill(pattern, subject, obj)
