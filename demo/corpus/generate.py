@@ -565,7 +565,7 @@ _MRC_COSTS = ["85억 원", "120억 원", "64억 원", "210억 원", "47억 원"]
 _MRC_DAYS = ["월요일", "화요일", "수요일"]
 
 
-def mrc_records(rng: random.Random, passages: int = 32) -> list[Record]:
+def mrc_records(rng: random.Random, passages: int = 36) -> list[Record]:
     records: list[Record] = []
     combos = [(t, f) for t in _MRC_TOWNS for f in _MRC_FACILITIES]
     for p, (town, (facility, short)) in enumerate(rng.sample(combos, passages)):
@@ -575,24 +575,29 @@ def mrc_records(rng: random.Random, passages: int = 32) -> list[Record]:
             rng.choice(_MRC_COSTS),
             rng.choice(_MRC_DAYS),
         )
-        users = rng.choice(["하루 평균 600명", "하루 평균 350명", "하루 평균 1천 명"])
+        users = rng.choice(["600명", "350명", "1천 명", "800명"])
         sentences = [
             f"{town}{_topic(town)} {place}에 {facility}{_object(facility)} 새로 지어 {month}에 문을 연다고 밝혔다.",
             f"사업비는 모두 {cost}이 들었으며, 이 가운데 절반은 국비로 마련했다.",
             f"{short}{_topic(short)} 매주 {day}에 쉬고, 나머지 요일에는 오전 9시부터 오후 8시까지 운영한다.",
-            f"{town}{_topic(town)} 개관 첫해 이용객을 {users}으로 예상했다.",
+            f"{town}{_topic(town)} 개관 첫해 하루 이용객을 평균 {users}으로 예상했다.",
             f'{town} 관계자는 "주민 의견을 모아 프로그램을 계속 늘리겠다"고 말했다.',
         ]
         context = " ".join(sentences)
         title = f"{town}, {place}에 {facility} {month} 개관"
         questions = [
-            (f"{town}{_ga(town)} 새로 지은 {facility}{_topic(facility)} 언제 문을 여나?", 1, month, sentences[0]),
-            (f"{facility} 건립에 들어간 사업비는 얼마인가?", 1, cost, sentences[1]),
-            (f"{facility}{_subject(facility)} 문을 닫는 요일은?", 2, day, sentences[2]),
-            (f"{town}{_ga(town)} 예상한 개관 첫해 이용객 수는?", 2, users, sentences[3]),
+            (
+                f"{town}{_ga(town)} {place}에 새로 지은 {facility}{_topic(facility)} 언제 문을 여나?",
+                1,
+                month,
+                sentences[0],
+            ),
+            (f"{facility}{_object(facility)} 짓는 데 사업비는 모두 얼마가 들었나?", 1, cost, sentences[1]),
+            (f"새로 문을 여는 {short}{_topic(short)} 매주 무슨 요일에 쉬나?", 2, day, sentences[2]),
+            (f"{town}{_topic(town)} 개관 첫해 하루 이용객을 평균 몇 명으로 예상했나?", 2, users, sentences[3]),
         ]
-        chosen = rng.sample(questions, 2 if p % 2 == 0 else 3)
-        if p % 2 == 0:  # every other passage also has a question it cannot answer
+        chosen = rng.sample(questions, 2 if p % 3 == 0 else 3)
+        if p % 3 == 0:  # every third passage also has a question it cannot answer
             chosen.append((f"{facility}의 설계를 맡은 건축가는 누구인가?", 3, town, sentences[0]))
         for question, qtype, answer, sentence in chosen:
             start = context.index(sentence) + sentence.index(answer)
