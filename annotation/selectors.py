@@ -237,6 +237,17 @@ def flags_visible_to(user: User, project: Project) -> QuerySet[Flag]:
     return qs.filter(user=user)
 
 
+def stage_complete(project: Project, stage: str, annotations: Any) -> Any:
+    """The one definition of "complete": an item's stage is complete when it has k annotations in that stage
+    (k = ``project.annotations_needed(stage)``), imported corpus annotations included.
+
+    ``annotations`` is an item's count of annotations in the stage, or an array of counts (numpy or pandas),
+    answered element by element. Progress, agreement and the release card count with this rule, as the queue
+    does when it hands out places.
+    """
+    return annotations >= project.annotations_needed(stage)
+
+
 def project_progress(project: Project) -> dict[str, object]:
     """Items and annotations per stage, for managers (never shown to annotators)."""
     items = Item.objects.filter(project=project)
@@ -257,7 +268,7 @@ def project_progress(project: Project) -> dict[str, object]:
             "needed_per_item": needed,
             "annotations": sum(counts),
             "items_started": len(counts),
-            "items_complete": sum(1 for n in counts if n >= needed),
+            "items_complete": sum(1 for n in counts if stage_complete(project, stage, n)),
         })
     return {
         "items": total,

@@ -13,7 +13,7 @@ import io
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO, Any
@@ -85,18 +85,21 @@ def _spec(task_slug: str) -> KlueFile:
 
 # -- reading --------------------------------------------------------------------------------------------
 
-def iter_klue_records(path: Source, task_slug: str) -> Iterator[tuple[int, dict[str, Any]]]:
+def iter_klue_records(path: Source, task_slug: str, *, warn: Callable[[FormatError], None] | None = None
+                      ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line, record)`` for every record of a KLUE file; raise :class:`FormatError` on bad input.
 
     ``path`` is a file name or an open file (text, or bytes decoded as UTF-8 with an optional BOM).
     MRC yields one record per question (document, paragraph and question fields flattened) numbered by
-    the line where its document starts.
+    the line where its document starts. ``warn`` reads a prediction file: its NER tag column is the
+    prediction and its ``##`` headers were copied from gold, so a header the tags disagree with (or a tag
+    sequence that is not valid BIO) is passed to ``warn`` instead of raised.
     """
     _spec(task_slug)
     with _open_text(path) as stream:
         lines = _Lines(stream)
         if task_slug == "ner":
-            yield from _read_ner(lines)
+            yield from _read_ner(lines, warn)
         elif task_slug == "dp":
             yield from _read_dp(lines)
         elif task_slug == "mrc":
@@ -310,7 +313,8 @@ def _tsv_blocks(lines: _Lines, name_pattern: re.Pattern[str]) -> Iterator[_Block
         yield block
 
 
-def _read_ner(lines: _Lines) -> Iterator[tuple[int, dict[str, Any]]]:
+def _read_ner(lines: _Lines, warn: Callable[[FormatError], None] | None = None
+              ) -> Iterator[tuple[int, dict[str, Any]]]:
     for start, head, rows in _tsv_blocks(lines, _NER_NAME):
         chars, tags = [], []
         for number, row in rows:
@@ -326,16 +330,27 @@ def _read_ner(lines: _Lines) -> Iterator[tuple[int, dict[str, Any]]]:
         joined = "".join(chars)
         if joined != sentence:
             raise FormatError(*_mismatch(start, rows, sentence, joined))
-        try:
-            entities = spans_from_tags(chars, tags)
-        except PayloadError as exc:
-            index = int(exc.field[5:-1]) if exc.field.startswith("tags[") else 0
-            raise FormatError(rows[index][0] if rows else start, "tags", exc.message) from None
-        if to_markup(sentence, entities) != markup:
-            raise FormatError(start, "tags", f"the tags mark {_describe(sentence, entities)} but the sentence "
-                                             f"marks {_describe(*parse_markup(markup))}")
+        problem = _tag_problem(start, rows, sentence, markup, chars, tags)
+        if problem is not None:
+            if warn is None:
+                raise problem
+            warn(problem)
         record = {k: v for k, v in head.items() if k != "text"}
         yield start, {**record, "sentence": sentence, "markup": markup, "chars": chars, "tags": tags}
+
+
+def _tag_problem(start: int, rows: list[tuple[int, str]], sentence: str, markup: str, chars: list[str],
+                 tags: list[str]) -> FormatError | None:
+    """Why a sentence's tag column and its ``##`` header disagree, or ``None`` when they agree."""
+    try:
+        entities = spans_from_tags(chars, tags)
+    except PayloadError as exc:
+        index = int(exc.field[5:-1]) if exc.field.startswith("tags[") else 0
+        return FormatError(rows[index][0] if rows else start, "tags", exc.message)
+    if to_markup(sentence, entities) != markup:
+        return FormatError(start, "tags", f"the tags mark {_describe(sentence, entities)} but the sentence "
+                                          f"marks {_describe(*parse_markup(markup))}")
+    return None
 
 
 def _mismatch(start: int, rows: list[tuple[int, str]], sentence: str, joined: str) -> tuple[int, str, str]:

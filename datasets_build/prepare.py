@@ -164,6 +164,10 @@ class RecordPreparer:
         annotations = [(a.annotator, a.stage, a.payload) for a in parsed.annotations]
         annotations += [(a["annotator"], a["stage"], a["payload"]) for a in split_labels]
         (payload, text_hash), annotations = self._validate(record_no, parsed.payload, annotations, prefix="")
+        try:
+            task.validate_carried(parsed.meta, item=payload, schema=self.label_schema)
+        except PayloadError as error:
+            raise RecordError(record_no, error.field, error.message) from None
 
         tokens = parsed.payload.get("tokens")
         scrubber = Scrubber(self.policy, single_words=isinstance(tokens, list))

@@ -197,7 +197,10 @@ def test_report_counts_and_excludes_items_with_reasons(make_project, make_user):
     assert alpha["level"] == "nominal"
     assert alpha["value"] == pytest.approx(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
     fleiss = next(c for c in report["coefficients"] if c["name"] == "fleiss_kappa")
-    assert fleiss["value"] is None and "different numbers of raters" in fleiss["skipped"]
+    # Fleiss' kappa counts the complete items only (a, b, d, e: k = 3 labels each; c has two)
+    complete, _ = aggregate_raters(np.array([[labels.index(v) for v in table[k]] for k in "abde"]))
+    assert fleiss["value"] == pytest.approx(fleiss_kappa(complete, method="fleiss"), abs=1e-12)
+    assert fleiss["units"] == 4 and fleiss["raters_per_item"] == 3
     quality = {q["username"]: q for q in report["annotator_quality"]}
     assert quality["coder0"]["items_done"] == 7  # all their work except on the flagged item
     # coder2 labelled a, b, d, e and chose the others' majority on b and d.

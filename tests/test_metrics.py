@@ -393,3 +393,101 @@ def test_klue_score_real_dev_files(task: str, klue_dir: Path, tmp_path: Path, kl
     expected = score(task, gold, pred)
     assert result["metrics"] == {k: approx(v) for k, v in expected.items()}
     assert all(value < 100.0 for value in result["metrics"].values()), result
+
+
+def _prediction_copy(gold_path: Path, pred_path: Path, sentences: int, predict: Any) -> None:
+    """A prediction file written the way people write one: the gold file's ``##`` lines copied verbatim,
+    the first ``sentences`` sentences kept, and each sentence's rows passed through ``predict(n, rows)``."""
+    blocks = gold_path.read_text(encoding="utf-8").split("\n\n")
+    lines = blocks[0].split("\n")
+    blocks = ["\n".join(lines[5:]), *blocks[1:sentences]]  # the five ## lines open the file
+    out = ["\n".join(lines[:5])]
+    for n, block in enumerate(blocks):
+        title, *rows = block.split("\n")
+        out.append("\n".join([title, *predict(n, [row.split("\t") for row in rows])]))
+    pred_path.write_text("\n\n".join(out) + "\n\n", encoding="utf-8")
+
+
+def _ner_model_errors(n: int, rows: list[list[str]]) -> list[str]:
+    """What a tagger gets wrong: every third sentence loses its last entity, every fifth retypes its first
+    one, every seventh starts an entity with I- (invalid BIO, which seqeval's strict mode ignores)."""
+    tags = [tag for _, tag in rows]
+    starts = [i for i, tag in enumerate(tags) if tag.startswith("B-")]
+    if n % 3 == 0 and starts:
+        for i in range(starts[-1], len(tags)):
+            if i > starts[-1] and not tags[i].startswith("I-"):
+                break
+            tags[i] = "O"
+    if n % 5 == 0 and starts and tags[starts[0]] != "O":
+        retype = "LC" if tags[starts[0]] != "B-LC" else "OG"
+        i = starts[0]
+        tags[i] = f"B-{retype}"
+        while i + 1 < len(tags) and tags[i + 1].startswith("I-"):
+            i += 1
+            tags[i] = f"I-{retype}"
+    if n % 7 == 0 and starts and tags[starts[0]].startswith("B-"):
+        tags[starts[0]] = "I-" + tags[starts[0]][2:]
+    return [f"{char}\t{tag}" for (char, _), tag in zip(rows, tags, strict=True)]
+
+
+@pytest.mark.klue
+def test_klue_score_ner_prediction_with_headers_copied_from_gold(klue_dir: Path, tmp_path: Path,
+                                                                 klue_io: Any) -> None:
+    from io import StringIO
+
+    from seqeval.metrics import f1_score as seqeval_f1
+    from seqeval.scheme import IOB2
+
+    gold_path, pred_path = tmp_path / "gold.tsv", tmp_path / "pred.tsv"
+    _prediction_copy(klue_dir / REAL_FILES["ner"], gold_path, 200, lambda n, rows: ["\t".join(r) for r in rows])
+    _prediction_copy(klue_dir / REAL_FILES["ner"], pred_path, 200, _ner_model_errors)
+    with pytest.raises(klue_io.FormatError, match="line 8, tags: I-LC"):
+        list(klue_io.iter_klue_records(pred_path, "ner"))  # as a corpus to import, the file is inconsistent
+
+    out, err = StringIO(), StringIO()
+    call_command("klue_score", "ner", str(gold_path), str(pred_path), "--json", stdout=out, stderr=err)
+    result = json.loads(out.getvalue())
+    assert result["n"] == 200
+    assert result["warnings"] and all("pred.tsv: line " in w for w in result["warnings"])
+    assert err.getvalue().count("warning: ") == 6 and "more sentence header(s)" in err.getvalue()
+
+    gold = [r for _, r in klue_io.iter_klue_records(gold_path, "ner")]
+    blocks = pred_path.read_text(encoding="utf-8").split("\n\n")
+    blocks[0] = "\n".join(blocks[0].split("\n")[5:])
+    pred_tags = [[row.split("\t")[1] for row in block.split("\n")[1:]] for block in blocks if block]
+    gold_seq: list[str] = []
+    pred_seq: list[str] = []
+    for record, tags in zip(gold, pred_tags, strict=True):
+        gold_seq += ner_metrics.official_sequence(record["chars"], record["tags"])
+        pred_seq += ner_metrics.official_sequence(record["chars"], tags)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        official = 100 * seqeval_f1([gold_seq], [pred_seq], average="macro", mode="strict", scheme=IOB2)
+    assert result["metrics"]["entity_macro_f1"] == approx(official)
+    assert 50 < result["metrics"]["entity_macro_f1"] < 100
+    assert result["metrics"]["char_macro_f1"] == approx(ner_metrics.char_macro_f1(gold_seq, pred_seq))
+
+
+@pytest.mark.klue
+def test_klue_score_dp_prediction_with_headers_copied_from_gold(klue_dir: Path, tmp_path: Path) -> None:
+    def attach_left(n: int, rows: list[list[str]]) -> list[str]:
+        # Every other sentence: the parser attaches each non-final eojeol to the next one, labelled NP.
+        if n % 2:
+            rows = [[*r[:4], str(i + 2) if i + 1 < len(rows) else "0", "NP" if i + 1 < len(rows) else r[5]]
+                    for i, r in enumerate(rows)]
+        return ["\t".join(r) for r in rows]
+
+    gold_path, pred_path = tmp_path / "gold.tsv", tmp_path / "pred.tsv"
+    _prediction_copy(klue_dir / REAL_FILES["dp"], gold_path, 300, lambda n, rows: ["\t".join(r) for r in rows])
+    _prediction_copy(klue_dir / REAL_FILES["dp"], pred_path, 300, attach_left)
+    result = run_score("dp", gold_path, pred_path)
+    gold_rows = [line.split("\t") for line in gold_path.read_text(encoding="utf-8").splitlines()
+                 if line and not line.startswith("##")]
+    pred_rows = [line.split("\t") for line in pred_path.read_text(encoding="utf-8").splitlines()
+                 if line and not line.startswith("##")]
+    heads = [(g[4], p[4]) for g, p in zip(gold_rows, pred_rows, strict=True)]
+    both = [(g[4], g[5], p[4], p[5]) for g, p in zip(gold_rows, pred_rows, strict=True)]
+    assert result["warnings"] == []
+    assert result["metrics"]["uas"] == approx(100 * sum(g == p for g, p in heads) / len(heads))
+    assert result["metrics"]["las"] == approx(100 * sum(gh == ph and gl == pl for gh, gl, ph, pl in both) / len(both))
+    assert 50 < result["metrics"]["uas"] < 100

@@ -32,6 +32,7 @@ from ..models import (
     Project,
     User,
 )
+from ..selectors import stage_complete
 
 #: Why an item did not count, in the order the reasons are checked.
 EXCLUDED_FLAGGED = "flagged"
@@ -40,8 +41,8 @@ EXCLUDED_FEW = "fewer_than_2_annotations"
 EXCLUSION_REASONS = (EXCLUDED_FLAGGED, EXCLUDED_SKIPPED, EXCLUDED_FEW)
 
 #: Every frame has these columns (``shown``: a model suggestion was shown to a non-imported annotation's
-#: annotator), then one per field of the measure.
-BASE_COLUMNS = ["item", "annotator", "created_at", "seconds", "shown"]
+#: annotator), then one per field of the measure; :func:`load`'s frames add ``complete`` (see there).
+BASE_COLUMNS = ["item", "annotator", "created_at", "seconds", "shown", "stage"]
 #: How the base columns travel from PostgreSQL: big-endian binary, fixed width (see ``_read_rows``).
 _WIRE = {"item": ("int8send", ">i8"), "annotator": ("int8send", ">i8"), "created_at": ("float8send", ">f8"),
          "seconds": ("float8send", ">f8"), "shown": ("boolsend", "?"), "imported": ("boolsend", "?")}
@@ -136,16 +137,49 @@ def fetch_annotations(project: Project, fields: Mapping[str, str]) -> pd.DataFra
     qs = (Annotation.objects.filter(item__project=project)
           .annotate(f_created=Epoch("created_at"), **{names[c]: _expression(p) for c, p in fields.items()})
           .values_list("item_id", "annotator_id", "f_created", "seconds_spent", "suggestion_shown", "imported",
-                       *names.values())
+                       "stage", *names.values())
           .order_by())
     sql, params = qs.query.sql_with_params()
-    frame = _read_rows(sql, params, fixed, list(fields))
+    frame = _read_rows(sql, params, fixed, ["stage", *fields])
     frame["created_at"] = pd.to_datetime(frame["created_at"].astype(np.float64), unit="s", utc=True)
     frame["shown"] = frame["shown"].astype(bool) & ~frame["imported"].astype(bool)
     for column, path in fields.items():
         if "." not in path:  # whole payloads come back as JSON text
             frame[column] = [orjson.loads(v) if isinstance(v, str | bytes) else v for v in frame[column]]
     return frame
+
+
+def complete_items(project: Project, item_codes: np.ndarray, stages: np.ndarray, n_items: int) -> np.ndarray:
+    """Per item (codes 0..n_items-1), whether it is complete, from one entry per annotation (its item's code and
+    its stage): every stage complete by ``selectors.stage_complete`` (k annotations, imported corpus labels
+    included). A writing stage the item has no annotation in does not apply when the item has annotations in a
+    later stage: its text (an imported hypothesis or question) came with the item."""
+    done = np.ones(n_items, dtype=bool)
+    later = np.zeros(n_items, dtype=bool)
+    for stage in reversed(project.task.stages):
+        counts = np.bincount(item_codes[stages == stage.name], minlength=n_items)
+        complete = stage_complete(project, stage.name, counts)
+        if stage.done_marker:
+            complete |= (counts == 0) & later
+        done &= complete
+        later |= counts > 0
+    return done
+
+
+def _complete_rows(project: Project, frame: pd.DataFrame) -> np.ndarray:
+    """Which rows make complete items (:func:`complete_items`), of a stage only the first k annotations made,
+    so that every complete item has the same number of raters (Fleiss' kappa needs it) even where a stage got
+    more."""
+    if frame.empty:
+        return np.zeros(0, dtype=bool)
+    item_codes, items = pd.factorize(frame["item"])
+    stage = frame["stage"].to_numpy()
+    rank = frame.groupby(["item", "stage"], sort=False).cumcount().to_numpy()  # in the order they were made
+    first_k = np.zeros(len(frame), dtype=bool)
+    for name in project.stage_names:
+        rows = stage == name
+        first_k[rows] = rank[rows] < project.annotations_needed(name)
+    return complete_items(project, item_codes, stage, len(items))[item_codes] & first_k
 
 
 def load(project: Project, fields: Mapping[str, str]) -> ProjectData:
@@ -175,6 +209,7 @@ def load(project: Project, fields: Mapping[str, str]) -> ProjectData:
         EXCLUDED_SKIPPED: skipped,
         EXCLUDED_FEW: items_total - len(flagged_ids) - len(counted_ids) - skipped,
     }
+    frame = frame.assign(complete=_complete_rows(project, frame))
     all_rows = frame[~frame["item"].isin(flagged)].reset_index(drop=True)
     in_counted = all_rows["item"].isin(counted_ids).to_numpy()
     counted = all_rows[in_counted].reset_index(drop=True)

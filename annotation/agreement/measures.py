@@ -186,6 +186,21 @@ class CategoricalMeasure(Measure):
         item_codes, item_index = pd.factorize(frame["item"], sort=True)
         return labels, frame["label"].cat.codes.to_numpy().astype(np.int64), item_codes, len(item_index)
 
+    def _fleiss(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int, n_boot: int) -> Coefficient:
+        """Fleiss' kappa over the complete items (the ``complete`` rows of :func:`.data.load`: k raters each);
+        a frame without that column counts all its items, which then need the same number of raters."""
+        if "complete" in frame:
+            frame = frame[frame["complete"].to_numpy(dtype=bool)]
+        _, counts, _ = self._counts(frame, schema)
+        raters = counts.sum(axis=1)
+        if len(counts) and (raters == raters[0]).all() and raters[0] >= 2:
+            kappa, kappa_ci = co.fleiss_with_ci(counts, seed=seed, n_boot=n_boot)
+            return Coefficient("fleiss_kappa", "nominal", kappa, kappa_ci, units=len(counts),
+                               extra={"raters_per_item": int(raters[0])})
+        reason = ("items have different numbers of raters; Fleiss' kappa needs the same number" if len(counts)
+                  else "no item is complete yet (k annotations in every stage)")
+        return Coefficient("fleiss_kappa", "nominal", None, units=0, extra={"skipped": reason})
+
     def headline(self, frame: pd.DataFrame, schema: dict[str, Any]) -> Headline:
         labels, codes, item_codes, n_items = self._codes(frame, schema)
         domain = np.arange(len(labels))
@@ -216,14 +231,7 @@ class CategoricalMeasure(Measure):
         alpha, alpha_ci = co.alpha_with_ci(counts, None, n_items, domain, "nominal", seed=seed, n_boot=n_boot)
         result = [Coefficient("krippendorff_alpha", "nominal", alpha, alpha_ci, units=n_items)]
 
-        raters = counts.sum(axis=1)
-        if n_items and (raters == raters[0]).all() and raters[0] >= 2:
-            kappa, kappa_ci = co.fleiss_with_ci(counts, seed=seed, n_boot=n_boot)
-            result.append(Coefficient("fleiss_kappa", "nominal", kappa, kappa_ci, units=n_items,
-                                      extra={"raters_per_item": int(raters[0])}))
-        else:
-            result.append(Coefficient("fleiss_kappa", "nominal", None, units=0, extra={
-                "skipped": "items have different numbers of raters; Fleiss' kappa needs the same number"}))
+        result.append(self._fleiss(frame, schema, seed=seed, n_boot=n_boot))
 
         frame = frame.assign(code=frame["label"].cat.codes if isinstance(frame["label"].dtype, pd.CategoricalDtype)
                              else pd.Categorical(frame["label"].astype("string"), categories=labels).codes)

@@ -18,7 +18,7 @@ from django.utils import timezone
 from ..models import Annotation, GoldLabel, GoldStatus, Project
 from . import coefficients as co
 from .assisted import assist_split
-from .data import ProjectData, load
+from .data import ProjectData, complete_items, load
 from .measures import Headline, Measure, MeasureResult, measure_for
 
 #: An annotator whose removal raises the headline coefficient by more than this is flagged.
@@ -192,8 +192,8 @@ def _timeline(data: ProjectData, headline: Headline, seed: int) -> list[dict[str
     if len(ends) > TIMELINE_POINTS:
         ends = ends[np.linspace(0, len(ends) - 1, TIMELINE_POINTS).round().astype(int)]
     project = data.project
-    needed = sum(project.annotations_needed(stage) for stage in project.stage_names)
     item_codes, item_index = pd.factorize(rows["item"])
+    stages = rows["stage"].to_numpy()
     position = np.arange(len(rows))
     points = []
     for end in ends:
@@ -205,7 +205,7 @@ def _timeline(data: ProjectData, headline: Headline, seed: int) -> list[dict[str
         points.append({
             "at": times.iloc[end - 1].isoformat(), "unit": unit, "annotations": int(end),
             "items_with_2": int((per_item >= 2).sum()),
-            "items_complete": int(((per_item >= needed) & (per_item > 0)).sum()),
+            "items_complete": int(complete_items(project, item_codes[:end], stages[:end], len(item_index)).sum()),
             "value": coefficient.as_dict()["value"] if coefficient else None,
             "ci95": coefficient.as_dict()["ci95"] if coefficient else [None, None],
         })

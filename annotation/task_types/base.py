@@ -131,6 +131,13 @@ class TaskType:
         labels it carries; raise :class:`PayloadError` naming the field when the record is malformed."""
         raise NotImplementedError
 
+    def validate_carried(self, meta: dict[str, Any], *, item: dict[str, Any], schema: dict[str, Any]) -> None:
+        """Check the fields a record carries past its annotations (``meta`` of :meth:`parse_record`, and item
+        fields no annotation covers) that :meth:`build_record` writes back into a release: NLI's
+        ``gold_label``, STS's ``labels``, MRC's answer lists… Raise :class:`PayloadError` naming the field,
+        as for an annotation, so the importer refuses the record instead of publishing the value later.
+        Task types whose carried fields are all re-derived from checked annotations keep this default."""
+
     def build_record(
         self, *, external_id: str, payload: dict[str, Any], meta: dict[str, Any],
         annotations: list[RecordAnnotation], gold: dict[str, Any] | None,

@@ -196,6 +196,13 @@ class DialogueStateTracking(TaskType):
         accepted = sum(p["status"] == "accepted" for p in parts)
         return {"unit": "turn", "accepted": accepted, "changed": len(parts) - accepted, "added": 0, "parts": parts}
 
+    def validate_carried(self, meta: dict[str, Any], *, item: dict[str, Any], schema: dict[str, Any]) -> None:
+        # The states are annotations (checked against the ontology); the domains are written back as they came.
+        ontology = require_dict(schema.get("ontology"), "schema.ontology")
+        domains = list(dict.fromkeys(slot.split("-", 1)[0] for slot in ontology))
+        for i, domain in enumerate(item["domains"]):
+            require_choice(domain, domains, join("domains", i), "domain")
+
     def parse_record(self, record: dict[str, Any]) -> ParsedRecord:
         record = require_dict(record)
         guid = external_id(record)

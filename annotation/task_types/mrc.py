@@ -162,6 +162,34 @@ class MachineReadingComprehension(TaskType):
                                    "only unanswerable questions (type 3) have a plausible answer")
         return {"question": question, "question_type": qtype, "answer": answer, "plausible": plausible}
 
+    def validate_carried(self, meta: dict[str, Any], *, item: dict[str, Any], schema: dict[str, Any]) -> None:
+        """Every kept SQuAD answer and plausible answer quotes the context at its ``answer_start`` (the writing
+        annotation holds the first one only), and ``is_impossible`` agrees with the type and the answers:
+        the release writes these lists back as they came."""
+        context = item["context"]
+        answers = [_quoted(context, a, join("answers", i))
+                   for i, a in enumerate(require_list(meta.get("answers") or [], "answers"))]
+        plausible = [_quoted(context, a, join("plausible_answers", i))
+                     for i, a in enumerate(require_list(meta.get("plausible_answers") or [], "plausible_answers"))]
+        impossible = meta.get("is_impossible")
+        if impossible is not None and not isinstance(impossible, bool):
+            raise PayloadError("is_impossible", f"must be true or false, got {impossible!r}")
+        qtype = meta.get("question_type")
+        if impossible is not None and isinstance(qtype, int) and impossible != (qtype == UNANSWERABLE):
+            raise PayloadError("is_impossible", f"is {str(impossible).lower()} but question_type is {qtype}; only "
+                                                f"type {UNANSWERABLE} questions are unanswerable")
+        if impossible is None and qtype is None:
+            return
+        if impossible or qtype == UNANSWERABLE:
+            if answers:
+                raise PayloadError("answers", "an unanswerable question has no answers; the tempting span "
+                                              "belongs in plausible_answers")
+        else:
+            if not answers and item.get("question"):
+                raise PayloadError("answers", "an answerable question needs at least one answer from the context")
+            if plausible:
+                raise PayloadError("plausible_answers", "only unanswerable questions (type 3) have plausible answers")
+
     def parse_record(self, record: dict[str, Any]) -> ParsedRecord:
         """One question with its passage (the SQuAD nesting flattened by the reader)."""
         record = require_dict(record)
@@ -221,6 +249,16 @@ def _from_squad(raw: Any, field: str) -> dict[str, Any]:
     span = require_dict(raw, field)
     return {"text": str_field(span, "text", field), "start": require_int(get(span, "answer_start", field),
                                                                          join(field, "answer_start"), lo=0)}
+
+
+def _quoted(context: str, raw: Any, field: str) -> dict[str, Any]:
+    """A SQuAD answer that must be exactly what the context holds at its ``answer_start``."""
+    span = _from_squad(raw, field)
+    if span["start"] + len(span["text"]) > len(context):
+        raise PayloadError(join(field, "answer_start"), f"{span['start']} + {len(span['text'])} characters runs past "
+                                                        f"the end of the context (length {len(context)})")
+    check_quoted(context, span["text"], span["start"], join(field, "text"), text_name="context")
+    return span
 
 
 def _keep_or(kept: Any, first: dict[str, Any] | None, spans: list[dict[str, Any] | None]) -> list[dict[str, Any]]:

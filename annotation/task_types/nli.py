@@ -134,6 +134,12 @@ class NaturalLanguageInference(TaskType):
             raise PayloadError("hypothesis", "copies the premise; write a new sentence")
         return {"hypothesis": hypothesis, "label": label}
 
+    def validate_carried(self, meta: dict[str, Any], *, item: dict[str, Any], schema: dict[str, Any]) -> None:
+        # The release writes gold_label back as it came when Goldset resolved no gold of its own.
+        gold_label = meta.get("gold_label")
+        if gold_label is not None:
+            require_choice(gold_label, schema_list(schema, "labels"), "gold_label")
+
     def parse_record(self, record: dict[str, Any]) -> ParsedRecord:
         record = require_dict(record)
         guid = external_id(record)

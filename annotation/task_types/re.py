@@ -125,6 +125,12 @@ class RelationExtraction(TaskType):
         return {"label": require_choice(get(payload, "label"), schema_list(schema, "labels"), "label",
                                         "relation")}
 
+    def validate_carried(self, meta: dict[str, Any], *, item: dict[str, Any], schema: dict[str, Any]) -> None:
+        # The entity spans are checked with the item; their types are written back as they came.
+        types = schema.get("entity_types") or ENTITY_TYPES
+        for key in ("subject_entity", "object_entity"):
+            require_choice(item[key]["type"], types, join(key, "type"), "entity type")
+
     def parse_record(self, record: dict[str, Any]) -> ParsedRecord:
         record = require_dict(record)
         guid = external_id(record)

@@ -19,6 +19,9 @@ from ._common import (
 from ._records import CORPUS, external_id, individual, ordered, rest, split_from_guid
 from .base import LABEL_STAGE, GuidelineTemplate, ParsedRecord, PayloadError, RecordAnnotation, TaskType
 
+#: KLUE's ``binary-label``: 1 when the mean score is at least this.
+BINARY_THRESHOLD = 3.0
+
 INSTRUCTIONS = """\
 ## 작업 개요
 두 문장이 **같은 의미를 얼마나 공유하는지** 0점에서 5점 사이의 점수로 매깁니다.
@@ -110,6 +113,42 @@ class SemanticTextualSimilarity(TaskType):
                 raise PayloadError("score", f"{score} is not on the {step}-point grid from {low}")
         return {"score": score}
 
+    def validate_carried(self, meta: dict[str, Any], *, item: dict[str, Any], schema: dict[str, Any]) -> None:
+        """KLUE's ``labels``: scores inside the schema's range, ``label`` = ``real-label`` rounded to one
+        decimal, ``binary-label`` = ``real-label`` ≥ 3.0. They are written back as they came while the raters'
+        mean is unchanged, so a broken triple would reach a release."""
+        labels = meta.get("labels")
+        if labels is None:
+            return
+        labels = require_dict(labels, "labels")
+        low = require_number(schema.get("min", 0), "schema.min")
+        high = require_number(schema.get("max", 5), "schema.max")
+        scores: dict[str, float] = {}
+        for key in ("real-label", "label"):
+            if key in labels:
+                value = require_number(labels[key], join("labels", key))
+                if not low <= value <= high:
+                    raise PayloadError(join("labels", key), f"{value} is outside {low}..{high}")
+                scores[key] = value
+        real = scores.get("real-label")
+        if real is not None and "label" in scores:
+            # KLUE rounds half up (4.85 -> 4.9); Python's round() rounds half to even: either is KLUE's label.
+            expected = {round(real, 1), math.floor(real * 10 + 0.5 + 1e-9) / 10}
+            if not any(math.isclose(scores["label"], e, abs_tol=1e-9) for e in expected):
+                raise PayloadError("labels.label", f"{scores['label']} is not labels.real-label {real} rounded to one "
+                                                   f"decimal ({max(expected)})")
+        if "binary-label" in labels:
+            binary = labels["binary-label"]
+            if isinstance(binary, bool) or binary not in (0, 1):
+                raise PayloadError("labels.binary-label", f"must be 0 or 1, got {binary!r}")
+            basis = real if real is not None else scores.get("label")
+            expected_binary = None if basis is None else int(basis >= BINARY_THRESHOLD)
+            if expected_binary is not None and binary != expected_binary:
+                name = "labels.real-label" if real is not None else "labels.label"
+                side = "at or above" if expected_binary else "below"
+                raise PayloadError("labels.binary-label", f"is {binary} but {name} {basis} is {side} the threshold "
+                                                          f"{BINARY_THRESHOLD:g} (expected {expected_binary})")
+
     def parse_record(self, record: dict[str, Any]) -> ParsedRecord:
         record = require_dict(record)
         guid = external_id(record)
@@ -166,7 +205,7 @@ class SemanticTextualSimilarity(TaskType):
                 # A gold payload may carry its own rounding and threshold (the gold rule's); else KLUE's.
                 gold = gold or {}
                 fields["labels"] = {"label": gold.get("label", round(real, 1)), "real-label": real,
-                                    "binary-label": gold.get("binary_label", int(real >= 3.0))}
+                                    "binary-label": gold.get("binary_label", int(real >= BINARY_THRESHOLD))}
         if raters:
             fields["annotations"] = {"agreement": agreement(scores), "annotators": [a.annotator for a in raters],
                                      "annotations": scores}

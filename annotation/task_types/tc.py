@@ -125,6 +125,16 @@ class TopicClassification(TaskType):
                 raise PayloadError("third", f"repeats an earlier topic {ranked['third']!r}")
         return {"label": label, **ranked}
 
+    def validate_carried(self, meta: dict[str, Any], *, item: dict[str, Any], schema: dict[str, Any]) -> None:
+        # YNAT's gold ``label`` sits beside the annotators' scopes and is written back when no gold replaces it.
+        label = meta.get("label")
+        if label is None:
+            return
+        none_label = schema.get("none_label", NONE_LABEL)
+        if label == none_label:
+            raise PayloadError("label", f"{none_label!r} is not a topic; a record's gold label must be one")
+        require_choice(label, schema_list(schema, "labels"), "label", "topic")
+
     def parse_record(self, record: dict[str, Any]) -> ParsedRecord:
         record = require_dict(record)
         guid = external_id(record)

@@ -10,12 +10,22 @@ from . import get_task_metrics, score
 from ._common import ScoringError
 
 
-def read_records(path: Path, task_slug: str) -> list[dict[str, Any]]:
-    """All records of a KLUE file (MRC flattened to one record per question)."""
-    from datasets_build.klue_formats import iter_klue_records
+def read_records(path: Path, task_slug: str, warnings: list[str] | None = None) -> list[dict[str, Any]]:
+    """All records of a KLUE file (MRC flattened to one record per question).
+
+    With ``warnings`` the file is a prediction file: its tag (NER) and head/label (DP) columns are the
+    prediction and its ``##`` headers were copied from gold, so a header that disagrees with the tags is
+    appended to ``warnings`` (``"<file>: line N, tags: …"``) instead of refusing the file.
+    """
+    from datasets_build.klue_formats import FormatError, iter_klue_records
+
+    def warn(problem: FormatError) -> None:
+        assert warnings is not None
+        warnings.append(f"{path}: {problem}")
 
     try:
-        return [record for _, record in iter_klue_records(Path(path), task_slug)]
+        return [record for _, record in iter_klue_records(Path(path), task_slug,
+                                                          warn=None if warnings is None else warn)]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ScoringError(f"{path}: cannot read as KLUE {task_slug}: {exc}") from exc
 
@@ -32,8 +42,9 @@ def read_mrc_predictions(path: Path) -> dict[str, str]:
 
 
 def score_files(task_slug: str, gold_path: Path, pred_path: Path) -> dict[str, Any]:
-    """``{"task", "n", "metrics"}`` for a gold file and a prediction file of the same task."""
+    """``{"task", "n", "metrics", "warnings"}`` for a gold file and a prediction file of the same task."""
     get_task_metrics(task_slug)
     gold = read_records(gold_path, task_slug)
-    pred = read_mrc_predictions(pred_path) if task_slug == "mrc" else read_records(pred_path, task_slug)
-    return {"task": task_slug, "n": len(gold), "metrics": score(task_slug, gold, pred)}
+    warnings: list[str] = []
+    pred = read_mrc_predictions(pred_path) if task_slug == "mrc" else read_records(pred_path, task_slug, warnings)
+    return {"task": task_slug, "n": len(gold), "metrics": score(task_slug, gold, pred), "warnings": warnings}

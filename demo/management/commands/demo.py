@@ -1,8 +1,9 @@
 """`python manage.py demo [--no-serve]`: a working Goldset in one command.
 
-Seeds demo users and one project per task type from the bundled corpus (through the real import
-pipeline), lets simulated annotators work through the real queue, computes agreement, builds a release
-with its baseline check, prints what was made and how to sign in, then serves the app.
+Seeds demo users and one project per task type from the bundled corpus (the hand-written files and the
+generated ones, through the real import pipeline), lets three simulated annotators work through the real
+queue, computes agreement and gold, builds a release with its baseline check, prints one line per
+project and how to sign in, then serves the app.
 """
 
 from __future__ import annotations
@@ -31,7 +32,13 @@ PEOPLE = {
     "annotator2": Role.ANNOTATOR,
     "annotator3": Role.ANNOTATOR,
 }
-SIMULATED = ("sim-gaeun", "sim-dohyun")
+#: Three, so that every stage gets its k = 3 annotations (MRC and NLI validation included) and gold resolves.
+SIMULATED = ("sim-gaeun", "sim-dohyun", "sim-minji")
+K = 3
+#: Share of the items the simulated annotators leave to the people trying the demo.
+SPARE = 0.06
+#: The release's split ratios: a dev split of 20+ records, which the baseline check needs for a verdict.
+SPLITS = [0.6, 0.2, 0.2]
 
 
 class Command(BaseCommand):
@@ -62,7 +69,10 @@ class Command(BaseCommand):
             self._print(summary)
         if not options["no_serve"]:
             self.stdout.write(f"\nServing Goldset at http://{options['addrport']}/ (Ctrl-C to stop)")
+            self._sign_in()
             call_command("runserver", options["addrport"], use_reloader=False)
+        elif not options["json"]:
+            self._sign_in()
 
     def _users(self) -> dict[str, User]:
         users: dict[str, User] = {}
@@ -85,8 +95,9 @@ class Command(BaseCommand):
         task = next(t for t in all_task_types() if t.slug == slug)
         project = services.project_create(
             name=f"Demo {task.klue_name} ({task.title})", slug=project_slug, task_type=slug,
-            created_by=users["manager"], annotators_per_item=3,
-            description=f"Demo project built from demo/corpus/{slug}.jsonl, written for Goldset.",
+            created_by=users["manager"], annotators_per_item=K,
+            description=f"Demo project built from demo/corpus/{slug}.jsonl and generated/{slug}.jsonl, written for "
+                        "Goldset.",
             label_schema=self._schema(task.slug, task.default_schema()),
         )
         for name, role in PEOPLE.items():
@@ -111,13 +122,17 @@ class Command(BaseCommand):
             return row
         from datasets_build.services import items_import
 
-        result = items_import(project, CORPUS / f"{slug}.jsonl", fmt="jsonl", source="Goldset demo corpus",
-                              license="CC-BY-SA-4.0", user=users["manager"])
-        if not result.ok:
-            raise CommandError(f"demo corpus {slug}.jsonl did not import: {result.errors[0]}")
-        row["imported"] = {"items": result.items, "annotations": result.annotations}
+        imported = {"items": 0, "annotations": 0}
+        for path in (CORPUS / f"{slug}.jsonl", CORPUS / "generated" / f"{slug}.jsonl"):
+            result = items_import(project, path, fmt="jsonl", source="Goldset demo corpus", license="CC-BY-SA-4.0",
+                                  user=users["manager"])
+            if not result.ok:
+                raise CommandError(f"demo corpus {path.name} did not import: {result.errors[0]}")
+            imported = {"items": imported["items"] + result.items,
+                        "annotations": imported["annotations"] + result.annotations}
+        row["imported"] = imported
         row["simulated_annotations"] = simulate_annotators(
-            project, [users[name] for name in SIMULATED], seed=len(slug)
+            project, [users[name] for name in SIMULATED], seed=len(slug), spare=SPARE
         )
         row.update(self._agreement(project))
         row.update(self._release(project, out))
@@ -140,7 +155,7 @@ class Command(BaseCommand):
         # A fresh demo database starts a fresh demo release (a leftover folder would be refused).
         shutil.rmtree(out / f"{project.slug}-0.1.0", ignore_errors=True)
         try:
-            release = release_build(project, version="0.1.0", splits=[0.8, 0.1, 0.1], seed=13,
+            release = release_build(project, version="0.1.0", splits=SPLITS, seed=13,
                                     formats=("klue", "jsonl", "csv", "parquet"), out=out)
         except EmptyReleaseError as error:  # no releasable item yet: the summary says so instead of a crash
             return {"release": {"version": "0.1.0", "status": "refused", "error": error.message}}
@@ -148,9 +163,40 @@ class Command(BaseCommand):
                             "check": release.baseline_check}}
 
     def _print(self, summary: dict[str, Any]) -> None:
-        self.stdout.write(self.style.SUCCESS("Goldset demo is ready."))
+        """One line per project: items, Krippendorff's alpha, the release's status and its check in words."""
+        passed = 0
+        for row in summary["projects"]:
+            if "release" not in row:
+                self.stdout.write(f"{row['project']}: {row.get('note', '')}")
+                continue
+            passed += row["release"]["status"] == "passed"
+            self.stdout.write(summary_line(row))
+        built = sum(1 for row in summary["projects"] if "release" in row)
+        if passed == built:
+            self.stdout.write(self.style.SUCCESS(f"Goldset demo is ready: {built} release(s) built and passed."))
+        else:
+            self.stdout.write(self.style.WARNING(f"Goldset demo: {built - passed} of {built} release(s) did not "
+                                                 f"pass their check; see the lines above."))
+
+    def _sign_in(self) -> None:
         self.stdout.write(f"Sign in with password {PASSWORD!r} as: " + ", ".join(
             f"{name} ({role})" for name, role in PEOPLE.items()))
-        for row in summary["projects"]:
-            self.stdout.write(f"- {row['project']}: " + json.dumps(
-                {k: v for k, v in row.items() if k != "project"}, ensure_ascii=False))
+
+
+def summary_line(row: dict[str, Any]) -> str:
+    """``demo-tc: 138 items, α 0.86, release 0.1.0 passed (dev 28: macro_f1 81.8 vs trivial 1.9)``."""
+    alpha = next((c["value"] for c in row["agreement"] if c["name"].startswith("krippendorff_alpha")), None)
+    release, check = row["release"], row["release"]["check"] or {}
+    line = (f"{row['project']}: {row['imported']['items']} items, "
+            f"α {'n/a' if alpha is None else f'{alpha:.2f}'}, release {release['version']} {release['status']}")
+    primary = check.get("primary")
+    if primary and check.get("metrics"):
+        value, trivial = check["metrics"].get(primary), (check.get("trivial") or {}).get(primary)
+        line += (f" (dev {check.get('n_dev')}: {primary} {_number(value)} vs trivial {_number(trivial)})")
+    elif check.get("reason"):
+        line += f" ({check['reason']})"
+    return line
+
+
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f}"

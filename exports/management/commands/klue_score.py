@@ -12,11 +12,15 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from exports.metrics import METRICS, ScoringError
 from exports.metrics.files import score_files
 
+#: Header warnings printed one by one; a prediction file from a real model can have thousands.
+MAX_WARNINGS_SHOWN = 5
+
 
 class Command(BaseCommand):
     help = (
         "Score a KLUE-format prediction file against a gold file with the official KLUE-baseline metrics "
-        "(0-100) plus corrected variants. MRC predictions are a JSON object {guid: answer_text}."
+        "(0-100) plus corrected variants. MRC predictions are a JSON object {guid: answer_text}; in NER and DP "
+        "prediction files the tag and head/label columns are scored, the ## headers may be copied from gold."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -35,6 +39,12 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         # NaN (e.g. Pearson r of a constant prediction) is not JSON; it is reported as null.
         result["metrics"] = {k: None if math.isnan(v) else v for k, v in result["metrics"].items()}
+        warnings = result["warnings"]
+        for warning in warnings[:MAX_WARNINGS_SHOWN]:
+            self.stderr.write(f"warning: {warning}")
+        if len(warnings) > MAX_WARNINGS_SHOWN:
+            self.stderr.write(f"warning: … and {len(warnings) - MAX_WARNINGS_SHOWN} more sentence header(s) that "
+                              f"disagree with their predicted tags")
         if options["json"]:
             self.stdout.write(json.dumps(result, ensure_ascii=False))
             return
