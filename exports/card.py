@@ -150,8 +150,11 @@ def render_card(m: dict[str, Any], schema: FlatSchema, guidelines: list[dict[str
             "the corpus without a rater keep an empty rater id.", ""]
     per_item = ann.get("per_item", {})
     if per_item:
-        out += _table(["stage", "annotators per item: items"],
-                      [[stage, ", ".join(f"{k}: {v}" for k, v in hist.items())] for stage, hist in per_item.items()])
+        complete = ann.get("complete", {})
+        out += _table(["stage", "annotators per item: items", "complete items (k annotations, corpus labels included)"],
+                      [[stage, ", ".join(f"{k}: {v}" for k, v in hist.items()),
+                        f"{complete[stage]['items']} (k = {complete[stage]['k']})" if stage in complete else ""]
+                       for stage, hist in per_item.items()])
     out += _assistance(ann["assisted"])
     gold = m["gold"]
     out += [f"Gold labels: source **{gold.get('source')}** — {gold.get('rule')}.", ""]

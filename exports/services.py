@@ -38,6 +38,7 @@ from django.utils.translation import gettext as _
 from annotation.audit import audit_record
 from annotation.gold import selectors as gold_selectors
 from annotation.models import USABLE_GOLD, Annotation, AuditObject, Guideline, Item, Project, User
+from annotation.selectors import stage_complete
 from annotation.services import ServiceError
 from config.jobs import DATABASE_LOST, drop_connection, error_summary
 from datasets_build import splits as split_lib
@@ -538,8 +539,12 @@ def _annotators(project: Project, per_item: dict[str, Counter[int]], assisted: C
               .distinct())
     total = people.count()
     imported = people.filter(annotator__is_imported=True).count()
+    complete = {stage: {"k": project.annotations_needed(stage),
+                        "items": sum(n for count, n in hist.items() if stage_complete(project, stage, count))}
+                for stage, hist in per_item.items()}
     return {"total": total, "imported": imported,
             "per_item": {stage: {str(k): v for k, v in sorted(hist.items())} for stage, hist in per_item.items()},
+            "complete": complete,
             "assisted": {key: assisted[key] for key in
                          ("items", "assisted_items", "annotations", "shown", "accepted_unchanged")}}
 

@@ -106,3 +106,18 @@ def test_an_imported_hypothesis_needs_no_writer_and_the_timeline_counts_complete
     assert report["timeline"][-1]["items_complete"] == 2
     progress = selectors.project_progress(project)["stages"]
     assert [s["items_complete"] for s in progress] == [2, 2]  # writing: b, c; validation: a, c
+
+
+def test_the_card_counts_complete_items_with_the_same_rule(make_project, make_user, tmp_path):
+    project, items = imported_tc_project(make_project, tmp_path, ["사회", "경제", "정치"])
+    people = [make_user(f"c{i}") for i in range(3)]
+    label(items[0], people[0], "사회")
+    label(items[0], people[1], "사회")  # corpus + 2 people = k: complete
+    label(items[1], people[0], "경제")  # corpus + 1 person: not yet
+    out = io.StringIO()
+    call_command("build_release", project.slug, "--version", "1.0.0", "--format", "jsonl", "--splits", "1,0,0",
+                 "--out", str(tmp_path / "out"), "--json", stdout=out)
+    folder = tmp_path / "out" / f"{project.slug}-1.0.0"
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["annotators"]["complete"] == {"label": {"k": 3, "items": 1}}
+    assert "| label | 1: 1, 2: 1, 3: 1 | 1 (k = 3) |" in (folder / "dataset_card.md").read_text(encoding="utf-8")
