@@ -402,6 +402,8 @@ class FlagKind(models.TextChoices):
     TOXIC = "toxic", _("Toxic or hateful")
     BIAS = "bias", _("Social bias")
     COPYRIGHT = "copyright", _("Copyright")
+    # The TC guideline asks for it when a headline fits no topic clearly.
+    AMBIGUOUS = "ambiguous", _("Ambiguous")
     OTHER = "other", _("Other")
 
 

@@ -9,6 +9,7 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", views.home, name="home"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("projects/new/", views.project_new, name="project-new"),
     path("projects/<int:project_id>/", views.project_detail, name="project-detail"),
     path("projects/<int:project_id>/guideline/", views.project_guideline, name="project-guideline"),

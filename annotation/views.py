@@ -359,3 +359,9 @@ def annotate(request: HttpRequest, project_id: int) -> HttpResponse:
         "flag_kinds": FlagKind.choices,
     })
     return render(request, "annotation/workspace.html", context)
+
+
+@require_http_methods(["GET", "HEAD"])
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Browsers ask for /favicon.ico on pages that name no icon (the API, the admin): send them to ours."""
+    return redirect(static("annotation/favicon.svg"), permanent=True)

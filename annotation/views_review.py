@@ -94,6 +94,19 @@ def dashboard_plots(report: dict[str, Any]) -> dict[str, Any]:
     return charts
 
 
+def annotator_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The annotators table: each row with its flags in words and the α change signed (+ raises α)."""
+    words = {"removal_raises_alpha": _("agreement rises without them"),
+             "too_fast": _("much faster than the others"),
+             "low_gold_accuracy": _("low accuracy on gold items")}
+    rows = []
+    for q in report.get("annotator_quality") or []:
+        change = q.get("alpha_change_if_removed")
+        rows.append({**q, "flag_words": [words.get(flag, flag) for flag in q.get("flags") or []],
+                     "alpha_change": None if change is None else f"{change:+.3f}"})
+    return rows
+
+
 @login_required
 def dashboard(request: HttpRequest, project_id: int) -> HttpResponse:
     """Numbers and plots; while a fresh report computes the page shows its progress and reloads itself."""
@@ -104,8 +117,8 @@ def dashboard(request: HttpRequest, project_id: int) -> HttpResponse:
     report = shown.data if shown else None
     return render(request, "review/dashboard.html", _context(
         project, role, job=job, report=report, stale=shown is not None and shown.pk != job.pk,
-        charts=dashboard_plots(report) if report else {}, refresh=job.status in (JobStatus.PENDING,
-                                                                                  JobStatus.RUNNING)))
+        charts=dashboard_plots(report) if report else {}, annotators=annotator_rows(report) if report else [],
+        refresh=job.status in (JobStatus.PENDING, JobStatus.RUNNING)))
 
 
 @login_required
@@ -191,11 +204,17 @@ def adjudicate(request: HttpRequest, project_id: int, item_id: int) -> HttpRespo
 @login_required
 def gold(request: HttpRequest, project_id: int) -> HttpResponse:
     project, role = project_for(request, project_id, CURATE)
-    status = request.GET.get("status") or GoldStatus.NEEDS_ADJUDICATION
-    rows = gold_selectors.gold_list(project, status=status).order_by("item_id")[:200]
     counts = gold_selectors.gold_counts(project)
     statuses = [(value, label, counts.get(value, 0)) for value, label in GoldStatus.choices]
-    return render(request, "review/gold.html", _context(project, role, rows=rows, status=status, statuses=statuses))
+    status = request.GET.get("status")
+    if status not in GoldStatus.values:
+        # Items waiting for adjudication first; otherwise the first status that has any.
+        waiting = [GoldStatus.NEEDS_ADJUDICATION] if counts.get(GoldStatus.NEEDS_ADJUDICATION) else []
+        status = next(iter(waiting + [v for v, _label, n in statuses if n]), GoldStatus.NEEDS_ADJUDICATION)
+    rows = gold_selectors.gold_list(project, status=status).order_by("item_id")[:200]
+    return render(request, "review/gold.html", _context(
+        project, role, rows=rows, status=status, status_label=GoldStatus(status).label,
+        status_count=counts.get(status, 0), statuses=statuses))
 
 
 @login_required

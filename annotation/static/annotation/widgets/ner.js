@@ -73,8 +73,10 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
     changed();
   }
 
+  // The entity the caret stands in, or else the one it stands right after (where a selection just ended).
   function atCaret() {
-    return entities.find((e) => e.start <= text.caret && text.caret < e.end) || null;
+    return entities.find((e) => e.start <= text.caret && text.caret < e.end)
+      || entities.find((e) => e.end === text.caret) || null;
   }
 
   function remove(entity) {

@@ -7,6 +7,9 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
   let chosen = labels.includes(draft?.label) ? draft.label : null;
   let query = "";
   let active = 0;
+  // True while the highlight has been moved away from the chosen relation with the arrow keys: Enter
+  // then picks the highlighted relation (and submits it), as the shortcut panel says.
+  let browsing = false;
 
   const chars = codePoints(item.sentence);
   // KLUE-RE end_idx is inclusive.
@@ -49,6 +52,7 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
 
   function choose(label) {
     chosen = label;
+    browsing = false;
     renderList();
     onChange();
   }
@@ -80,6 +84,7 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
     const visible = filtered();
     if (!visible.length) return;
     active = (active + delta + visible.length) % visible.length;
+    browsing = true;
     renderList();
   }
 
@@ -119,6 +124,11 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
         const visible = filtered();
         if (visible.length) choose(visible[active]);
         return true;
+      }
+      if (event.key === "Enter" && browsing) {
+        const visible = filtered();
+        if (visible.length) choose(visible[active]);
+        return false; // the workspace goes on to submit the relation just picked
       }
       if (event.key === "0" && labels.includes("no_relation")) {
         choose("no_relation");
