@@ -213,7 +213,7 @@ def gold(request: HttpRequest, project_id: int) -> HttpResponse:
         status = next(iter(waiting + [v for v, _label, n in statuses if n]), GoldStatus.NEEDS_ADJUDICATION)
     rows = gold_selectors.gold_list(project, status=status).order_by("item_id")[:200]
     return render(request, "review/gold.html", _context(
-        project, role, rows=rows, status=status, status_label=GoldStatus(status).label,
+        project, role, tab="gold", rows=rows, status=status, status_label=GoldStatus(status).label,
         status_count=counts.get(status, 0), statuses=statuses))
 
 

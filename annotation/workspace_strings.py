@@ -19,8 +19,25 @@ STAGE_TITLES = {
 }
 
 
+#: Task titles as the task types spell them (plain strings there too).
+TASK_TITLES = {
+    "Topic classification": gettext_lazy("Topic classification"),
+    "Semantic textual similarity": gettext_lazy("Semantic textual similarity"),
+    "Natural language inference": gettext_lazy("Natural language inference"),
+    "Named entity recognition": gettext_lazy("Named entity recognition"),
+    "Relation extraction": gettext_lazy("Relation extraction"),
+    "Dependency parsing": gettext_lazy("Dependency parsing"),
+    "Machine reading comprehension": gettext_lazy("Machine reading comprehension"),
+    "Dialogue state tracking": gettext_lazy("Dialogue state tracking"),
+}
+
+
 def stage_title(title: str) -> str:
     return str(STAGE_TITLES.get(title, title))
+
+
+def task_title(title: str) -> str:
+    return str(TASK_TITLES.get(title, title))
 
 
 def workspace_strings() -> dict[str, str]:
