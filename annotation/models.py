@@ -563,6 +563,7 @@ class AuditObject(models.TextChoices):
     GUIDELINE = "guideline", _("guideline")
     RELEASE = "release", _("release")
     IMPORT = "import", _("import")
+    SCREENING = "screening", _("screening review")
 
 
 class AuditEvent(models.Model):
