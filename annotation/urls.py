@@ -10,6 +10,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", views.home, name="home"),
     path("favicon.ico", views.favicon, name="favicon"),
+    path("preferences/shortcuts/", views.shortcuts_set, name="shortcuts-set"),
     path("projects/new/", views.project_new, name="project-new"),
     path("projects/<int:project_id>/", views.project_detail, name="project-detail"),
     path("projects/<int:project_id>/guideline/", views.project_guideline, name="project-guideline"),

@@ -77,6 +77,12 @@ def workspace_strings() -> dict[str, str]:
         "remove": _("Remove"),
         "selection": _("Selection"),
         # tc
+        "tc_group": _("Topic"),
+        "sts_group": _("Similarity score"),
+        "nli_group": _("Relation"),
+        "ner_group": _("Entity type"),
+        "span_caret": _("Cursor before character %(n)s of %(total)s"),
+        "span_selection": _("Selected: %(text)s (characters %(start)s to %(end)s)"),
         "tc_instruction": _("Choose the topic of the headline. Press a second or third number for optional "
                             "2nd and 3rd topics."),
         "tc_key_digits": _("choose a topic (again to remove it)"),

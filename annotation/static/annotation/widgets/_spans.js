@@ -1,13 +1,15 @@
 // A text whose characters (code points) can be selected with the mouse or the keyboard and marked.
 // Used by the NER and MRC widgets. Offsets are code-point indices, end exclusive, like the server's.
-import { codePoints, h } from "./_util.js";
+import { codePoints, fmt, h } from "./_util.js";
+
+let instances = 0;
 
 export class SpanText {
   /**
    * @param {string} text
-   * @param {{label?: string, onChange?: () => void}} options
+   * @param {{label?: string, strings?: {span_caret?: string, span_selection?: string}, onChange?: () => void}} options
    */
-  constructor(text, { label = "", onChange = () => {} } = {}) {
+  constructor(text, { label = "", strings = {}, onChange = () => {} } = {}) {
     this.chars = codePoints(text);
     this.onChange = onChange;
     // The caret and the anchor are boundaries between characters (0..n), as in a text field: the caret
@@ -17,10 +19,14 @@ export class SpanText {
     this.marks = [];
     this.dragging = false;
     this.dragStart = 0;
+    this.strings = strings;
     this.el = h("div", { class: "span-text", tabindex: "0", role: "textbox", "aria-readonly": "true",
                          "aria-label": label, lang: "ko" });
+    // Screen readers follow the caret through aria-activedescendant and hear the caret position or the
+    // selection through the description, which render() keeps current.
+    const prefix = `span-text-${++instances}`;
     this.cells = this.chars.map((ch, i) =>
-      h("span", { class: ch === " " ? "ch space" : "ch", dataset: { i: String(i) } }, ch));
+      h("span", { class: ch === " " ? "ch space" : "ch", id: `${prefix}-${i}`, dataset: { i: String(i) } }, ch));
     this.el.append(...this.cells);
     this.el.addEventListener("mousedown", (event) => this.#mouse(event, "down"));
     this.el.addEventListener("mouseover", (event) => this.#mouse(event, "over"));
@@ -110,6 +116,12 @@ export class SpanText {
       if (sel && i >= sel.start && i < sel.end) cell.classList.add("selected");
       delete cell.dataset.tag;
     });
+    const current = this.cells[Math.min(this.caret, n - 1)];
+    if (current) this.el.setAttribute("aria-activedescendant", current.id);
+    const said = sel
+      ? fmt(this.strings.span_selection ?? "", { text: this.text(sel.start, sel.end), start: sel.start, end: sel.end })
+      : fmt(this.strings.span_caret ?? "", { n: this.caret + 1, total: n });
+    if (said) this.el.setAttribute("aria-description", said);
     for (const mark of this.marks) {
       for (let i = mark.start; i < mark.end && i < this.cells.length; i++) {
         const cell = this.cells[i];

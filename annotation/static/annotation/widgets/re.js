@@ -66,9 +66,10 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
       if (!groups.has(group)) groups.set(group, []);
       groups.get(group).push(label);
     }
+    // A valid listbox: options in labelled groups; the visible group heading is for sighted users only.
     picker.replaceChildren(...[...groups].map(([group, members]) =>
-      h("section", { class: "re-group" }, h("h4", {}, group || "—"),
-        h("ul", {}, members.map((label) => h("li", {},
+      h("section", { class: "re-group", role: "none" }, h("h4", { "aria-hidden": "true" }, group || "—"),
+        h("ul", { role: "group", "aria-label": group || "—" }, members.map((label) => h("li", { role: "none" },
           h("button", { type: "button", role: "option", class: `re-option${visible[active] === label ? " active" : ""}`,
                         "aria-selected": String(label === chosen), tabindex: "-1",
                         dataset: { label, suggested: String(suggestion?.label === label) },

@@ -22,7 +22,7 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
     h("div", { class: "sts-pair" },
       h("figure", {}, h("figcaption", {}, T.sts_sentence1), h("p", { lang: "ko", class: "sts-sentence" }, item.sentence1)),
       h("figure", {}, h("figcaption", {}, T.sts_sentence2), h("p", { lang: "ko", class: "sts-sentence" }, item.sentence2))),
-    h("div", { class: "choices scores", role: "group" }, buttons),
+    h("div", { class: "choices scores", role: "group", "aria-label": T.sts_group }, buttons),
   );
 
   function set(value) {
