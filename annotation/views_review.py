@@ -11,6 +11,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.templatetags.static import static
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
@@ -23,6 +24,7 @@ from .models import Annotation, GoldLabel, GoldStatus, Item, JobStatus, Project
 from .permissions import CURATE, MANAGE
 from .services import ServiceError
 from .views import project_for
+from .workspace_strings import workspace_strings
 
 PER_PAGE = 50
 # The per-item pages import the measures (numpy/pandas) inside the views: loading the URL configuration
@@ -158,6 +160,25 @@ def item_detail(request: HttpRequest, project_id: int, item_id: int) -> HttpResp
     return render(request, "review/item.html", _context(project, role, **comparison))
 
 
+def _adjudication_widget(project: Project, item: Item, rows: list[dict[str, Any]],
+                         initial: dict[str, Any]) -> dict[str, Any]:
+    """What the adjudication page mounts: the annotators' widget of the task's last stage (the shape gold has),
+    the item as that stage shows it, and the payloads a manager can start from (the gold so far or one
+    annotation of the last stage)."""
+    stage = project.task.stages[-1]
+    return {
+        "task": project.task_type,
+        "widget": static(f"annotation/widgets/{project.task_type}.js"),
+        "stage": stage.name,
+        "item": {"id": item.pk, **project.task.annotator_view(item.payload, stage.name)},
+        "schema": project.label_schema,
+        "strings": workspace_strings(),
+        "initial": initial,
+        "annotations": {str(row["annotation"].pk): row["annotation"].payload for row in rows
+                        if row["annotation"].stage == stage.name},
+    }
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def adjudicate(request: HttpRequest, project_id: int, item_id: int) -> HttpResponse:
@@ -196,6 +217,7 @@ def adjudicate(request: HttpRequest, project_id: int, item_id: int) -> HttpRespo
     comparison["gold"] = gold
     return render(request, "review/adjudicate.html", _context(
         project, role, **comparison, error=error, version=gold.version if gold else 0,
+        widget=_adjudication_widget(project, item, comparison["annotations"], initial),
         initial_json=json.dumps(initial, ensure_ascii=False, indent=1),
         posted_reason=request.POST.get("reason", ""), posted_payload=request.POST.get("payload", "")),
         status=status_code)
