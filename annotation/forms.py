@@ -8,13 +8,14 @@ from django.utils.translation import gettext_lazy as _
 from . import selectors
 from .models import Role, ScreeningStatus, Split
 from .task_types import all_task_types
+from .workspace_strings import task_title
 
 #: Guideline sections are long Markdown, but not unbounded (rendering cost grows with size).
 GUIDELINE_MAX_CHARS = 50_000
 
 
 def task_type_choices() -> list[tuple[str, str]]:
-    return [(t.slug, f"{t.klue_name} — {t.title} ({t.slug})") for t in all_task_types()]
+    return [(t.slug, f"{t.klue_name} — {task_title(t.title)} ({t.slug})") for t in all_task_types()]
 
 
 class ProjectCreateForm(forms.Form):

@@ -38,6 +38,10 @@ class User(AbstractUser):
     is_imported = models.BooleanField(
         default=False, help_text=_("Created by an import to hold a corpus's original annotator; cannot log in.")
     )
+    #: WCAG 2.1.4: keys without a modifier (digits, letters) can be turned off; buttons and Alt/Ctrl keys stay.
+    single_key_shortcuts = models.BooleanField(
+        default=True, help_text=_("Widget shortcuts on single keys (digits, letters) in the workspace.")
+    )
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         if self.is_imported:
@@ -409,6 +413,8 @@ class FlagKind(models.TextChoices):
     TOXIC = "toxic", _("Toxic or hateful")
     BIAS = "bias", _("Social bias")
     COPYRIGHT = "copyright", _("Copyright")
+    # The TC guideline asks for it when a headline fits no topic clearly.
+    AMBIGUOUS = "ambiguous", _("Ambiguous")
     OTHER = "other", _("Other")
 
 
@@ -568,6 +574,7 @@ class AuditObject(models.TextChoices):
     GUIDELINE = "guideline", _("guideline")
     RELEASE = "release", _("release")
     IMPORT = "import", _("import")
+    SCREENING = "screening", _("screening review")
 
 
 class AuditEvent(models.Model):

@@ -539,3 +539,10 @@ def draft_save(*, assignment: Assignment, payload: Any, seconds_spent: float = 0
         assignment=assignment, defaults={"payload": payload, "seconds_spent": max(0.0, float(seconds_spent))}
     )
     return draft
+
+
+def user_shortcuts_set(*, user: User, single_keys: bool) -> User:
+    """Turn the workspace's single-key shortcuts on or off for one person (a stored preference)."""
+    user.single_key_shortcuts = single_keys
+    user.save(update_fields=["single_key_shortcuts"])
+    return user

@@ -348,6 +348,7 @@ def annotate(request: HttpRequest, project_id: int) -> HttpResponse:
         },
         "gate": f"{reverse('guideline-read', args=[project.pk])}?next={reverse('annotate', args=[project.pk])}",
         "user": request.user.pk,
+        "single_keys": request.user.single_key_shortcuts,
         "strings": workspace_strings(),
     }
     context = _project_context(project, role, "annotate")
@@ -359,3 +360,24 @@ def annotate(request: HttpRequest, project_id: int) -> HttpResponse:
         "flag_kinds": FlagKind.choices,
     })
     return render(request, "annotation/workspace.html", context)
+
+
+@require_http_methods(["GET", "HEAD"])
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Browsers ask for /favicon.ico on pages that name no icon (the API, the admin): send them to ours."""
+    return redirect(static("annotation/favicon.svg"), permanent=True)
+
+
+@login_required
+@require_POST
+def shortcuts_set(request: HttpRequest) -> HttpResponse:
+    """Turn single-key shortcuts on or off (``single_keys`` = ``on``/``off``) and go back to ``next``."""
+    choice = request.POST.get("single_keys")
+    if choice not in ("on", "off"):
+        return HttpResponse(_("Choose on or off."), status=400)
+    services.user_shortcuts_set(user=request.user, single_keys=choice == "on")
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
+                                           require_https=request.is_secure()):
+        target = reverse("home")
+    return redirect(target)

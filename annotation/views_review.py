@@ -11,6 +11,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.templatetags.static import static
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
@@ -24,6 +25,7 @@ from .models import Annotation, GoldLabel, GoldStatus, Item, JobStatus, Project
 from .permissions import CURATE, MANAGE
 from .services import ServiceError
 from .views import project_for
+from .workspace_strings import workspace_strings
 
 PER_PAGE = 50
 # The per-item pages import the measures (numpy/pandas) inside the views: loading the URL configuration
@@ -95,6 +97,19 @@ def dashboard_plots(report: dict[str, Any]) -> dict[str, Any]:
     return charts
 
 
+def annotator_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The annotators table: each row with its flags in words and the α change signed (+ raises α)."""
+    words = {"removal_raises_alpha": _("agreement rises without them"),
+             "too_fast": _("much faster than the others"),
+             "low_gold_accuracy": _("low accuracy on gold items")}
+    rows = []
+    for q in report.get("annotator_quality") or []:
+        change = q.get("alpha_change_if_removed")
+        rows.append({**q, "flag_words": [words.get(flag, flag) for flag in q.get("flags") or []],
+                     "alpha_change": None if change is None else f"{change:+.3f}"})
+    return rows
+
+
 @login_required
 def dashboard(request: HttpRequest, project_id: int) -> HttpResponse:
     """Numbers and plots; while a fresh report computes the page shows its progress and reloads itself."""
@@ -105,8 +120,8 @@ def dashboard(request: HttpRequest, project_id: int) -> HttpResponse:
     report = shown.data if shown else None
     return render(request, "review/dashboard.html", _context(
         project, role, job=job, report=report, stale=shown is not None and shown.pk != job.pk,
-        charts=dashboard_plots(report) if report else {}, refresh=job.status in (JobStatus.PENDING,
-                                                                                  JobStatus.RUNNING)))
+        charts=dashboard_plots(report) if report else {}, annotators=annotator_rows(report) if report else [],
+        refresh=job.status in (JobStatus.PENDING, JobStatus.RUNNING)))
 
 
 @login_required
@@ -144,6 +159,25 @@ def item_detail(request: HttpRequest, project_id: int, item_id: int) -> HttpResp
     project, role = project_for(request, project_id, CURATE)
     _item, comparison = _comparison(project, item_id)
     return render(request, "review/item.html", _context(project, role, **comparison))
+
+
+def _adjudication_widget(project: Project, item: Item, rows: list[dict[str, Any]],
+                         initial: dict[str, Any]) -> dict[str, Any]:
+    """What the adjudication page mounts: the annotators' widget of the task's last stage (the shape gold has),
+    the item as that stage shows it, and the payloads a manager can start from (the gold so far or one
+    annotation of the last stage)."""
+    stage = project.task.stages[-1]
+    return {
+        "task": project.task_type,
+        "widget": static(f"annotation/widgets/{project.task_type}.js"),
+        "stage": stage.name,
+        "item": {"id": item.pk, **project.task.annotator_view(item.payload, stage.name)},
+        "schema": project.label_schema,
+        "strings": workspace_strings(),
+        "initial": initial,
+        "annotations": {str(row["annotation"].pk): row["annotation"].payload for row in rows
+                        if row["annotation"].stage == stage.name},
+    }
 
 
 @login_required
@@ -186,6 +220,7 @@ def adjudicate(request: HttpRequest, project_id: int, item_id: int) -> HttpRespo
     comparison["gold"] = gold
     return render(request, "review/adjudicate.html", _context(
         project, role, **comparison, error=error, version=gold.version if gold else 0,
+        widget=_adjudication_widget(project, item, comparison["annotations"], initial),
         initial_json=json.dumps(initial, ensure_ascii=False, indent=1),
         posted_reason=request.POST.get("reason", ""), posted_payload=request.POST.get("payload", "")),
         status=status_code)
@@ -194,11 +229,17 @@ def adjudicate(request: HttpRequest, project_id: int, item_id: int) -> HttpRespo
 @login_required
 def gold(request: HttpRequest, project_id: int) -> HttpResponse:
     project, role = project_for(request, project_id, CURATE)
-    status = request.GET.get("status") or GoldStatus.NEEDS_ADJUDICATION
-    rows = gold_selectors.gold_list(project, status=status).order_by("item_id")[:200]
     counts = gold_selectors.gold_counts(project)
     statuses = [(value, label, counts.get(value, 0)) for value, label in GoldStatus.choices]
-    return render(request, "review/gold.html", _context(project, role, rows=rows, status=status, statuses=statuses))
+    status = request.GET.get("status")
+    if status not in GoldStatus.values:
+        # Items waiting for adjudication first; otherwise the first status that has any.
+        waiting = [GoldStatus.NEEDS_ADJUDICATION] if counts.get(GoldStatus.NEEDS_ADJUDICATION) else []
+        status = next(iter(waiting + [v for v, _label, n in statuses if n]), GoldStatus.NEEDS_ADJUDICATION)
+    rows = gold_selectors.gold_list(project, status=status).order_by("item_id")[:200]
+    return render(request, "review/gold.html", _context(
+        project, role, tab="gold", rows=rows, status=status, status_label=GoldStatus(status).label,
+        status_count=counts.get(status, 0), statuses=statuses))
 
 
 @login_required

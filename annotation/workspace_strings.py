@@ -19,8 +19,25 @@ STAGE_TITLES = {
 }
 
 
+#: Task titles as the task types spell them (plain strings there too).
+TASK_TITLES = {
+    "Topic classification": gettext_lazy("Topic classification"),
+    "Semantic textual similarity": gettext_lazy("Semantic textual similarity"),
+    "Natural language inference": gettext_lazy("Natural language inference"),
+    "Named entity recognition": gettext_lazy("Named entity recognition"),
+    "Relation extraction": gettext_lazy("Relation extraction"),
+    "Dependency parsing": gettext_lazy("Dependency parsing"),
+    "Machine reading comprehension": gettext_lazy("Machine reading comprehension"),
+    "Dialogue state tracking": gettext_lazy("Dialogue state tracking"),
+}
+
+
 def stage_title(title: str) -> str:
     return str(STAGE_TITLES.get(title, title))
+
+
+def task_title(title: str) -> str:
+    return str(TASK_TITLES.get(title, title))
 
 
 def workspace_strings() -> dict[str, str]:
@@ -60,6 +77,12 @@ def workspace_strings() -> dict[str, str]:
         "remove": _("Remove"),
         "selection": _("Selection"),
         # tc
+        "tc_group": _("Topic"),
+        "sts_group": _("Similarity score"),
+        "nli_group": _("Relation"),
+        "ner_group": _("Entity type"),
+        "span_caret": _("Cursor before character %(n)s of %(total)s"),
+        "span_selection": _("Selected: %(text)s (characters %(start)s to %(end)s)"),
         "tc_instruction": _("Choose the topic of the headline. Press a second or third number for optional "
                             "2nd and 3rd topics."),
         "tc_key_digits": _("choose a topic (again to remove it)"),

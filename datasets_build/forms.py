@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.utils.translation import gettext_lazy as _
+
+from annotation.models import FlagKind
 
 from .models import ImportFormat
 
@@ -30,3 +34,30 @@ class ImportForm(forms.Form):
 class ReviewForm(forms.Form):
     decision = forms.ChoiceField(choices=[("keep", _("Keep")), ("drop", _("Drop"))])
     reason = forms.CharField(max_length=2000)
+
+
+class ItemIdsField(forms.Field):
+    """Item ids ticked on a page (any id may be sent: the service keeps those still in the project's queue)."""
+
+    widget = forms.MultipleHiddenInput
+
+    def to_python(self, value: Any) -> list[int]:
+        values = [str(v) for v in value or []]
+        if not all(v.isdigit() for v in values):
+            raise forms.ValidationError(_("Item ids are whole numbers."))
+        return [int(v) for v in values]
+
+
+class BulkReviewForm(ReviewForm):
+    """One decision for the items ticked on the page (``scope=chosen``) or for every item matching the
+    page's filter (``scope=filter``)."""
+
+    scope = forms.ChoiceField(choices=[("chosen", _("Chosen items")), ("filter", _("All items matching the filter"))])
+    items = ItemIdsField(required=False)
+    kind = forms.ChoiceField(required=False, choices=[("", _("Any reason")), *FlagKind.choices])
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("scope") == "chosen" and not data.get("items"):
+            raise forms.ValidationError(_("Tick the items to decide, or choose all items matching the filter."))
+        return data

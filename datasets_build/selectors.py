@@ -76,17 +76,24 @@ def pii_report(project: Project) -> dict[str, Any]:
             "policy": project.options.get("pii") or {}}
 
 
-def review_queue(project: Project) -> QuerySet[Item]:
-    """Items waiting for a manager: screened as needing review, or carrying an open flag."""
+def review_queue_items(project: Project, *, kind: str | None = None) -> QuerySet[Item]:
+    """Items waiting for a manager: screened as needing review, or carrying an open flag (of ``kind`` when
+    given), in id order, without their flags (what a bulk decision selects)."""
     open_flags = Flag.objects.filter(item=OuterRef("pk"), resolution=FlagResolution.OPEN)
-    return (Item.objects.filter(project=project)
-            .annotate(has_open_flag=Exists(open_flags))
-            .filter(Q(screening_status=ScreeningStatus.NEEDS_REVIEW) | Q(has_open_flag=True))
-            .exclude(screening_status=ScreeningStatus.DROPPED)
+    items = Item.objects.filter(project=project).annotate(has_open_flag=Exists(open_flags))
+    if kind:
+        items = items.filter(Exists(open_flags.filter(kind=kind)))
+    else:
+        items = items.filter(Q(screening_status=ScreeningStatus.NEEDS_REVIEW) | Q(has_open_flag=True))
+    return items.exclude(screening_status=ScreeningStatus.DROPPED).order_by("id")
+
+
+def review_queue(project: Project, *, kind: str | None = None) -> QuerySet[Item]:
+    """The review queue as the page and the API show it: each item with its open flags and source."""
+    return (review_queue_items(project, kind=kind)
             .prefetch_related(Prefetch("flags", queryset=Flag.objects.filter(resolution=FlagResolution.OPEN)
                                        .select_related("user"), to_attr="open_flags"))
-            .select_related("source")
-            .order_by("id"))
+            .select_related("source"))
 
 
 def screening_summary(project: Project) -> dict[str, Any]:

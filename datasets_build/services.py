@@ -14,10 +14,21 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.audit import audit_record
-from annotation.models import AuditObject, Flag, FlagResolution, Item, Project, ScreeningStatus, Source, User
+from annotation.models import (
+    AuditObject,
+    Flag,
+    FlagKind,
+    FlagResolution,
+    Item,
+    Project,
+    ScreeningStatus,
+    Source,
+    User,
+)
 from annotation.services import ServiceError, flag_resolve
 from config.jobs import DATABASE_LOST, drop_connection, error_summary
 
+from . import selectors
 from .models import ImportJob, ImportStatus
 from .pii import resolve_policy
 from .pipeline import DUPLICATE_POLICIES, FORMATS, ImportPipeline, Progress, source_for
@@ -284,6 +295,45 @@ def screening_review(*, item: Item, decision: str, reason: str, by: User) -> Ite
     resolution = FlagResolution.KEPT if decision == "keep" else FlagResolution.DROPPED
     for flag in Flag.objects.filter(item=item, resolution=FlagResolution.OPEN):
         flag_resolve(flag=flag, resolution=resolution, by=by, note=reason.strip())
+    before = item.screening_status
     item.screening_status = ScreeningStatus.KEPT if decision == "keep" else ScreeningStatus.DROPPED
     item.save(update_fields=["screening_status"])
+    audit_record(project=item.project_id, actor=by, object_type=AuditObject.SCREENING, object_id=item.pk,
+                 action=decision, before={"screening_status": before},
+                 after={"screening_status": item.screening_status, "reason": reason.strip()})
     return item
+
+
+@transaction.atomic
+def screening_review_bulk(*, project: Project, decision: str, reason: str, by: User,
+                          item_ids: list[int] | None = None, kind: str | None = None) -> int:
+    """One decision for many items of the review queue: the ``item_ids`` chosen on the page, or (``None``)
+    every item in the queue with an open flag of ``kind`` (every queued item when no kind is given).
+
+    As many statements as for one item, whatever the number of items: the ids are read once, then their open
+    flags and the items are updated by one UPDATE each, and one audit event records the decision with its
+    filter and the ids. Returns how many items were decided. Items that left the queue meanwhile are skipped.
+    """
+    if decision not in REVIEW_DECISIONS:
+        raise ServiceError(f"unknown decision {decision!r}; expected keep or drop", field="decision")
+    if not reason.strip():
+        raise ServiceError("give a reason for the decision", field="reason")
+    if kind and kind not in FlagKind.values:
+        raise ServiceError(f"unknown flag kind {kind!r}", field="kind")
+    queue = selectors.review_queue_items(project, kind=kind or None)
+    if item_ids is not None:
+        queue = queue.filter(pk__in=item_ids)
+    ids = list(queue.select_for_update(of=("self",)).values_list("pk", flat=True))
+    if not ids:
+        return 0
+    resolution = FlagResolution.KEPT if decision == "keep" else FlagResolution.DROPPED
+    status = ScreeningStatus.KEPT if decision == "keep" else ScreeningStatus.DROPPED
+    Flag.objects.filter(item_id__in=ids, resolution=FlagResolution.OPEN).update(
+        resolution=resolution, resolution_note=reason.strip(), resolved_by=by, resolved_at=timezone.now())
+    Item.objects.filter(pk__in=ids).update(screening_status=status)
+    audit_record(project=project, actor=by, object_type=AuditObject.SCREENING, object_id=None,
+                 action=f"bulk {decision}",
+                 after={"screening_status": status, "reason": reason.strip(), "items": len(ids),
+                        "selection": "chosen items" if item_ids is not None else f"all matching kind={kind or 'any'}",
+                        "item_ids": ids})
+    return len(ids)

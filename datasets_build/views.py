@@ -11,16 +11,18 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods
 
-from annotation.models import Item
+from annotation.models import FlagKind, Item, Project
 from annotation.permissions import CURATE, MANAGE
 from annotation.services import ServiceError
 from annotation.views import _project_context, project_for
 
 from . import selectors, services
-from .forms import ImportForm, ReviewForm
+from .forms import BulkReviewForm, ImportForm, ReviewForm
 from .models import ImportJob
+from .screening.highlight import item_spans, snippets
 
 REVIEW_PER_PAGE = 25
 
@@ -56,6 +58,11 @@ def project_import(request: HttpRequest, project_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def project_review(request: HttpRequest, project_id: int) -> HttpResponse:
     project, role = project_for(request, project_id, MANAGE)
+    kind = request.GET.get("kind", "")
+    kind = kind if kind in FlagKind.values else ""
+    here = f"{reverse('project-review', args=[project.pk])}?kind={kind}&page={request.GET.get('page', '1')}"
+    if request.method == "POST" and "scope" in request.POST:
+        return _review_bulk(request, project, here)
     if request.method == "POST":
         form = ReviewForm(request.POST)
         item_id = request.POST.get("item", "")
@@ -72,11 +79,36 @@ def project_review(request: HttpRequest, project_id: int) -> HttpResponse:
                                  else _("Item %(id)s dropped.") % {"id": item.external_id or item.pk})
         else:
             messages.error(request, _("Choose keep or drop and give a reason."))
-        return redirect(f"{reverse('project-review', args=[project.pk])}?page={request.GET.get('page', '1')}")
-    page = Paginator(selectors.review_queue(project), REVIEW_PER_PAGE).get_page(request.GET.get("page"))
+        return redirect(here)
+    page = Paginator(selectors.review_queue(project, kind=kind or None), REVIEW_PER_PAGE).get_page(
+        request.GET.get("page"))
+    task = project.task
+    rows = []
+    for item in page:
+        text, spans = item_spans(task, item.payload, item.pii_findings or [])
+        rows.append({"item": item, "text": text, "snippets": snippets(text, spans)})
     context = _project_context(project, role, "review")
-    context.update(page=page, rows=[{"item": item, "text": project.task.item_text(item.payload)} for item in page])
+    context.update(page=page, rows=rows, kind=kind, kinds=FlagKind.choices, here=here,
+                   total=page.paginator.count)
     return render(request, "datasets_build/review.html", context)
+
+
+def _review_bulk(request: HttpRequest, project: Project, here: str) -> HttpResponse:
+    form = BulkReviewForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, " ".join(str(e) for errors in form.errors.values() for e in errors))
+        return redirect(here)
+    data = form.cleaned_data
+    try:
+        n = services.screening_review_bulk(
+            project=project, decision=data["decision"], reason=data["reason"], by=request.user,
+            item_ids=data["items"] if data["scope"] == "chosen" else None, kind=data["kind"] or None)
+    except ServiceError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, (ngettext("%(n)s item kept.", "%(n)s items kept.", n) if data["decision"] == "keep"
+                                   else ngettext("%(n)s item dropped.", "%(n)s items dropped.", n)) % {"n": n})
+    return redirect(here)
 
 
 @login_required

@@ -33,6 +33,7 @@ import orjson
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotation import assist
 from annotation.assist import SuggestionRow
@@ -495,7 +496,7 @@ def expected_effect(project: Project) -> dict[str, Any]:
                            "more_needed": None}
     distinct = {p["n"] for p in points}
     if len(distinct) < 2:
-        out["reason"] = "needs a learning curve with two or more sizes (train with at least 20 gold items)"
+        out["reason"] = _("needs a learning curve with two or more sizes (train with at least 20 gold items)")
         return out
     import numpy as np
 
@@ -504,17 +505,17 @@ def expected_effect(project: Project) -> dict[str, Any]:
     b, a = np.polyfit(x, y, 1)
     out["fit"] = {"a": float(a), "b": float(b), "form": "score = a + b·ln(gold items)"}
     if target is None:
-        out["reason"] = "set a target score to see how many gold items it needs"
+        out["reason"] = _("set a target score to see how many gold items it needs")
         return out
     if float(y.max()) >= target:
         out.update(gold_needed=int(min(p["n"] for p in points if p["score"] >= target)), more_needed=0)
         return out
     if b <= 1e-9:
-        out["reason"] = "the score is not rising with more gold; more of the same will not reach the target"
+        out["reason"] = _("the score is not rising with more gold; more of the same will not reach the target")
         return out
     needed = math.exp((target - a) / b)
     if needed > 1e9:
-        out["reason"] = "the target is far beyond the fitted curve"
+        out["reason"] = _("the target is far beyond the fitted curve")
         return out
     out.update(gold_needed=math.ceil(needed), more_needed=max(0, math.ceil(needed) - out["gold_now"]),
                extrapolated=needed > max(distinct))

@@ -47,10 +47,12 @@ class LiveHtml(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.problems: list[str] = []
-        self._in_script = False
+        self._in_script = self._in_json = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self._in_script = tag == "script"
+        # A JSON data block (json_script) never runs; its text must still not be able to close the element.
+        self._in_json = tag == "script" and dict(attrs).get("type") == "application/json"
+        self._in_script = tag == "script" and not self._in_json
         for name, value in attrs:
             if name.startswith("on"):
                 self.problems.append(f"<{tag} {name}={value!r}>")
@@ -62,9 +64,11 @@ class LiveHtml(HTMLParser):
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "script":
-            self._in_script = False
+            self._in_script = self._in_json = False
 
     def handle_data(self, data: str) -> None:
+        if self._in_json and "<" in data:
+            self.problems.append(f"<script type=application/json>{data[:80]}")
         if self._in_script and "alert(" in data:
             self.problems.append(f"<script>{data[:80]}")
 

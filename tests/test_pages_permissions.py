@@ -55,6 +55,9 @@ PAGES = [
     Page("healthz", lambda sc: "/healthz", get=(200,) * 6, post=(405,) * 6),
     Page("accounts/logout/", lambda sc: "/accounts/logout/", get=(405,) * 6, post=(302,) * 6),
     Page("i18n/setlang/", lambda sc: "/i18n/setlang/", get=(302,) * 6, post=(302,) * 6),
+    Page("favicon.ico", lambda sc: "/favicon.ico", get=(301,) * 6, post=(405,) * 6),
+    Page("preferences/shortcuts/", lambda sc: "/preferences/shortcuts/", get=(302, 405, 405, 405, 405, 405),
+         post=(302, 400, 400, 400, 400, 400)),
     Page("projects/new/", lambda sc: "/projects/new/", get=(302, 403, 403, 200, 403, 200),
          post=(302, 403, 403, 200, 403, 200)),
     # Project pages.

@@ -75,3 +75,36 @@ def test_precision_and_recall_on_the_labelled_sample():
     assert result["any"]["precision"] >= 0.95 and result["any"]["recall"] >= 0.9
     assert result["toxic"]["precision"] >= 0.95 and result["toxic"]["recall"] >= 0.9
     assert result["bias"]["precision"] >= 0.9 and result["bias"]["recall"] >= 0.8
+
+
+THREATS = Path(__file__).parent / "data" / "threat_sample.jsonl"
+
+
+@pytest.mark.parametrize("text", [
+    "이런 멍청한 놈들은 다 죽어야 한다", "너 같은 건 그냥 죽어라", "그 정치인은 당장 죽었으면 좋겠다",
+    "내가 너를 죽일 거야", "집 앞에서 기다렸다가 칼로 찔러 버릴 거야", "이런 놈은 죽어 마땅하다",
+])
+def test_threats_and_calls_for_violence_are_toxic(text):
+    hits = [h for h in screen_text(text) if h.category == "threat"]
+    assert hits and all(h.kind == "toxic" and h.rule.startswith("ko-threats@") for h in hits)
+
+
+@pytest.mark.parametrize("text", [
+    "죽을 만큼 힘들다", "배가 고파 죽겠다", "웃겨 죽겠네 진짜", "죽어라 공부해서 합격했다", "잡초를 죽여야 한다",
+    "이 집 국물 맛이 죽인다", "범인이 피해자를 죽였다고 경찰이 밝혔다", "전복죽을 끓여 드렸다",
+])
+def test_figures_of_speech_and_reports_are_not_threats(text):
+    assert screen_text(text) == []
+
+
+def test_a_threat_hit_covers_the_verb_and_its_ending():
+    text = "이런 멍청한 놈들은 다 죽어야 한다."
+    [hit] = screen_text(text)
+    assert text[hit.start:hit.end] == "죽어야 한다" and hit.rule.endswith(":must")
+
+
+def test_precision_and_recall_on_the_threat_sample():
+    result = evaluate(THREATS)
+    assert result["records"] == 65
+    # The figures docs/screening.md reports (0.96 / 0.90); the floor keeps a rule change from degrading them.
+    assert result["toxic"]["precision"] >= 0.95 and result["toxic"]["recall"] >= 0.9

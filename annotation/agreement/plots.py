@@ -8,6 +8,7 @@ All text is escaped.
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -28,6 +29,17 @@ def _svg(width: int, height: int, title: str, body: list[str]) -> SafeString:
         f'<text x="{width / 2}" y="16" text-anchor="middle" font-size="14" font-weight="600">{escape(title)}</text>'
         + "".join(body) + "</svg>"
     )
+
+
+def _text_width(text: str, size: float = 12) -> float:
+    """A generous estimate of the rendered width of ``text`` (no font metrics on the server): Hangul and
+    other wide characters take a full em, the rest about 0.62 em. Margins are sized from it so that no
+    label is clipped."""
+    return sum(size if unicodedata.east_asian_width(ch) in "WF" else size * 0.62 for ch in text)
+
+
+def _label_margin(labels: Sequence[str], minimum: int) -> int:
+    return max(minimum, math.ceil(max((_text_width(label) for label in labels), default=0) + 12))
 
 
 def _nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
@@ -54,7 +66,9 @@ def bar_chart(labels: Sequence[str], values: Sequence[float | None], *, title: s
               highlight: Sequence[bool] | None = None) -> SafeString:
     """Horizontal bars (one row per label, so long names stay readable); ``value_label`` names the axis
     and its unit. ``None`` values are drawn as an empty row marked 'n/a'."""
-    row, left, top, right = 22, 150, 30, 60
+    row, top, right = 22, 30, 60
+    left = _label_margin(labels, 150)
+    width += left - 150  # the plot keeps its width; long labels widen the chart
     height = top + row * max(len(labels), 1) + 45
     finite = [v for v in values if v is not None]
     lo, hi = value_range or (min([0.0, *finite]), max([1e-9, *finite]))
@@ -161,11 +175,14 @@ def heatmap(row_labels: Sequence[str], col_labels: Sequence[str], matrix: Sequen
             title: str, x_label: str, y_label: str, value_range: tuple[float, float] | None = None,
             fmt: str = ".2f", cell: int = 34) -> SafeString:
     """A matrix of coloured cells with the value written in each (grey = not available)."""
-    left, top = 130, 40
+    top = 40
+    left = _label_margin(row_labels, 130)
     finite = [v for row in matrix for v in row if v is not None]
     lo, hi = value_range or (min(finite, default=0.0), max(finite, default=1.0))
-    width = left + cell * len(col_labels) + 20
-    height = top + cell * len(row_labels) + 110
+    # Column labels are turned by 45°: the longest one reaches down and to the right by 0.71 of its width.
+    reach = math.ceil(0.71 * max((_text_width(label) for label in col_labels), default=0))
+    width = left + cell * len(col_labels) + max(20, reach + 10)
+    height = top + cell * len(row_labels) + max(110, reach + 50)
     body = []
     for i, row in enumerate(matrix):
         for j, value in enumerate(row):

@@ -1,5 +1,5 @@
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import SimpleRouter
 
 from . import views, views_workspace
@@ -30,7 +30,9 @@ urlpatterns = [
     path("auth/token/", ObtainTokenView.as_view(), name="api-token"),
     path("task-types/", views.TaskTypeList.as_view(), name="task-types"),
     path("schema/", SpectacularAPIView.as_view(permission_classes=[SchemaAccess]), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="schema", permission_classes=[SchemaAccess]),
+    # The split view serves the init script as its own request (?script): the CSP allows no inline script.
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="schema", template_name="api/swagger_ui.html",
+                                                      permission_classes=[SchemaAccess]),
          name="api-docs"),
     path("projects/<int:project_pk>/", include(project_urlpatterns)),
     path("", include(router.urls)),

@@ -1,4 +1,4 @@
-"""Template helpers: ``{% load goldset %}{{ text|markdown }}``."""
+"""Template helpers: ``{% load goldset %}{{ text|markdown }}``, ``{{ project.task.title|task_title }}``."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from django import template
 from django.utils.safestring import SafeString
 
 from ..rendering import render_markdown
+from ..workspace_strings import stage_title, task_title
 
 register = template.Library()
 
@@ -21,3 +22,15 @@ def percent(part: int | float, whole: int | float) -> int:
     if not whole:
         return 0
     return max(0, min(100, round(100 * part / whole)))
+
+
+@register.filter(name="task_title")
+def task_title_filter(title: str) -> str:
+    """A task type's title in the request's language."""
+    return task_title(title)
+
+
+@register.filter(name="stage_title")
+def stage_title_filter(title: str) -> str:
+    """A stage's title in the request's language."""
+    return stage_title(title)

@@ -15,8 +15,8 @@ from typing import NamedTuple
 
 #: Every PII type, in priority order (earlier types win an overlap).
 PII_TYPES: tuple[str, ...] = (
-    "rrn", "frn", "card", "email", "url", "phone", "account", "passport", "driver_license", "ip", "address",
-    "person",
+    "rrn", "frn", "card", "email", "url", "phone", "account", "passport", "driver_license", "vehicle_plate", "ip",
+    "address", "person",
 )
 #: Identifiers are pseudonymized by default; person names are only detected and flagged.
 DEFAULT_POLICY: dict[str, str] = {t: "pseudonymize" for t in PII_TYPES} | {"person": "detect"}
@@ -24,7 +24,7 @@ DEFAULT_POLICY: dict[str, str] = {t: "pseudonymize" for t in PII_TYPES} | {"pers
 LABELS_KO: dict[str, str] = {
     "rrn": "주민등록번호", "frn": "외국인등록번호", "phone": "전화번호", "email": "이메일", "url": "URL",
     "card": "카드번호", "account": "계좌번호", "passport": "여권번호", "driver_license": "운전면허번호",
-    "ip": "IP주소", "address": "주소", "person": "이름",
+    "vehicle_plate": "차량번호", "ip": "IP주소", "address": "주소", "person": "이름",
 }
 
 
@@ -93,7 +93,10 @@ _PHONE = re.compile(
     # +82 forms: the trunk 0 is dropped (+82 10-1234-5678, +82-2-123-4567, +82 (0)10 ...)
     + r"\+82[-.\s]?(?:\(0\))?[-.\s]?(?:1[016789]|2|[3-6][1-5]|50\d|70)" + _SEP + r"\d{3,4}" + _SEP + r"\d{4}"
     # mobile, Seoul, other area codes, 050x personal numbers, 070 internet phones
-    + r"|\(?(?:01[016789]|02|0[3-6][1-5]|050\d|070)\)?" + _SEP + r"\d{3,4}" + _SEP + r"\d{4}"
+    # a "(" belongs to the number only with its ")" after the area code (02-555-1234 in "박지영(02-555-1234)에게":
+    # the parentheses are the sentence's, and the replacement leaves both); "02)555-1234" keeps its ")"
+    + r"|(?:\((?:01[016789]|02|0[3-6][1-5]|050\d|070)\)|(?:01[016789]|02|0[3-6][1-5]|050\d|070)\)?)" + _SEP
+    + r"\d{3,4}" + _SEP + r"\d{4}"
     + r")" + _NO_DIGIT_AFTER
 )
 #: A phone starts at +82, or at a 0 that starts a number (or the ``(`` before it).
@@ -246,6 +249,22 @@ def _driver_licenses(text: str) -> Iterator[Finding]:
         if number is not None:
             start = m.start() + number.start()
             yield Finding("driver_license", start, m.end(), text[start:m.end()])
+
+
+# -- vehicle plates -------------------------------------------------------------------------------
+
+#: The use letters of Korean registration plates (private cars, taxis and buses, rentals, deliveries).
+_PLATE_LETTERS = "가나다라마거너더러머버서어저고노도로모보소오조구누두루무부수우주아바사자배하허호"
+#: ``12가3456``, ``123가4567`` (since 2019), with an optional region before it (``서울12가3456``, the plates
+#: before 2006); a space may separate the parts. Never glued to other digits.
+_PLATE = re.compile(
+    r"(?:(?:" + _REGIONS + r")\s?)?(?<!\d)\d{2,3}\s?[" + _PLATE_LETTERS + r"]\s?\d{4}(?!\d)"
+)
+
+
+def _vehicle_plates(text: str) -> Iterator[Finding]:
+    for m in _PLATE.finditer(text):
+        yield Finding("vehicle_plate", m.start(), m.end(), m.group(0))
 
 
 # -- IP addresses ---------------------------------------------------------------------------------
@@ -426,6 +445,7 @@ DETECTORS: dict[str, Callable[[str], Iterator[Finding]]] = {
     "account": _accounts,
     "passport": _passports,
     "driver_license": _driver_licenses,
+    "vehicle_plate": _vehicle_plates,
     "ip": _ips,
     "address": _addresses,
     "person": _persons,
@@ -453,6 +473,8 @@ _GUARDS: dict[str, re.Pattern[str]] = {
     "email": re.compile("@"),
     # ``https?://`` or ``www.`` (under IGNORECASE only w and W match w, and ``:/.`` match themselves).
     "url": re.compile(r"://|\.(?<=[wW]{3}\.)"),
+    # The use letter between the number's digits.
+    "vehicle_plate": re.compile(r"\d\s?[" + _PLATE_LETTERS + r"]\s?\d{4}"),
     # IPv4: an octet's last digit, a dot, the next octet's first digit; IPv6: a hex digit before a colon.
     "ip": re.compile(r"\.(?<=\d\.)\d|:(?<=[0-9A-Fa-f]:)"),
     # Road (also after a cue): 로/길, an optional space, the number; lot: 동/리/가, optional 산, the number.

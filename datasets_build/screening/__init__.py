@@ -1,8 +1,9 @@
 """Toxicity and social-bias screening behind one pluggable interface.
 
 A screener takes a text and returns :class:`ScreenHit` objects. The import pipeline runs every screener
-named in ``settings.GOLDSET_SCREENERS`` (dotted paths; default: the rule-based Korean lexicon screener),
-so a model-based classifier can be added by writing a class with the same two members and listing it.
+named in ``settings.GOLDSET_SCREENERS`` (dotted paths; default: the rule-based Korean lexicon screener and
+the threat screener over Kiwi's morphological analysis), so a model-based classifier can be added by writing
+a class with the same two members and listing it.
 Hits never drop an item: they mark it ``needs_review`` and raise a flag for the review queue.
 """
 
@@ -15,7 +16,8 @@ from typing import Protocol
 from django.conf import settings
 from django.utils.module_loading import import_string
 
-DEFAULT_SCREENERS = ("datasets_build.screening.lexicon.LexiconScreener",)
+DEFAULT_SCREENERS = ("datasets_build.screening.lexicon.LexiconScreener",
+                     "datasets_build.screening.threats.ThreatScreener")
 
 
 @dataclass(frozen=True)

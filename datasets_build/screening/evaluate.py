@@ -51,7 +51,10 @@ def evaluate(path: Path) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
+    import os
+
     import django
 
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     django.setup()
     print(json.dumps(evaluate(Path(sys.argv[1])), ensure_ascii=False, indent=1))

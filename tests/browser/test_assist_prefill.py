@@ -50,6 +50,7 @@ def test_ner_prefills_from_the_suggestion_and_records_accepted_spans(page, seed)
     for _ in range(5):
         page.keyboard.press("ArrowRight")
     page.keyboard.press("Shift+ArrowRight")
+    page.keyboard.press("Shift+ArrowRight")
     page.keyboard.press("3")  # OG
     assert [chips.nth(i).get_attribute("data-suggested") for i in range(3)] == ["true", "false", "true"]
     screenshot(page, "assist-ner")

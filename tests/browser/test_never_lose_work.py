@@ -174,7 +174,7 @@ def test_workspace_in_korean(page, seed) -> None:
     settle(page)
     assert page.locator("#ws-submit").inner_text().startswith("제출")
     assert "단축키" in page.content()
-    for key in ("ArrowRight", "ArrowRight", "Shift+ArrowRight", "Shift+ArrowRight", "Shift+ArrowRight", "3"):
+    for key in ("ArrowRight", "ArrowRight", *["Shift+ArrowRight"] * 4, "3"):
         page.keyboard.press(key)
     screenshot(page, "ner-ko")
     page.locator(".lang-switch button[value=en]").click()

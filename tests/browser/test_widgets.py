@@ -92,21 +92,24 @@ def test_ner_widget_offsets_with_hangul_space_and_emoji(page, seed) -> None:
     sign_in_and_acknowledge(page, seeded)
     assert page.locator(".span-text").inner_text() == NER_SENTENCE
     # The emoji is one code point (two UTF-16 units): 가상전자 starts at code point 2.
+    # The caret stands between characters, as in a text field: each Shift+→ selects one more character.
     for _ in range(2):
         page.keyboard.press("ArrowRight")
+    page.keyboard.press("Shift+ArrowRight")
+    assert page.locator(".span-text .ch.selected").all_inner_texts() == ["가"]
     for _ in range(3):
         page.keyboard.press("Shift+ArrowRight")
     page.keyboard.press("3")  # OG
-    for _ in range(2):
-        page.keyboard.press("ArrowRight")
-    for _ in range(3):
+    page.keyboard.press("ArrowRight")
+    for _ in range(4):
         page.keyboard.press("Shift+ArrowRight")  # 판교 공 (with the space)
     page.keyboard.press("2")  # LC
     page.keyboard.press("Alt+ArrowRight")  # widen the LC span by one: 판교 공장
-    # A mistake, labelled and deleted again: 문을 as PS.
+    # A mistake, labelled and deleted again: 문을 as PS (End is after the last character).
     page.keyboard.press("End")
-    for _ in range(6):
+    for _ in range(7):
         page.keyboard.press("ArrowLeft")
+    page.keyboard.press("Shift+ArrowRight")
     page.keyboard.press("Shift+ArrowRight")
     page.keyboard.press("1")
     assert page.locator(".entity-list li").count() == 3
@@ -199,7 +202,7 @@ def test_mrc_writing_widget(page, seed) -> None:
     page.keyboard.press("Shift+Tab")  # back to the passage
     for _ in range(start):
         page.keyboard.press("ArrowRight")
-    for _ in range(len(answer) - 1):
+    for _ in range(len(answer)):
         page.keyboard.press("Shift+ArrowRight")
     page.keyboard.press("a")
     assert answer in page.locator(".mrc-answer-text").inner_text()
@@ -218,7 +221,7 @@ def test_mrc_validation_widget(page, seed) -> None:
     text, start = answer["text"], answer["answer_start"]
     for _ in range(start):
         page.keyboard.press("ArrowRight")
-    for _ in range(len(text) - 1):
+    for _ in range(len(text)):
         page.keyboard.press("Shift+ArrowRight")
     page.keyboard.press("a")
     screenshot(page, "mrc")

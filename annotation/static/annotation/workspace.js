@@ -476,6 +476,10 @@ document.addEventListener("keydown", (event) => {
     return;
   }
   if (!current) return;
+  // WCAG 2.1.4: with single-key shortcuts turned off, a printable key without Alt, Ctrl or Meta does nothing
+  // outside a text field (Enter, Space on a focused button, arrows and Tab keep their usual meaning).
+  const singleKey = event.key.length === 1 && event.key !== " " && !event.altKey && !event.ctrlKey && !event.metaKey;
+  if (!config.single_keys && singleKey && !isTyping(event.target)) return;
   if (current.widget.handleKey?.(event)) {
     event.preventDefault();
     return;

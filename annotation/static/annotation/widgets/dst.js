@@ -122,7 +122,8 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
     }));
     const carried = states[current] === null && current > 0;
     const entries = effective(current);
-    stateView.replaceChildren(
+    // replaceChildren prints a null child as "null": the optional note is filtered out when absent.
+    stateView.replaceChildren(...[
       h("h3", { class: "ws-small-head" }, `${T.dst_state} (${fmt(T.dst_turn, { n: current + 1 })})`),
       entries.length
         ? h("ul", {}, entries.map((entry) => h("li", {
@@ -133,7 +134,7 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
                                   onclick: () => remove(entry) }, "×"))))
         : h("p", { class: "muted" }, T.dst_empty_state),
       carried ? h("p", { class: "muted" }, T.dst_carried) : null,
-    );
+    ].filter(Boolean));
   }
   render();
 

@@ -21,7 +21,7 @@ export function mount(root, { item, stage, schema, strings: T, draft, suggestion
   const types = Object.entries(schema.question_types || { 1: "paraphrase", 2: "multi-sentence reasoning",
                                                            3: "unanswerable" })
     .map(([key, name]) => [Number(key), name]).sort((a, b) => a[0] - b[0]);
-  const passage = new SpanText(item.context, { label: T.mrc_passage, onChange: () => {} });
+  const passage = new SpanText(item.context, { label: T.mrc_passage, strings: T, onChange: () => {} });
   let qtype = types.some(([key]) => key === draft?.question_type) ? draft.question_type : null;
   let answer = validSpan(draft?.answer, passage.chars);
   let plausible = validSpan(draft?.plausible, passage.chars);
@@ -43,7 +43,7 @@ export function mount(root, { item, stage, schema, strings: T, draft, suggestion
       h("div", { class: "mrc-passage" }, passage.el),
       h("div", { class: "mrc-fields" },
         h("label", {}, h("strong", {}, T.mrc_question), question),
-        h("div", {}, h("strong", {}, T.mrc_question_type), h("div", { class: "choices", role: "group" }, typeButtons))),
+        h("div", {}, h("strong", {}, T.mrc_question_type), h("div", { class: "choices", role: "group", "aria-label": T.mrc_question_type }, typeButtons))),
     );
   } else {
     root.append(

@@ -16,7 +16,7 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
   const types = schema.labels || [];
   const descriptions = schema.descriptions || {};
   const allowOverlap = Boolean(schema.allow_overlap);
-  const text = new SpanText(item.sentence, { label: T.selection, onChange: () => render() });
+  const text = new SpanText(item.sentence, { label: T.selection, strings: T, onChange: () => render() });
   const n = text.chars.length;
   let entities = (Array.isArray(draft?.entities) ? draft.entities : []).filter((e) =>
     Number.isInteger(e.start) && Number.isInteger(e.end) && e.start >= 0 && e.end <= n && e.start < e.end
@@ -31,7 +31,7 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
   root.append(
     h("p", { class: "ws-instruction" }, T.ner_instruction),
     text.el,
-    h("div", { class: "choices", role: "group" }, typeButtons),
+    h("div", { class: "choices", role: "group", "aria-label": T.ner_group }, typeButtons),
     h("h3", { class: "ws-small-head" }, T.ner_entities),
     list,
   );
@@ -73,8 +73,10 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
     changed();
   }
 
+  // The entity the caret stands in, or else the one it stands right after (where a selection just ended).
   function atCaret() {
-    return entities.find((e) => e.start <= text.caret && text.caret < e.end) || null;
+    return entities.find((e) => e.start <= text.caret && text.caret < e.end)
+      || entities.find((e) => e.end === text.caret) || null;
   }
 
   function remove(entity) {

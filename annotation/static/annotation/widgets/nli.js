@@ -23,14 +23,14 @@ export function mount(root, { item, stage, schema, strings: T, draft, suggestion
     textarea.value = typeof draft?.hypothesis === "string" ? draft.hypothesis : "";
     root.append(
       h("p", { class: "ws-instruction" }, target ? T.nli_write_instruction : T.nli_choose_target),
-      h("div", { class: "choices", role: "group" }, buttons),
+      h("div", { class: "choices", role: "group", "aria-label": T.nli_group }, buttons),
       h("label", { class: "nli-text" }, h("h3", {}, T.nli_hypothesis), textarea),
     );
   } else {
     root.append(
       h("div", { class: "nli-text" }, h("h3", {}, T.nli_hypothesis), h("p", { lang: "ko" }, item.hypothesis)),
       h("p", { class: "ws-instruction" }, T.nli_validate_instruction),
-      h("div", { class: "choices", role: "group" }, buttons),
+      h("div", { class: "choices", role: "group", "aria-label": T.nli_group }, buttons),
     );
   }
 

@@ -7,6 +7,9 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
   let chosen = labels.includes(draft?.label) ? draft.label : null;
   let query = "";
   let active = 0;
+  // True while the highlight has been moved away from the chosen relation with the arrow keys: Enter
+  // then picks the highlighted relation (and submits it), as the shortcut panel says.
+  let browsing = false;
 
   const chars = codePoints(item.sentence);
   // KLUE-RE end_idx is inclusive.
@@ -49,6 +52,7 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
 
   function choose(label) {
     chosen = label;
+    browsing = false;
     renderList();
     onChange();
   }
@@ -62,9 +66,10 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
       if (!groups.has(group)) groups.set(group, []);
       groups.get(group).push(label);
     }
+    // A valid listbox: options in labelled groups; the visible group heading is for sighted users only.
     picker.replaceChildren(...[...groups].map(([group, members]) =>
-      h("section", { class: "re-group" }, h("h4", {}, group || "—"),
-        h("ul", {}, members.map((label) => h("li", {},
+      h("section", { class: "re-group", role: "none" }, h("h4", { "aria-hidden": "true" }, group || "—"),
+        h("ul", { role: "group", "aria-label": group || "—" }, members.map((label) => h("li", { role: "none" },
           h("button", { type: "button", role: "option", class: `re-option${visible[active] === label ? " active" : ""}`,
                         "aria-selected": String(label === chosen), tabindex: "-1",
                         dataset: { label, suggested: String(suggestion?.label === label) },
@@ -80,6 +85,7 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
     const visible = filtered();
     if (!visible.length) return;
     active = (active + delta + visible.length) % visible.length;
+    browsing = true;
     renderList();
   }
 
@@ -119,6 +125,11 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
         const visible = filtered();
         if (visible.length) choose(visible[active]);
         return true;
+      }
+      if (event.key === "Enter" && browsing) {
+        const visible = filtered();
+        if (visible.length) choose(visible[active]);
+        return false; // the workspace goes on to submit the relation just picked
       }
       if (event.key === "0" && labels.includes("no_relation")) {
         choose("no_relation");

@@ -1,6 +1,6 @@
 // Semantic textual similarity: two sentences side by side and a 0–5 score on the project's grid
 // (integers, or half points when the schema's step is 0.5).
-import { Incomplete, digitOf, h, isTyping, kbd, plain } from "./_util.js";
+import { Incomplete, digitOf, h, isTyping, plain } from "./_util.js";
 
 export function mount(root, { item, schema, strings: T, draft, suggestion = null, onChange }) {
   const low = Number(schema.min ?? 0);
@@ -10,17 +10,19 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
   for (let v = low; v <= high + 1e-9; v += step) values.push(Math.round(v * 1000) / 1000);
   let score = values.includes(draft?.score) ? draft.score : null;
 
+  // An integer score is its own key (the shortcut panel says so): the button shows the number once.
   const buttons = values.map((value) =>
     h("button", { type: "button", class: "choice score",
+                  "aria-keyshortcuts": Number.isInteger(value) ? String(value) : null,
                   dataset: { score: String(value), suggested: String(suggestion?.score === value) },
                   onclick: () => set(value) },
-      Number.isInteger(value) ? kbd(String(value)) : null, " ", String(value)));
+      String(value)));
   root.append(
     h("p", { class: "ws-instruction" }, T.sts_instruction),
     h("div", { class: "sts-pair" },
       h("figure", {}, h("figcaption", {}, T.sts_sentence1), h("p", { lang: "ko", class: "sts-sentence" }, item.sentence1)),
       h("figure", {}, h("figcaption", {}, T.sts_sentence2), h("p", { lang: "ko", class: "sts-sentence" }, item.sentence2))),
-    h("div", { class: "choices scores", role: "group" }, buttons),
+    h("div", { class: "choices scores", role: "group", "aria-label": T.sts_group }, buttons),
   );
 
   function set(value) {

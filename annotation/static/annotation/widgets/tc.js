@@ -20,7 +20,7 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
   root.append(
     h("p", { class: "ws-instruction" }, T.tc_instruction),
     h("p", { class: "tc-headline", lang: "ko" }, item.title),
-    h("div", { class: "choices", role: "group" }, buttons),
+    h("div", { class: "choices", role: "group", "aria-label": T.tc_group }, buttons),
     summary,
   );
 

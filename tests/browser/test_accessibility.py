@@ -1,0 +1,84 @@
+"""axe-core (vendored in tests/browser/vendor/axe.min.js) injected by Playwright finds no serious or critical
+WCAG 2.x A/AA violation in the workspace of every task type and on the manager's project pages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import PASSWORD, settle, sign_in_and_acknowledge
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+AXE = Path(__file__).with_name("vendor") / "axe.min.js"
+TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+
+
+def serious_violations(page: Any) -> list[str]:
+    # Evaluated through the DevTools protocol: the page's CSP (rightly) refuses an injected <script>.
+    page.evaluate(AXE.read_text(encoding="utf-8"))
+    result = page.evaluate("tags => axe.run(document, {runOnly: {type: 'tag', values: tags}})", TAGS)
+    return [f"{v['id']} ({v['impact']}): {v['help']} — {[n['target'] for n in v['nodes']][:5]}"
+            for v in result["violations"] if v["impact"] in ("serious", "critical")]
+
+
+@pytest.mark.parametrize("task", ["tc", "sts", "nli", "ner", "re", "dp", "mrc", "dst"])
+def test_the_workspace_of_each_task_type(page, seed, task) -> None:
+    seeded = seed(task)
+    sign_in_and_acknowledge(page, seeded)
+    assert serious_violations(page) == []
+
+
+def test_the_manager_pages(page, seed) -> None:
+    seeded = seed("ner")
+    page.goto(f"/projects/{seeded.project.pk}/")
+    page.locator("[name=username]").fill(seeded.project.created_by.username)
+    page.locator("[name=password]").fill(PASSWORD)
+    page.locator("[name=password]").press("Enter")
+    page.wait_for_url(f"**/projects/{seeded.project.pk}/")
+    tabs = page.locator("nav.tabs a")
+    links = ["/", *[tabs.nth(i).get_attribute("href") for i in range(tabs.count())]]
+    found = {}
+    for href in links:
+        page.goto(href)
+        page.wait_for_load_state()
+        if violations := serious_violations(page):
+            found[href] = violations
+    assert found == {}
+
+
+def test_single_key_shortcuts_can_be_turned_off_and_on(page, seed) -> None:
+    seeded = seed("tc")
+    sign_in_and_acknowledge(page, seeded)
+    page.locator("#ws-single-keys").click()
+    page.wait_for_selector("#ws-single-keys-off")
+    page.wait_for_selector(".widget[data-item]")
+    settle(page)
+    seeded.annotator.refresh_from_db()
+    assert seeded.annotator.single_key_shortcuts is False
+    page.keyboard.press("3")
+    assert page.locator("button.choice[aria-pressed=true]").count() == 0  # the key did nothing
+    page.locator("button.choice").nth(2).click()  # the buttons still work
+    assert page.locator("button.choice[aria-pressed=true]").count() == 1
+    page.locator("#ws-single-keys").click()
+    page.wait_for_selector(".widget[data-item]")
+    settle(page)
+    assert page.locator("#ws-single-keys-off").count() == 0
+    page.keyboard.press("2")
+    assert page.locator("button.choice[aria-pressed=true]").count() >= 1
+
+
+def test_the_character_widget_tells_caret_and_selection(page, seed) -> None:
+    seeded = seed("ner", payloads=[{"sentence": "가상전자 판교 공장"}, {"sentence": "둘째 문장"}])
+    sign_in_and_acknowledge(page, seeded)
+    text = page.locator(".span-text")
+    assert text.get_attribute("aria-description") == "Cursor before character 1 of 10"
+    page.keyboard.press("Shift+ArrowRight")
+    page.keyboard.press("Shift+ArrowRight")
+    assert text.get_attribute("aria-description") == "Selected: 가상 (characters 0 to 2)"
+    active = text.get_attribute("aria-activedescendant")
+    assert page.locator(f"#{active}").inner_text() == "전"
+    groups = page.locator("[role=group]")
+    assert all(groups.nth(i).get_attribute("aria-label") for i in range(groups.count()))

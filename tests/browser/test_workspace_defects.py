@@ -1,0 +1,112 @@
+"""The rough edges found by trying the product as a new user (issue 22), each driven in headless Chromium:
+the RE picker's Enter, DST's stray "null", STS button texts, clipped RE labels, the flag dialog's radios
+and its "ambiguous" kind, the language switch and the manager's tabs at 1366 px."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from annotation.models import Annotation, Flag
+
+from .conftest import PASSWORD, settle, sign_in_and_acknowledge, submit_and_reload
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def sign_in(page: Any, username: str, next_path: str) -> None:
+    page.goto(next_path)
+    page.locator("[name=username]").fill(username)
+    page.locator("[name=password]").fill(PASSWORD)
+    page.locator("[name=password]").press("Enter")
+    page.wait_for_url(f"**{next_path}")
+
+
+def test_re_arrows_then_enter_submits_the_highlighted_relation(page, seed) -> None:
+    seeded = seed("re")
+    sign_in_and_acknowledge(page, seeded)
+    labels = seeded.project.label_schema["labels"]
+    page.keyboard.press("Space")  # picks the first relation
+    assert page.locator(".re-chosen").inner_text() == labels[0]
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    assert page.locator(".re-option.active").get_attribute("data-label") == labels[2]
+    submit_and_reload(page)  # Enter
+    stored = Annotation.objects.get(item=seeded.items[0], annotator=seeded.annotator).payload
+    assert stored == {"label": labels[2]}
+
+
+def test_re_long_labels_are_not_clipped(page, seed) -> None:
+    seeded = seed("re")
+    sign_in_and_acknowledge(page, seeded)
+    clipped = page.eval_on_selector_all(
+        ".re-option", "els => els.filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.dataset.label)")
+    assert clipped == []
+    assert "org:number_of_employees/members" in page.locator(".re-picker").inner_text()
+
+
+def test_dst_shows_no_stray_null(page, seed) -> None:
+    seeded = seed("dst")
+    sign_in_and_acknowledge(page, seeded)
+    state = page.locator(".dst-state").inner_text()
+    assert "null" not in state
+    assert state.strip().endswith("No slots yet.")
+
+
+def test_sts_buttons_show_each_score_once(page, seed) -> None:
+    seeded = seed("sts", schema={"min": 0, "max": 5, "step": 0.5})
+    sign_in_and_acknowledge(page, seeded)
+    texts = [t.strip() for t in page.locator("button.score").all_inner_texts()]
+    assert texts == ["0", "0.5", "1", "1.5", "2", "2.5", "3", "3.5", "4", "4.5", "5"]
+    assert page.locator("button.score[data-score='3']").get_attribute("aria-keyshortcuts") == "3"
+
+
+def test_flag_dialog_offers_ambiguous_with_radios_next_to_their_labels(page, seed) -> None:
+    seeded = seed("tc")
+    sign_in_and_acknowledge(page, seeded)
+    page.keyboard.press("Alt+f")
+    dialog = page.locator("#ws-flag-dialog")
+    dialog.wait_for(state="visible")
+    radios = dialog.locator("input[name=kind]")
+    values = [radios.nth(i).get_attribute("value") for i in range(radios.count())]
+    assert "ambiguous" in values
+    for i in range(radios.count()):
+        radio, label = radios.nth(i).bounding_box(), dialog.locator("label.check").nth(i).bounding_box()
+        assert radio["width"] < 30  # not stretched across the line
+        assert radio["x"] - label["x"] < 10  # at the start of its label, not centred away from it
+    page.keyboard.press(str(values.index("ambiguous") + 1))
+    page.keyboard.press("Tab")
+    page.keyboard.type("제목만으로는 주제를 정할 수 없음")
+    dialog.get_by_role("button", name="Flag").click()
+    # The flagged item leaves the queue once the server has stored the flag: the next item is shown.
+    page.wait_for_function("first => document.querySelector('.widget[data-item]')?.dataset.item !== String(first)",
+                           arg=seeded.items[0].pk)
+    settle(page)
+    assert Flag.objects.get(item=seeded.items[0]).kind == "ambiguous"
+
+
+@pytest.mark.parametrize("locale", ["en-US", "ko-KR"])
+def test_language_switch_and_all_tabs_fit_at_1366(browser, live_server, seed, locale) -> None:
+    seeded = seed("ner")
+    context = browser.new_context(base_url=live_server.url, locale=locale, viewport={"width": 1366, "height": 800})
+    try:
+        page = context.new_page()
+        sign_in(page, seeded.project.created_by.username, f"/projects/{seeded.project.pk}/")
+        switch = page.locator(".lang-switch")
+        assert "English한국어" not in switch.inner_text().replace("\n", "")
+        english, korean = (switch.locator(f"button[value={code}]").bounding_box() for code in ("en", "ko"))
+        assert korean["x"] - (english["x"] + english["width"]) >= 6
+        tabs = page.locator("nav.tabs a")
+        assert tabs.count() == 12
+        nav = page.locator("nav.tabs")
+        assert nav.evaluate("n => n.scrollWidth <= n.clientWidth")
+        right = nav.bounding_box()["x"] + nav.bounding_box()["width"]
+        for i in range(tabs.count()):
+            box = tabs.nth(i).bounding_box()
+            assert box["x"] + box["width"] <= right + 0.5, tabs.nth(i).inner_text()
+            lines = tabs.nth(i).evaluate("a => { const r = document.createRange(); r.selectNodeContents(a);"
+                                         " return new Set([...r.getClientRects()].map(q => Math.round(q.top))).size; }")
+            assert lines == 1, f"the tab {tabs.nth(i).inner_text()!r} wraps"
+    finally:
+        context.close()
