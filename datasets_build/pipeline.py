@@ -18,6 +18,7 @@ bounded by the batch size: records stream in, duplicates are checked against the
 from __future__ import annotations
 
 import gc
+import hmac
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -36,6 +37,7 @@ from . import bulk, dedup
 from .licenses import normalise_spdx
 from .models import MinHashBand, NearDuplicate
 from .pii import PiiPolicy
+from .pii.pseudonymize import pii_salt
 from .pii.redact import redact_message
 from .prepare import (
     ANNOTATION_ROWS,
@@ -333,16 +335,18 @@ class ImportPipeline:
             return {row[0] for row in cursor.fetchall()}
 
     def _user(self, annotator: str) -> User:
-        name = annotator or CORPUS_ANNOTATOR
-        user = self._users.get(name)
+        user = self._users.get(annotator)
         if user is None:
-            prefix = self.source.name if self.source else self.project.slug
-            username = f"{prefix}:{name}"[:150]
+            if annotator:
+                username = imported_username(self.project, annotator)
+            else:
+                prefix = self.source.name if self.source else self.project.slug
+                username = f"{prefix}:{CORPUS_ANNOTATOR}"[:150]
             user = User.objects.filter(username=username).first()
             if user is None:
                 user = User(username=username, is_imported=True)
                 user.save()
-            self._users[name] = user
+            self._users[annotator] = user
         return user
 
     def _index_near_duplicates(self, ids: list[int], kept: list[Prepared], band_keys: np.ndarray) -> None:
@@ -453,6 +457,15 @@ class ImportPipeline:
             "pii_policy": self.policy.actions,
         }
 
+
+
+def imported_username(project: Project, annotator: str) -> str:
+    """The user name of a corpus's own annotator in a project: ``<project>:<keyed hash>``. A corpus's rater ids
+    may be e-mail addresses or phone numbers, so the raw id is never stored; the hash (keyed with the PII salt,
+    over the project and the id) is stable, so the same rater is the same user in every upload of the project,
+    and unrelated across projects."""
+    digest = hmac.digest(pii_salt(), f"imported-annotator:{project.pk}:{annotator}".encode(), "sha256")
+    return f"{project.slug}:{digest[:10].hex()}"
 
 
 @contextmanager

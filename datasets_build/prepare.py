@@ -35,7 +35,7 @@ from annotation.task_types import ParsedRecord, PayloadError, TaskType, reject_n
 
 from . import bulk, dedup, morph
 from .pii import PiiPolicy, Scrubber
-from .pii.apply import scrub_record
+from .pii.apply import scrub_identifier, scrub_record
 from .pii.redact import redact_message
 from .readers import RecordError
 from .screening import screen_text
@@ -176,8 +176,15 @@ class RecordPreparer:
             (payload, text_hash), annotations = self._validate(record_no, scrubbed.payload, annotations,
                                                                prefix="after pseudonymizing: ")
 
-        flags: list[tuple[str, str]] = []
+        # The guid is exported and shown like the text: screened under the same policy.
+        external_id, guid_findings = scrub_identifier(parsed.external_id, self.policy)
+        group_key = parsed.group_key
         findings = scrubbed.findings
+        if guid_findings:
+            findings = [*findings, *guid_findings]
+            if group_key == parsed.external_id:  # WoS: a dialogue's group is its guid
+                group_key = external_id
+        flags: list[tuple[str, str]] = []
         detected = Counter(f["type"] for f in findings if f["action"] == "detected")
         if detected:
             flags.append((FlagKind.PII, "PII detected and kept for review: "
@@ -190,12 +197,12 @@ class RecordPreparer:
                 flags.append((kind, "; ".join(f"{h.category} at [{h.start}, {h.end}) by {h.rule}" for h in found)))
         item = ITEM_ROWS.encode({
             "project_id": self.project_id, "source_id": self.source_id, "payload": payload,
-            "external_id": parsed.external_id, "meta": scrubbed.meta, "content_hash": text_hash,
-            "group_key": parsed.group_key, "split": parsed.split, "pii_findings": findings,
+            "external_id": external_id, "meta": scrubbed.meta, "content_hash": text_hash,
+            "group_key": group_key, "split": parsed.split, "pii_findings": findings,
             "screening_status": ScreeningStatus.NEEDS_REVIEW if flags else ScreeningStatus.CLEAR,
         })
         return Prepared(
-            record_no, parsed.external_id, text_hash, parsed.group_key, dedup_key(task, payload, text_hash), item,
+            record_no, external_id, text_hash, group_key, dedup_key(task, payload, text_hash), item,
             [(who, ANNOTATION_ROWS.encode({"stage": stage, "payload": label, "imported": True}))
              for who, stage, label in annotations],
             flags, pii=[(f["type"], f["action"]) for f in findings],
