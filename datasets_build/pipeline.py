@@ -32,6 +32,7 @@ from django.conf import settings
 from django.db import connection, reset_queries, transaction
 
 from annotation.models import Flag, Item, Project, Source, User
+from config.jobs import DATABASE_LOST
 
 from . import bulk, dedup
 from .licenses import normalise_spdx
@@ -49,7 +50,7 @@ from .prepare import (
     import_processes,
     prepared_records,
 )
-from .readers import FatalReadError, RecordError, iter_csv, iter_jsonl
+from .readers import FatalReadError, RecordError, iter_csv, iter_jsonl, max_record_chars
 
 FORMATS = ("klue", "jsonl", "csv")
 DUPLICATE_POLICIES = ("skip", "refuse")
@@ -73,6 +74,16 @@ CSV_REQUIRED: dict[str, tuple[str, ...]] = {
 
 def max_errors() -> int:
     return int(getattr(settings, "GOLDSET_IMPORT_MAX_ERRORS", 100))
+
+
+class ImportStopped(Exception):
+    """An import that an unforeseen error stopped (not a record's problem: those are reported as errors);
+    ``read`` records had been read when it happened."""
+
+    def __init__(self, read: int, error: Exception) -> None:
+        detail = redact_message(f"{type(error).__name__}: {error}").replace("\x00", "\\x00")
+        super().__init__(f"the import stopped after {read} record(s) were read: {detail}")
+        self.read = read
 
 
 @dataclass
@@ -140,8 +151,14 @@ class ImportPipeline:
         preparer = RecordPreparer(task=self.task, label_schema=self.project.label_schema, project_id=self.project.pk,
                                   source_id=self.source.pk if self.source else None, policy=self.policy,
                                   corpus_annotator=CORPUS_ANNOTATOR)
-        with long_lived_objects_frozen():
-            self._consume(prepared_records(preparer, self._records(), import_processes(self.path.stat().st_size)))
+        try:
+            with long_lived_objects_frozen():
+                self._consume(prepared_records(preparer, self._records(),
+                                               import_processes(self.path.stat().st_size)))
+        except DATABASE_LOST:
+            raise  # retried by the job
+        except Exception as error:
+            raise ImportStopped(outcome.progress.read, error) from error
         if self.on_progress:
             self.on_progress(outcome.progress)
         outcome.summary = self._summary()
@@ -179,6 +196,9 @@ class ImportPipeline:
             self._flush()
 
     def _error(self, error: dict[str, Any]) -> None:
+        if "\x00" in error["field"] or "\x00" in error["message"]:  # quoted from the record; unstorable
+            error = {**error, "field": error["field"].replace("\x00", "\\x00"),
+                     "message": error["message"].replace("\x00", "\\x00")}
         self.outcome.errors.append(error)
         self._batch.clear()  # nothing more will be written; the caller rolls back
 
@@ -206,7 +226,7 @@ class ImportPipeline:
 
             if self.encoding not in ("auto", "utf-8"):
                 raise FatalReadError(0, "encoding", "KLUE files are UTF-8; convert the file before importing it")
-            yield from iter_klue_records(self.path, self.task.slug)
+            yield from iter_klue_records(self.path, self.task.slug, max_record_chars())
 
     # -- deduplicate ------------------------------------------------------------------------------
 

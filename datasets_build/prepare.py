@@ -37,7 +37,7 @@ from . import bulk, dedup, morph
 from .pii import PiiPolicy, Scrubber
 from .pii.apply import scrub_identifier, scrub_record
 from .pii.redact import redact_message
-from .readers import RecordError
+from .readers import MAX_DEPTH, RecordError
 from .screening import screen_text
 
 logger = logging.getLogger(__name__)
@@ -139,6 +139,9 @@ class RecordPreparer:
             except RecordError as error:
                 # Messages may quote the raw record; the errors are stored and shown, so its PII is taken out.
                 results.append(Failed({**error.as_dict(), "message": redact_message(error.message, record)}))
+            except Exception as error:  # a record no check foresaw: the import fails naming it, never hangs
+                message = f"the record could not be prepared ({type(error).__name__}: {error})"
+                results.append(Failed({"record": record_no, "field": "", "message": redact_message(message, record)}))
         prepared = [r for r in results if isinstance(r, Prepared)]
         signatures = dedup.signatures(p.text for p in prepared)
         for p, signature, keys in zip(prepared, signatures, dedup.batch_band_keys(signatures), strict=True):
@@ -152,7 +155,10 @@ class RecordPreparer:
             # A raw sentence: annotators start from the same columns KLUE-DP has.
             record = {**record, **morph.analyse_sentence(record["sentence"])}
         try:
-            reject_nul_characters(record)
+            if problem := _structure_problem(record, 0):
+                if problem == "depth":
+                    raise PayloadError("", f"the record nests more than {MAX_DEPTH} levels deep")
+                reject_nul_characters(record)  # raises, naming the field
             parsed: ParsedRecord = task.parse_record(record)
         except PayloadError as error:
             raise RecordError(record_no, error.field, error.message) from None
@@ -227,6 +233,31 @@ class RecordPreparer:
         return checked_item, checked
 
 
+_SCALARS = (int, float, bool, type(None))
+
+
+def _structure_problem(value: Any, depth: int) -> str:
+    """``"nul"`` when a key or string holds U+0000 (PostgreSQL cannot store it), ``"depth"`` when dicts and lists
+    nest more than MAX_DEPTH levels (everything that walks a record recurses), else ``""``."""
+    if isinstance(value, str):
+        return "nul" if "\x00" in value else ""
+    if isinstance(value, dict):
+        if depth >= MAX_DEPTH:
+            return "depth"
+        for key, inner in value.items():
+            if isinstance(key, str) and "\x00" in key:
+                return "nul"
+            if not isinstance(inner, _SCALARS) and (problem := _structure_problem(inner, depth + 1)):
+                return problem
+    elif isinstance(value, list):
+        if depth >= MAX_DEPTH:
+            return "depth"
+        for inner in value:
+            if not isinstance(inner, _SCALARS) and (problem := _structure_problem(inner, depth + 1)):
+                return problem
+    return ""
+
+
 def _refresh_tokens(before: list[Any], after: list[Any]) -> None:
     """Eojeol whose form a pseudonym changed get their morphemes and tags from the analyser again."""
     for old, new in zip(before, after, strict=False):
@@ -292,21 +323,47 @@ def prepared_records(preparer: RecordPreparer, entries: Iterable[tuple[int, dict
     # The workers never touch the database: the parent's connection, inherited with its open transaction,
     # is left alone (workers end with os._exit, which closes nothing on the server's side).
     with _children_allowed():
+        before = set(multiprocessing.active_children())
         # Fork: the workers inherit the preparer (as the initializer's argument: two imports in one process's
         # threads each give their own), the task registry and the loaded lexicons instead of starting afresh.
         pool: Pool = multiprocessing.get_context("fork").Pool(processes, initializer=_start_worker,
                                                               initargs=(preparer,))
+        workers = [p for p in multiprocessing.active_children() if p not in before]
     try:
         pending: deque[AsyncResult] = deque()
         for chunk in chunks:
             pending.append(pool.apply_async(_prepare_in_worker, (chunk,)))
             if len(pending) >= IN_FLIGHT_CHUNKS:
-                yield from _unpacked(pending.popleft().get())
+                yield from _unpacked(_result(pending.popleft(), workers))
         while pending:
-            yield from _unpacked(pending.popleft().get())
+            yield from _unpacked(_result(pending.popleft(), workers))
     finally:
         pool.terminate()  # also when the consumer stops early (too many errors) or fails
         pool.join()
+
+
+class WorkerDied(RuntimeError):
+    """A preparation process ended in the middle of an import (killed: out of memory, a signal)."""
+
+    def __init__(self, exitcode: int | None) -> None:
+        how = (f"killed by signal {signal.Signals(-exitcode).name}" if exitcode is not None and exitcode < 0
+               and -exitcode in signal.valid_signals() else f"exit code {exitcode}")
+        super().__init__(f"a preparation process stopped in the middle of the import ({how}); if it ran out of "
+                         f"memory, give the worker more or import the file in parts")
+
+
+#: How often a wait for a chunk checks that the workers are alive.
+WORKER_CHECK_SECONDS = 1.0
+
+
+def _result(result: AsyncResult, workers: list[multiprocessing.process.BaseProcess]) -> Packed:
+    """A chunk's result, or :class:`WorkerDied` when a worker process died: the pool would replace it, but the
+    chunk it held is lost and its result would be waited for forever (with the job's row lock held)."""
+    while not result.ready():
+        result.wait(WORKER_CHECK_SECONDS)
+        if not result.ready() and (dead := [w for w in workers if not w.is_alive()]):
+            raise WorkerDied(dead[0].exitcode)
+    return result.get()
 
 
 @contextmanager
