@@ -20,9 +20,10 @@ import os
 import signal
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
-from multiprocessing.pool import AsyncResult, Pool
 from operator import attrgetter
 from typing import Any
 
@@ -322,24 +323,44 @@ def prepared_records(preparer: RecordPreparer, entries: Iterable[tuple[int, dict
     logger.info("preparing records in %d worker processes", processes)
     # The workers never touch the database: the parent's connection, inherited with its open transaction,
     # is left alone (workers end with os._exit, which closes nothing on the server's side).
-    with _children_allowed():
-        before = set(multiprocessing.active_children())
-        # Fork: the workers inherit the preparer (as the initializer's argument: two imports in one process's
-        # threads each give their own), the task registry and the loaded lexicons instead of starting afresh.
-        pool: Pool = multiprocessing.get_context("fork").Pool(processes, initializer=_start_worker,
-                                                              initargs=(preparer,))
-        workers = [p for p in multiprocessing.active_children() if p not in before]
+    # Fork: the workers inherit the preparer (as the initializer's argument: two imports in one process's
+    # threads each give their own), the task registry and the loaded lexicons instead of starting afresh.
+    # An executor rather than multiprocessing.Pool: a worker killed in the middle (the OOM killer) breaks it,
+    # and every wait then fails at once, where a Pool would replace the worker and wait for the lost chunk
+    # forever — or hang when stopped, on a queue lock the dead worker held.
+    executor = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"),
+                                   initializer=_start_worker, initargs=(preparer,))
+    before = set(multiprocessing.active_children())
+    workers: list[multiprocessing.process.BaseProcess] = []
+
+    def submit(chunk: list[tuple[int, dict[str, Any]] | Failed]) -> Future[Packed]:
+        with _children_allowed():  # the first submit forks the workers
+            future = executor.submit(_prepare_in_worker, chunk)
+        if not workers:
+            workers.extend(p for p in multiprocessing.active_children() if p not in before)
+        return future
+
+    def result(future: Future[Packed]) -> Packed:
+        try:
+            return future.result()
+        except BrokenProcessPool:
+            for worker in workers:  # the executor stops the others (SIGTERM): their exit codes follow soon
+                worker.join(timeout=1)
+            codes = sorted((w.exitcode for w in workers if w.exitcode), key=lambda code: code == -signal.SIGTERM)
+            raise WorkerDied(codes[0] if codes else None) from None
+
     try:
-        pending: deque[AsyncResult] = deque()
+        pending: deque[Future[Packed]] = deque()
         for chunk in chunks:
-            pending.append(pool.apply_async(_prepare_in_worker, (chunk,)))
+            pending.append(submit(chunk))
             if len(pending) >= IN_FLIGHT_CHUNKS:
-                yield from _unpacked(_result(pending.popleft(), workers))
+                yield from _unpacked(result(pending.popleft()))
         while pending:
-            yield from _unpacked(_result(pending.popleft(), workers))
+            yield from _unpacked(result(pending.popleft()))
     finally:
-        pool.terminate()  # also when the consumer stops early (too many errors) or fails
-        pool.join()
+        # Also when the consumer stops early (too many errors) or fails: the chunks not started are dropped,
+        # those running finish (a fraction of a second), and the workers exit.
+        executor.shutdown(wait=True, cancel_futures=True)
 
 
 class WorkerDied(RuntimeError):
@@ -347,30 +368,17 @@ class WorkerDied(RuntimeError):
 
     def __init__(self, exitcode: int | None) -> None:
         how = (f"killed by signal {signal.Signals(-exitcode).name}" if exitcode is not None and exitcode < 0
-               and -exitcode in signal.valid_signals() else f"exit code {exitcode}")
+               and -exitcode in signal.valid_signals() else f"exit code {exitcode}" if exitcode
+               else "killed or crashed")
         super().__init__(f"a preparation process stopped in the middle of the import ({how}); if it ran out of "
                          f"memory, give the worker more or import the file in parts")
-
-
-#: How often a wait for a chunk checks that the workers are alive.
-WORKER_CHECK_SECONDS = 1.0
-
-
-def _result(result: AsyncResult, workers: list[multiprocessing.process.BaseProcess]) -> Packed:
-    """A chunk's result, or :class:`WorkerDied` when a worker process died: the pool would replace it, but the
-    chunk it held is lost and its result would be waited for forever (with the job's row lock held)."""
-    while not result.ready():
-        result.wait(WORKER_CHECK_SECONDS)
-        if not result.ready() and (dead := [w for w in workers if not w.is_alive()]):
-            raise WorkerDied(dead[0].exitcode)
-    return result.get()
 
 
 @contextmanager
 def _children_allowed() -> Iterator[None]:
     """Let a daemonic process start the pool: Celery's prefork workers are daemons, and multiprocessing
-    refuses them children because it could not stop those when the daemon is killed. The pool here is
-    terminated before the import returns or raises, and a worker whose parent died exits when its task
+    refuses them children because it could not stop those when the daemon is killed. The executor here
+    is shut down before the import returns or raises, and a worker whose parent died exits when its task
     pipe closes, so none outlives its import."""
     config = multiprocessing.current_process()._config  # type: ignore[attr-defined]
     daemon = config.get("daemon")
