@@ -29,10 +29,9 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.db import connection, reset_queries, transaction
+from django.db import DatabaseError, connection, reset_queries, transaction
 
 from annotation.models import Flag, Item, Project, Source, User
-from config.jobs import DATABASE_LOST
 
 from . import bulk, dedup
 from .licenses import normalise_spdx
@@ -155,8 +154,8 @@ class ImportPipeline:
             with long_lived_objects_frozen():
                 self._consume(prepared_records(preparer, self._records(),
                                                import_processes(self.path.stat().st_size)))
-        except DATABASE_LOST:
-            raise  # retried by the job
+        except DatabaseError:
+            raise  # to the caller, whose transaction rolls back (a lost database: the job retries)
         except Exception as error:
             raise ImportStopped(outcome.progress.read, error) from error
         if self.on_progress:

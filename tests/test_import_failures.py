@@ -46,7 +46,6 @@ def run(api, make_project, django_capture_on_commit_callbacks):
         assert detail["status"] in (ImportStatus.SUCCEEDED, ImportStatus.FAILED), detail
         return ImportJob.objects.get(pk=response.data["id"])
 
-    upload.project = project  # type: ignore[attr-defined]
     return upload
 
 
@@ -213,3 +212,14 @@ def test_a_200_mb_record_is_refused_under_a_memory_cap(run, media, tmp_path):
     finally:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
     assert_failed(job, media, 1, "larger than the limit of 1,048,576 characters")
+
+
+def test_a_value_the_database_refuses_fails_the_job(run, media, monkeypatch):
+    from django.db import DataError
+
+    def refused(self, kept):
+        raise DataError("unsupported Unicode escape sequence")
+
+    monkeypatch.setattr(pipeline.ImportPipeline, "_write", refused)
+    job = run("t.jsonl", jsonl(GOOD), "jsonl")
+    assert_failed(job, media, 0, "DataError", "unsupported Unicode escape sequence")
