@@ -333,9 +333,18 @@ def prepared_records(preparer: RecordPreparer, entries: Iterable[tuple[int, dict
     before = set(multiprocessing.active_children())
     workers: list[multiprocessing.process.BaseProcess] = []
 
+    def died() -> WorkerDied:
+        for worker in workers:  # the executor stops the others (SIGTERM): their exit codes follow soon
+            worker.join(timeout=1)
+        codes = sorted((w.exitcode for w in workers if w.exitcode), key=lambda code: code == -signal.SIGTERM)
+        return WorkerDied(codes[0] if codes else None)
+
     def submit(chunk: list[tuple[int, dict[str, Any]] | Failed]) -> Future[Packed]:
-        with _children_allowed():  # the first submit forks the workers
-            future = executor.submit(_prepare_in_worker, chunk)
+        try:
+            with _children_allowed():  # the first submit forks the workers
+                future = executor.submit(_prepare_in_worker, chunk)
+        except BrokenProcessPool:
+            raise died() from None
         if not workers:
             workers.extend(p for p in multiprocessing.active_children() if p not in before)
         return future
@@ -344,10 +353,7 @@ def prepared_records(preparer: RecordPreparer, entries: Iterable[tuple[int, dict
         try:
             return future.result()
         except BrokenProcessPool:
-            for worker in workers:  # the executor stops the others (SIGTERM): their exit codes follow soon
-                worker.join(timeout=1)
-            codes = sorted((w.exitcode for w in workers if w.exitcode), key=lambda code: code == -signal.SIGTERM)
-            raise WorkerDied(codes[0] if codes else None) from None
+            raise died() from None
 
     try:
         pending: deque[Future[Packed]] = deque()
