@@ -207,6 +207,10 @@ def scrub_record(
 #: A KLUE-style guid (``klue-nli-v1_dev_00002``, ``ynat-v1_train_01234``, ``wos-v1_dev_00000``): letters, a version
 #: and a short serial number hold no PII, so the detectors need not look at the most common guids.
 _PLAIN_GUID = re.compile(r"[a-z]+(?:-[a-z]+)*-v\d+(?:\.\d+)?_[a-z]+_\d{1,6}(?:_\d{1,6})?")
+#: What every PII type needs somewhere: an ``@`` (e-mail), ``.``, ``:`` or ``/`` (URL, IP), Hangul (names,
+#: addresses) or a run of seven or more digits and separators (numbers: the shortest, a passport's, has eight).
+#: An identifier without any (``bench-000123``, ``g-17``) skips the detectors.
+_MAYBE_PII = re.compile(r"[@.:/\uac00-\ud7a3]|\d[\d\s()\u2013-]{6,}")
 
 
 def scrub_identifier(value: str, policy: PiiPolicy, field: str = "guid") -> tuple[str, list[dict[str, Any]]]:
@@ -214,7 +218,7 @@ def scrub_identifier(value: str, policy: PiiPolicy, field: str = "guid") -> tupl
     ``pseudonymize``, replaced by ``<type>-<salted hash>`` — not a numbered placeholder, which would make two
     records' identifiers equal —, kept under ``detect``; the findings are returned like a text's."""
     types = policy.active_types
-    if not value or not types or _PLAIN_GUID.fullmatch(value):
+    if not value or not types or _PLAIN_GUID.fullmatch(value) or not _MAYBE_PII.search(value):
         return value, []
     findings = detect(value, types)
     if not findings:
