@@ -239,6 +239,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 # (0: one per core, at most 4); see datasets_build/prepare.py.
 GOLDSET_IMPORT_PARALLEL_MIN_MB = float(os.environ.get("GOLDSET_IMPORT_PARALLEL_MIN_MB", "1"))
 GOLDSET_IMPORT_PROCESSES = int(os.environ.get("GOLDSET_IMPORT_PROCESSES", "0"))
+# The largest record an import reads, in KiB of characters (a JSONL line, a CSV row, a KLUE record or TSV
+# sentence): a larger one is refused before it is parsed. KLUE's largest records are a few KiB.
+GOLDSET_IMPORT_MAX_RECORD_KB = int(os.environ.get("GOLDSET_IMPORT_MAX_RECORD_KB", "1024"))
 
 # Annotation queue: how long an item handed to an annotator stays reserved for them.
 GOLDSET_LEASE_MINUTES = int(os.environ.get("GOLDSET_LEASE_MINUTES", "30"))

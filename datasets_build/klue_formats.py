@@ -85,28 +85,35 @@ def _spec(task_slug: str) -> KlueFile:
 
 # -- reading --------------------------------------------------------------------------------------------
 
-def iter_klue_records(path: Source, task_slug: str, *, warn: Callable[[FormatError], None] | None = None
-                      ) -> Iterator[tuple[int, dict[str, Any]]]:
+def iter_klue_records(path: Source, task_slug: str, max_record_chars: int = 1 << 30, *,
+                      warn: Callable[[FormatError], None] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line, record)`` for every record of a KLUE file; raise :class:`FormatError` on bad input.
 
     ``path`` is a file name or an open file (text, or bytes decoded as UTF-8 with an optional BOM).
     MRC yields one record per question (document, paragraph and question fields flattened) numbered by
-    the line where its document starts. ``warn`` reads a prediction file: its NER tag column is the
-    prediction and its ``##`` headers were copied from gold, so a header the tags disagree with (or a tag
-    sequence that is not valid BIO) is passed to ``warn`` instead of raised.
+    the line where its document starts. A record (a JSON record, an MRC document, a TSV sentence) longer
+    than ``max_record_chars`` characters is an error, found before it is read whole. ``warn`` reads a
+    prediction file: its NER tag column is the prediction and its ``##`` headers were copied from gold, so a
+    header the tags disagree with (or a tag sequence that is not valid BIO) is passed to ``warn`` instead of
+    raised.
     """
     _spec(task_slug)
     with _open_text(path) as stream:
-        lines = _Lines(stream)
+        lines = _Lines(stream, max_record_chars)
         if task_slug == "ner":
             yield from _read_ner(lines, warn)
         elif task_slug == "dp":
             yield from _read_dp(lines)
         elif task_slug == "mrc":
-            yield from _read_mrc(_JsonStream(stream))
+            yield from _read_mrc(_JsonStream(stream, max_record_chars))
         else:
-            for line, value in _JsonStream(stream).array_items():
+            for line, value in _JsonStream(stream, max_record_chars).array_items():
                 yield line, _object(value, line)
+
+
+def _too_large(line: int, limit: int) -> FormatError:
+    return FormatError(line, "", f"the record is larger than the limit of {limit:,} characters "
+                                 f"(GOLDSET_IMPORT_MAX_RECORD_KB)")
 
 
 @contextmanager
@@ -134,8 +141,9 @@ def _object(value: Any, line: int) -> dict[str, Any]:
 class _JsonStream:
     """Incremental JSON over a text stream: decodes one value at a time and keeps track of line numbers."""
 
-    def __init__(self, stream: IO[str]) -> None:
+    def __init__(self, stream: IO[str], max_value_chars: int = 1 << 30) -> None:
         self.stream = stream
+        self.max_value_chars = max_value_chars
         self.buf = ""
         self.pos = 0
         self.line = 1  # the line of ``self.pos``
@@ -186,6 +194,8 @@ class _JsonStream:
                 # A value cut by the chunk boundary fails at the buffer's end (or in an unterminated string):
                 # read on. Anything else is malformed right here, so do not read the rest of the file first.
                 cut = exc.pos >= len(self.buf) - 6 or exc.msg.startswith("Unterminated")
+                if cut and len(self.buf) - self.pos > self.max_value_chars:
+                    raise _too_large(self.line, self.max_value_chars) from None
                 if cut and self._more():
                     continue
                 line = self.line + self.buf.count("\n", self.pos, exc.pos)
@@ -193,10 +203,14 @@ class _JsonStream:
                     raise FormatError(line, "", f"truncated JSON: the file ends inside the value that starts "
                                                 f"on line {self.line}") from None
                 raise FormatError(line, "", f"invalid JSON: {exc.msg} (column {exc.colno})") from None
+            except RecursionError:
+                raise FormatError(self.line, "", "the record nests too deeply to be read") from None
             # raw_decode may stop at a number cut by the chunk boundary; a value that ends the buffer is
             # only complete once the next chunk confirms it (objects and arrays end with a bracket).
             if end == len(self.buf) and not self.buf.endswith(("}", "]", '"')) and self._more():
                 continue
+            if end - self.pos > self.max_value_chars:
+                raise _too_large(self.line, self.max_value_chars)
             line = self.line
             self._advance(end)
             return line, value
@@ -262,19 +276,23 @@ def _read_mrc(json_stream: _JsonStream) -> Iterator[tuple[int, dict[str, Any]]]:
 class _Lines:
     """A text stream's lines without their newline, numbered from 1."""
 
-    def __init__(self, stream: IO[str]) -> None:
+    def __init__(self, stream: IO[str], max_line_chars: int = 1 << 30) -> None:
         self.stream = stream
         self.number = 0
+        self.max_line_chars = max_line_chars
 
     def __iter__(self) -> Iterator[tuple[int, str]]:
+        limit = self.max_line_chars
         while True:
             try:
-                raw = self.stream.readline()
+                raw = self.stream.readline(limit + 1)
             except UnicodeDecodeError as exc:
                 raise FormatError(self.number + 1, "", f"the file is not UTF-8 ({exc.reason})") from None
             if not raw:
                 return
             self.number += 1
+            if len(raw) > limit:
+                raise _too_large(self.number, limit)
             yield self.number, raw.rstrip("\r\n") if raw.endswith("\n") else raw
 
 
@@ -286,6 +304,7 @@ def _tsv_blocks(lines: _Lines, name_pattern: re.Pattern[str]) -> Iterator[_Block
     """Split a KLUE TSV into sentences, skipping the ``##`` header lines."""
     block: _Block | None = None
     in_header = True
+    size = 0
     for number, text in lines:
         name, tab, rest_of_line = text[3:].partition("\t") if text.startswith("## ") else ("", "", "")
         is_sentence = bool(tab) and bool(name) and " " not in name
@@ -300,6 +319,7 @@ def _tsv_blocks(lines: _Lines, name_pattern: re.Pattern[str]) -> Iterator[_Block
             if match and match.group("source"):
                 head["source"] = match.group("source")
             block = (number, {**head, "text": rest_of_line}, [])
+            size = len(text)
         elif text == "":
             if block:
                 yield block
@@ -309,6 +329,9 @@ def _tsv_blocks(lines: _Lines, name_pattern: re.Pattern[str]) -> Iterator[_Block
                                           f"got {text[:40]!r}")
         else:
             block[2].append((number, text))
+            size += len(text) + 1
+            if size > lines.max_line_chars:
+                raise _too_large(block[0], lines.max_line_chars)
     if block:
         yield block
 

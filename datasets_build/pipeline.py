@@ -18,6 +18,7 @@ bounded by the batch size: records stream in, duplicates are checked against the
 from __future__ import annotations
 
 import gc
+import hmac
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -28,7 +29,7 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.db import connection, reset_queries, transaction
+from django.db import DatabaseError, connection, reset_queries, transaction
 
 from annotation.models import Flag, Item, Project, Source, User
 
@@ -37,6 +38,7 @@ from .interop import READERS as INTEROP_READERS
 from .licenses import normalise_spdx
 from .models import MinHashBand, NearDuplicate
 from .pii import PiiPolicy
+from .pii.pseudonymize import pii_salt
 from .pii.redact import redact_message
 from .prepare import (
     ANNOTATION_ROWS,
@@ -48,7 +50,7 @@ from .prepare import (
     import_processes,
     prepared_records,
 )
-from .readers import FatalReadError, RecordError, iter_csv, iter_jsonl
+from .readers import FatalReadError, RecordError, iter_csv, iter_jsonl, max_record_chars
 
 FORMATS = ("klue", "jsonl", "csv", *INTEROP_READERS)
 DUPLICATE_POLICIES = ("skip", "refuse")
@@ -72,6 +74,16 @@ CSV_REQUIRED: dict[str, tuple[str, ...]] = {
 
 def max_errors() -> int:
     return int(getattr(settings, "GOLDSET_IMPORT_MAX_ERRORS", 100))
+
+
+class ImportStopped(Exception):
+    """An import that an unforeseen error stopped (not a record's problem: those are reported as errors);
+    ``read`` records had been read when it happened."""
+
+    def __init__(self, read: int, error: Exception) -> None:
+        detail = redact_message(f"{type(error).__name__}: {error}").replace("\x00", "\\x00")
+        super().__init__(f"the import stopped after {read} record(s) were read: {detail}")
+        self.read = read
 
 
 @dataclass
@@ -139,8 +151,14 @@ class ImportPipeline:
         preparer = RecordPreparer(task=self.task, label_schema=self.project.label_schema, project_id=self.project.pk,
                                   source_id=self.source.pk if self.source else None, policy=self.policy,
                                   corpus_annotator=CORPUS_ANNOTATOR)
-        with long_lived_objects_frozen():
-            self._consume(prepared_records(preparer, self._records(), import_processes(self.path.stat().st_size)))
+        try:
+            with long_lived_objects_frozen():
+                self._consume(prepared_records(preparer, self._records(),
+                                               import_processes(self.path.stat().st_size)))
+        except DatabaseError:
+            raise  # to the caller, whose transaction rolls back (a lost database: the job retries)
+        except Exception as error:
+            raise ImportStopped(outcome.progress.read, error) from error
         if self.on_progress:
             self.on_progress(outcome.progress)
         outcome.summary = self._summary()
@@ -178,6 +196,9 @@ class ImportPipeline:
             self._flush()
 
     def _error(self, error: dict[str, Any]) -> None:
+        if "\x00" in error["field"] or "\x00" in error["message"]:  # quoted from the record; unstorable
+            error = {**error, "field": error["field"].replace("\x00", "\\x00"),
+                     "message": error["message"].replace("\x00", "\\x00")}
         self.outcome.errors.append(error)
         self._batch.clear()  # nothing more will be written; the caller rolls back
 
@@ -209,7 +230,7 @@ class ImportPipeline:
 
             if self.encoding not in ("auto", "utf-8"):
                 raise FatalReadError(0, "encoding", "KLUE files are UTF-8; convert the file before importing it")
-            yield from iter_klue_records(self.path, self.task.slug)
+            yield from iter_klue_records(self.path, self.task.slug, max_record_chars())
 
     # -- deduplicate ------------------------------------------------------------------------------
 
@@ -338,16 +359,18 @@ class ImportPipeline:
             return {row[0] for row in cursor.fetchall()}
 
     def _user(self, annotator: str) -> User:
-        name = annotator or CORPUS_ANNOTATOR
-        user = self._users.get(name)
+        user = self._users.get(annotator)
         if user is None:
-            prefix = self.source.name if self.source else self.project.slug
-            username = f"{prefix}:{name}"[:150]
+            if annotator:
+                username = imported_username(self.project, annotator)
+            else:
+                prefix = self.source.name if self.source else self.project.slug
+                username = f"{prefix}:{CORPUS_ANNOTATOR}"[:150]
             user = User.objects.filter(username=username).first()
             if user is None:
                 user = User(username=username, is_imported=True)
                 user.save()
-            self._users[name] = user
+            self._users[annotator] = user
         return user
 
     def _index_near_duplicates(self, ids: list[int], kept: list[Prepared], band_keys: np.ndarray) -> None:
@@ -458,6 +481,15 @@ class ImportPipeline:
             "pii_policy": self.policy.actions,
         }
 
+
+
+def imported_username(project: Project, annotator: str) -> str:
+    """The user name of a corpus's own annotator in a project: ``<project>:<keyed hash>``. A corpus's rater ids
+    may be e-mail addresses or phone numbers, so the raw id is never stored; the hash (keyed with the PII salt,
+    over the project and the id) is stable, so the same rater is the same user in every upload of the project,
+    and unrelated across projects."""
+    digest = hmac.digest(pii_salt(), f"imported-annotator:{project.pk}:{annotator}".encode(), "sha256")
+    return f"{project.slug}:{digest[:10].hex()}"
 
 
 @contextmanager

@@ -20,9 +20,10 @@ import os
 import signal
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
-from multiprocessing.pool import AsyncResult, Pool
 from operator import attrgetter
 from typing import Any
 
@@ -36,9 +37,9 @@ from annotation.task_types import ParsedRecord, PayloadError, TaskType, reject_n
 from . import bulk, dedup, morph
 from .interop import IMPORTED_ANNOTATIONS
 from .pii import PiiPolicy, Scrubber
-from .pii.apply import scrub_record
+from .pii.apply import scrub_identifier, scrub_record
 from .pii.redact import redact_message
-from .readers import RecordError
+from .readers import MAX_DEPTH, RecordError
 from .screening import screen_text
 
 logger = logging.getLogger(__name__)
@@ -140,6 +141,9 @@ class RecordPreparer:
             except RecordError as error:
                 # Messages may quote the raw record; the errors are stored and shown, so its PII is taken out.
                 results.append(Failed({**error.as_dict(), "message": redact_message(error.message, record)}))
+            except Exception as error:  # a record no check foresaw: the import fails naming it, never hangs
+                message = f"the record could not be prepared ({type(error).__name__}: {error})"
+                results.append(Failed({"record": record_no, "field": "", "message": redact_message(message, record)}))
         prepared = [r for r in results if isinstance(r, Prepared)]
         signatures = dedup.signatures(p.text for p in prepared)
         for p, signature, keys in zip(prepared, signatures, dedup.batch_band_keys(signatures), strict=True):
@@ -153,7 +157,10 @@ class RecordPreparer:
             # A raw sentence: annotators start from the same columns KLUE-DP has.
             record = {**record, **morph.analyse_sentence(record["sentence"])}
         try:
-            reject_nul_characters(record)
+            if problem := _structure_problem(record, 0):
+                if problem == "depth":
+                    raise PayloadError("", f"the record nests more than {MAX_DEPTH} levels deep")
+                reject_nul_characters(record)  # raises, naming the field
             # Labels a reader of another tool's export (interop.py) has already split per author.
             split_labels = record.get(IMPORTED_ANNOTATIONS) or []
             if IMPORTED_ANNOTATIONS in record:
@@ -186,8 +193,15 @@ class RecordPreparer:
             (payload, text_hash), annotations = self._validate(record_no, scrubbed.payload, annotations,
                                                                prefix="after pseudonymizing: ")
 
-        flags: list[tuple[str, str]] = []
+        # The guid is exported and shown like the text: screened under the same policy.
+        external_id, guid_findings = scrub_identifier(parsed.external_id, self.policy)
+        group_key = parsed.group_key
         findings = scrubbed.findings
+        if guid_findings:
+            findings = [*findings, *guid_findings]
+            if group_key == parsed.external_id:  # WoS: a dialogue's group is its guid
+                group_key = external_id
+        flags: list[tuple[str, str]] = []
         detected = Counter(f["type"] for f in findings if f["action"] == "detected")
         if detected:
             flags.append((FlagKind.PII, "PII detected and kept for review: "
@@ -200,12 +214,12 @@ class RecordPreparer:
                 flags.append((kind, "; ".join(f"{h.category} at [{h.start}, {h.end}) by {h.rule}" for h in found)))
         item = ITEM_ROWS.encode({
             "project_id": self.project_id, "source_id": self.source_id, "payload": payload,
-            "external_id": parsed.external_id, "meta": scrubbed.meta, "content_hash": text_hash,
-            "group_key": parsed.group_key, "split": parsed.split, "pii_findings": findings,
+            "external_id": external_id, "meta": scrubbed.meta, "content_hash": text_hash,
+            "group_key": group_key, "split": parsed.split, "pii_findings": findings,
             "screening_status": ScreeningStatus.NEEDS_REVIEW if flags else ScreeningStatus.CLEAR,
         })
         return Prepared(
-            record_no, parsed.external_id, text_hash, parsed.group_key, dedup_key(task, payload, text_hash), item,
+            record_no, external_id, text_hash, group_key, dedup_key(task, payload, text_hash), item,
             [(who, ANNOTATION_ROWS.encode({"stage": stage, "payload": label, "imported": True}))
              for who, stage, label in annotations],
             flags, pii=[(f["type"], f["action"]) for f in findings],
@@ -228,6 +242,31 @@ class RecordPreparer:
                 raise RecordError(record_no, where, prefix + error.message + who) from None
             checked.append((annotator, stage, normalised))
         return checked_item, checked
+
+
+_SCALARS = (int, float, bool, type(None))
+
+
+def _structure_problem(value: Any, depth: int) -> str:
+    """``"nul"`` when a key or string holds U+0000 (PostgreSQL cannot store it), ``"depth"`` when dicts and lists
+    nest more than MAX_DEPTH levels (everything that walks a record recurses), else ``""``."""
+    if isinstance(value, str):
+        return "nul" if "\x00" in value else ""
+    if isinstance(value, dict):
+        if depth >= MAX_DEPTH:
+            return "depth"
+        for key, inner in value.items():
+            if isinstance(key, str) and "\x00" in key:
+                return "nul"
+            if not isinstance(inner, _SCALARS) and (problem := _structure_problem(inner, depth + 1)):
+                return problem
+    elif isinstance(value, list):
+        if depth >= MAX_DEPTH:
+            return "depth"
+        for inner in value:
+            if not isinstance(inner, _SCALARS) and (problem := _structure_problem(inner, depth + 1)):
+                return problem
+    return ""
 
 
 def _refresh_tokens(before: list[Any], after: list[Any]) -> None:
@@ -294,29 +333,68 @@ def prepared_records(preparer: RecordPreparer, entries: Iterable[tuple[int, dict
     logger.info("preparing records in %d worker processes", processes)
     # The workers never touch the database: the parent's connection, inherited with its open transaction,
     # is left alone (workers end with os._exit, which closes nothing on the server's side).
-    with _children_allowed():
-        # Fork: the workers inherit the preparer (as the initializer's argument: two imports in one process's
-        # threads each give their own), the task registry and the loaded lexicons instead of starting afresh.
-        pool: Pool = multiprocessing.get_context("fork").Pool(processes, initializer=_start_worker,
-                                                              initargs=(preparer,))
+    # Fork: the workers inherit the preparer (as the initializer's argument: two imports in one process's
+    # threads each give their own), the task registry and the loaded lexicons instead of starting afresh.
+    # An executor rather than multiprocessing.Pool: a worker killed in the middle (the OOM killer) breaks it,
+    # and every wait then fails at once, where a Pool would replace the worker and wait for the lost chunk
+    # forever — or hang when stopped, on a queue lock the dead worker held.
+    executor = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"),
+                                   initializer=_start_worker, initargs=(preparer,))
+    before = set(multiprocessing.active_children())
+    workers: list[multiprocessing.process.BaseProcess] = []
+
+    def died() -> WorkerDied:
+        for worker in workers:  # the executor stops the others (SIGTERM): their exit codes follow soon
+            worker.join(timeout=1)
+        codes = sorted((w.exitcode for w in workers if w.exitcode), key=lambda code: code == -signal.SIGTERM)
+        return WorkerDied(codes[0] if codes else None)
+
+    def submit(chunk: list[tuple[int, dict[str, Any]] | Failed]) -> Future[Packed]:
+        try:
+            with _children_allowed():  # the first submit forks the workers
+                future = executor.submit(_prepare_in_worker, chunk)
+        except BrokenProcessPool:
+            raise died() from None
+        if not workers:
+            workers.extend(p for p in multiprocessing.active_children() if p not in before)
+        return future
+
+    def result(future: Future[Packed]) -> Packed:
+        try:
+            return future.result()
+        except BrokenProcessPool:
+            raise died() from None
+
     try:
-        pending: deque[AsyncResult] = deque()
+        pending: deque[Future[Packed]] = deque()
         for chunk in chunks:
-            pending.append(pool.apply_async(_prepare_in_worker, (chunk,)))
+            pending.append(submit(chunk))
             if len(pending) >= IN_FLIGHT_CHUNKS:
-                yield from _unpacked(pending.popleft().get())
+                yield from _unpacked(result(pending.popleft()))
         while pending:
-            yield from _unpacked(pending.popleft().get())
+            yield from _unpacked(result(pending.popleft()))
     finally:
-        pool.terminate()  # also when the consumer stops early (too many errors) or fails
-        pool.join()
+        # Also when the consumer stops early (too many errors) or fails: the chunks not started are dropped,
+        # those running finish (a fraction of a second), and the workers exit.
+        executor.shutdown(wait=True, cancel_futures=True)
+
+
+class WorkerDied(RuntimeError):
+    """A preparation process ended in the middle of an import (killed: out of memory, a signal)."""
+
+    def __init__(self, exitcode: int | None) -> None:
+        how = (f"killed by signal {signal.Signals(-exitcode).name}" if exitcode is not None and exitcode < 0
+               and -exitcode in signal.valid_signals() else f"exit code {exitcode}" if exitcode
+               else "killed or crashed")
+        super().__init__(f"a preparation process stopped in the middle of the import ({how}); if it ran out of "
+                         f"memory, give the worker more or import the file in parts")
 
 
 @contextmanager
 def _children_allowed() -> Iterator[None]:
     """Let a daemonic process start the pool: Celery's prefork workers are daemons, and multiprocessing
-    refuses them children because it could not stop those when the daemon is killed. The pool here is
-    terminated before the import returns or raises, and a worker whose parent died exits when its task
+    refuses them children because it could not stop those when the daemon is killed. The executor here
+    is shut down before the import returns or raises, and a worker whose parent died exits when its task
     pipe closes, so none outlives its import."""
     config = multiprocessing.current_process()._config  # type: ignore[attr-defined]
     daemon = config.get("daemon")

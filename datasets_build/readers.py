@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from django.conf import settings
 
 #: How much of the file the encoding sniffer looks at.
 SNIFF_BYTES = 256 * 1024
@@ -28,6 +29,8 @@ NUMERIC_FIELDS = frozenset({
     "start_idx", "end_idx", "answer_start", "question_type", "label", "real-label", "binary-label", "score",
 })
 BOOLEAN_FIELDS = frozenset({"is_impossible"})
+#: How deeply a record's values may nest (KLUE's deepest, a WoS dialogue's states, nest 4 levels).
+MAX_DEPTH = 32
 
 
 @dataclass(frozen=True)
@@ -92,13 +95,33 @@ def _not_utf8(sample: bytes, error: UnicodeDecodeError, guess: str | None) -> Fa
                                             f"(byte 0x{sample[error.start]:02x} at offset {error.start}); {hint}")
 
 
-def _text_lines(path: Path, encoding: str) -> Iterator[tuple[int, str]]:
+def max_record_chars() -> int:
+    """The longest record an import reads (``GOLDSET_IMPORT_MAX_RECORD_KB`` × 1,024 characters of its text)."""
+    return int(settings.GOLDSET_IMPORT_MAX_RECORD_KB) * 1024
+
+
+def too_large(size: int, limit: int) -> str:
+    return (f"the record is larger than the limit of {limit:,} characters (GOLDSET_IMPORT_MAX_RECORD_KB); "
+            f"it has {size:,} or more")
+
+
+def _text_lines(path: Path, encoding: str, limit: int) -> Iterator[tuple[int, str | int]]:
+    """The file's lines; a line longer than ``limit`` characters is skipped unread, its length in its place —
+    never held in memory whole, whatever its size."""
     with path.open("rb") as raw:
         stream = io.TextIOWrapper(raw, encoding=encoding, errors="strict", newline="")
+        readline = stream.readline
         line_no = 0
         try:
-            for line_no, line in enumerate(stream, start=1):
-                yield line_no, line
+            while line := readline(limit):
+                line_no += 1
+                if len(line) == limit and not line.endswith(("\n", "\r")):
+                    size = len(line)
+                    while (rest := readline(limit)) and not rest.endswith(("\n", "\r")):
+                        size += len(rest)
+                    yield line_no, size + len(rest)
+                else:
+                    yield line_no, line
         except UnicodeDecodeError as error:
             raise FatalReadError(line_no + 1, "encoding",
                                  f"line {line_no + 1} is not valid {encoding.upper()} ({error.reason}); "
@@ -108,7 +131,11 @@ def _text_lines(path: Path, encoding: str) -> Iterator[tuple[int, str]]:
 def iter_jsonl(path: Path, encoding: str = "auto") -> Iterator[tuple[int, dict[str, Any]] | RecordError]:
     """One JSON object per line; blank lines are skipped. Bad lines come out as errors, and reading goes on."""
     codec = detect_encoding(path, encoding)
-    for line_no, line in _text_lines(path, codec):
+    limit = max_record_chars()
+    for line_no, line in _text_lines(path, codec, limit):
+        if isinstance(line, int):
+            yield RecordError(line_no, "", too_large(line, limit))
+            continue
         if not line.strip():
             continue
         try:
@@ -126,16 +153,26 @@ def iter_csv(path: Path, encoding: str = "auto", required: tuple[str, ...] = ())
         tuple[int, dict[str, Any]] | RecordError]:
     """One record per row; nested fields are flattened with ``.`` in the header, lists are JSON strings."""
     codec = detect_encoding(path, encoding)
-    lines = _text_lines(path, codec)
-    current = {"line": 0}
+    limit = max_record_chars()
+    lines = _text_lines(path, codec, limit)
+    current = {"line": 0, "size": 0, "start": 1}
 
     def text() -> Iterator[str]:
         for line_no, line in lines:
             current["line"] = line_no
-            yield line
+            # A row may span lines (a quoted cell with newlines): its size is counted from its first line on.
+            if not current["size"]:
+                current["start"] = line_no
+            current["size"] += line if isinstance(line, int) else len(line)
+            if current["size"] > limit:
+                raise FatalReadError(current["start"], "", too_large(current["size"], limit))
+            yield line  # type: ignore[misc]
 
     reader = csv.DictReader(text())
-    header = reader.fieldnames or []
+    try:
+        header = reader.fieldnames or []
+    except csv.Error as error:
+        raise FatalReadError(1, "", f"the header row cannot be read: {error}") from None
     if not header:
         raise FatalReadError(1, "", "the CSV file is empty: expected a header row with the column names")
     missing = [c for c in required if c not in header and not any(h.startswith(c + ".") for h in header)]
@@ -143,7 +180,15 @@ def iter_csv(path: Path, encoding: str = "auto", required: tuple[str, ...] = ())
         yield RecordError(1, column, f"missing required column {column!r} (header has: {', '.join(header)})")
     if missing:
         return
-    for row in reader:
+    rows = iter(reader)
+    while True:
+        current["size"] = 0
+        try:
+            row = next(rows)
+        except StopIteration:
+            return
+        except csv.Error as error:  # a cell over the csv module's field limit, a NUL byte, a broken quote
+            raise FatalReadError(current["start"], "", f"the CSV row cannot be read: {error}") from None
         line_no = current["line"]
         if None in row:
             yield RecordError(line_no, "", f"the row has {len(header) + len(row[None])} cells but the header has "
@@ -163,6 +208,8 @@ def _cell(key: str, value: str) -> Any:
             return json.loads(stripped)
         except json.JSONDecodeError as error:
             raise RecordError(0, key, f"looks like JSON but does not parse: {error.msg} at {error.pos}") from None
+        except RecursionError:
+            raise RecordError(0, key, f"the JSON nests more than {MAX_DEPTH} levels deep") from None
     if leaf in BOOLEAN_FIELDS:
         if stripped.lower() not in {"true", "false", "1", "0"}:
             raise RecordError(0, key, f"must be true or false, got {value!r}")

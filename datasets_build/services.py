@@ -31,7 +31,8 @@ from config.jobs import DATABASE_LOST, drop_connection, error_summary
 from . import selectors
 from .models import ImportJob, ImportStatus
 from .pii import resolve_policy
-from .pipeline import DUPLICATE_POLICIES, FORMATS, ImportPipeline, Progress, source_for
+from .pii.redact import redact_message
+from .pipeline import DUPLICATE_POLICIES, FORMATS, ImportPipeline, ImportStopped, Progress, source_for
 from .readers import ENCODINGS, RecordError
 
 #: File name endings accepted per format (the reader decides whether the content really is that format).
@@ -134,6 +135,10 @@ def items_import(
     except RecordError as error:
         result.errors = [error.as_dict()]
         result.source = None
+    except ImportStopped as error:
+        result.errors = [{"record": 0, "field": "", "message": str(error)}]
+        result.progress = Progress(read=error.read)
+        result.source = None
     return result
 
 
@@ -229,29 +234,53 @@ def import_job_run(job_id: int, *, on_progress: Callable[[Progress], None] | Non
         job.started_at = timezone.now()
         job.save(update_fields=["status", "started_at"])
 
-    with transaction.atomic():
-        job = ImportJob.objects.select_for_update().select_related("project").get(pk=job_id)
-        if job.is_finished:
-            return job
-        options = job.options
-        result = items_import(job.project, job.stored_path, job.format, source=options.get("source") or "",
-                              license=options.get("license") or "", pii=options.get("pii") or None,
-                              user=job.created_by, encoding=options.get("encoding") or "auto",
-                              duplicates=options.get("duplicates") or "skip", on_progress=on_progress)
-        job.status = ImportStatus.SUCCEEDED if result.ok else ImportStatus.FAILED
-        job.records_read = result.progress.read
-        job.records_screened = result.progress.screened
-        job.items_written = result.items
-        job.annotations_written = result.annotations
-        job.errors = result.errors
-        job.summary = result.summary
-        job.message = (f"imported {result.items} items and {result.annotations} annotations" if result.ok
-                       else f"nothing imported: {len(result.errors)} problem(s), first: "
-                            f"{_describe(result.errors[0])}")[:500]
-        job.finished_at = timezone.now()
-        job.save()
+    try:
+        with transaction.atomic():
+            job = ImportJob.objects.select_for_update().select_related("project").get(pk=job_id)
+            if job.is_finished:
+                return job
+            options = job.options
+            result = items_import(job.project, job.stored_path, job.format, source=options.get("source") or "",
+                                  license=options.get("license") or "", pii=options.get("pii") or None,
+                                  user=job.created_by, encoding=options.get("encoding") or "auto",
+                                  duplicates=options.get("duplicates") or "skip", on_progress=on_progress)
+            job.status = ImportStatus.SUCCEEDED if result.ok else ImportStatus.FAILED
+            job.records_read = result.progress.read
+            job.records_screened = result.progress.screened
+            job.items_written = result.items
+            job.annotations_written = result.annotations
+            job.errors = result.errors
+            job.summary = result.summary
+            job.message = (f"imported {result.items} items and {result.annotations} annotations" if result.ok
+                           else f"nothing imported: {len(result.errors)} problem(s), first: "
+                                f"{_describe(result.errors[0])}")[:500]
+            job.finished_at = timezone.now()
+            job.save()
+    except DATABASE_LOST:
+        raise  # the task retries; the transaction was rolled back
+    except Exception as error:
+        # Whatever else stopped it (a bug, a killed preparation process, a value the database refused): the
+        # import was rolled back; the job must end, never stay running, and the upload must go.
+        job = _import_job_stopped(job_id, error)
     # The upload may hold raw personal data: keep it no longer than the import needs it.
     Path(job.stored_path).unlink(missing_ok=True)
+    return job
+
+
+def _import_job_stopped(job_id: int, error: Exception) -> ImportJob:
+    read = error.read if isinstance(error, ImportStopped) else 0
+    detail = str(error) if isinstance(error, ImportStopped) else redact_message(f"{type(error).__name__}: {error}")
+    logger.error("import job %s failed: %s", job_id, detail)
+    message = f"nothing imported: {detail}"
+    with transaction.atomic():
+        job = ImportJob.objects.select_for_update().get(pk=job_id)
+        job.status = ImportStatus.FAILED
+        job.records_read = read
+        job.records_screened = job.items_written = job.annotations_written = 0
+        job.errors = [{"record": 0, "field": "", "message": message.replace("\x00", "\\x00")}]
+        job.message = message.replace("\x00", "\\x00")[:500]
+        job.finished_at = timezone.now()
+        job.save()
     return job
 
 

@@ -115,17 +115,22 @@ class Needle:
 
 NEEDLES = [Needle(pii_type, value, spelling, form) for pii_type, _, value in PLANTED
            for spelling, form in _spellings(pii_type, value).items()]
-#: Raw bytes in the encodings a file could be written in besides UTF-8.
-BYTE_NEEDLES = [(needle, encoding, data) for needle in NEEDLES for encoding, data in (
-    ("UTF-16", needle.form.encode("utf-16-le")),
-    ("CP949", needle.form.encode("cp949") if any(ord(c) > 127 for c in needle.form) else b""),
-) if data]
+
+
+def byte_needles(needles: list[Needle]) -> list[tuple[Needle, str, bytes]]:
+    """Raw bytes in the encodings a file could be written in besides UTF-8."""
+    return [(needle, encoding, data) for needle in needles for encoding, data in (
+        ("UTF-16", needle.form.encode("utf-16-le")),
+        ("CP949", needle.form.encode("cp949") if any(ord(c) > 127 for c in needle.form) else b""),
+    ) if data]
 
 
 class Leaks:
     """Collects every place × value where a planted raw value showed up, in any spelling or encoding."""
 
-    def __init__(self) -> None:
+    def __init__(self, needles: list[Needle] = NEEDLES) -> None:
+        self.needles = needles
+        self.byte_needles = byte_needles(needles)
         self.found: list[str] = []
         self.places = 0
 
@@ -137,13 +142,13 @@ class Leaks:
         if unescaped != text:
             views["after undoing JSON/URL/HTML escapes"] = unescaped
         hit: set[str] = set()
-        for needle in NEEDLES:
+        for needle in self.needles:
             for view, haystack in views.items():
                 if needle.value not in hit and needle.form in haystack:
                     hit.add(needle.value)
                     self.found.append(f"{place}: raw {needle.pii_type} {needle.value!r} ({needle.spelling}, {view})")
         if isinstance(content, bytes):
-            for needle, encoding, data in BYTE_NEEDLES:
+            for needle, encoding, data in self.byte_needles:
                 if needle.value not in hit and data in content:
                     hit.add(needle.value)
                     self.found.append(f"{place}: raw {needle.pii_type} {needle.value!r} ({needle.spelling}, "
