@@ -21,7 +21,7 @@ from django.db import connection
 
 from annotation.models import Annotation, Item, Role, User
 from datasets_build.models import ImportStatus
-from exports.models import Release, ReleaseStatus
+from exports.models import BUILT, Release
 from tests.test_pii_never_leaves import (
     Leaks,
     Needle,
@@ -98,7 +98,8 @@ def test_rater_ids_and_guids_with_pii_never_leave(team, tmp_path, settings, ever
     call_command("build_release", "ynat-ids", "--version", "1.0.0", "--format", "klue,jsonl,csv,parquet",
                  "--check-margin", "-100", "--out", str(tmp_path / "releases"), "--json", stdout=out)
     release = Release.objects.get(project_id=project_id)
-    assert release.status == ReleaseStatus.PASSED, release.baseline_check
+    # Seven records give no verdict (inconclusive); what matters here is that every file was written.
+    assert release.status in BUILT, release.baseline_check
 
     connection.force_debug_cursor = False
     leaks = Leaks(NEEDLES)
