@@ -276,24 +276,23 @@ def annotator_progress(project: Project, user: User) -> dict[str, int]:
     return {"done": done, "skipped": skipped, "remaining": remaining}
 
 
-def _live_count(item_ref: Any, stage: str, now: Any) -> Subquery:
-    return Coalesce(
-        Subquery(
-            live_assignments(now=now).filter(item=item_ref, stage=stage)
-            .values("item")
-            .annotate(n=Count("id"))
-            .values("n"),
-            output_field=IntegerField(),
-        ),
-        Value(0),
-    )
+def _count_of(queryset: QuerySet) -> Coalesce:
+    """``count(*)`` of a queryset filtered on an outer item, as a subquery (0 when it has no rows)."""
+    return Coalesce(Subquery(queryset.values("item").annotate(n=Count("id")).values("n"), output_field=IntegerField()),
+                    Value(0))
+
+
+def _live_count(item_ref: Any, stage: str, now: Any) -> Any:
+    """The item's taken places in the stage: live assignments and imported annotations (see :func:`places_held`)."""
+    return (_count_of(live_assignments(now=now).filter(item=item_ref, stage=stage))
+            + _count_of(Annotation.objects.filter(item=item_ref, stage=stage, imported=True)))
 
 
 def eligible_items(project: Project, user: User, stage: str) -> QuerySet[Item]:
     """Items this annotator may receive in this stage, closest to completion first.
 
-    Never an item they already had in this stage (except their own expired lease), never one that
-    already has k live assignments, never an item whose previous stage is unfinished, and never a
+    Never an item they already had in this stage (except their own expired lease), never one whose k places
+    are taken (live assignments and imported annotations), never an item whose previous stage is unfinished, and never a
     hypothesis or question they wrote themselves.
     """
     now = timezone.now()
@@ -415,13 +414,16 @@ def assignment_to_submit(project: Project, user: User, item_id: int, stage: str 
     return assignment
 
 
-_HOLDING_SQL = f"SELECT count(*) FROM {_ASSIGNMENT} WHERE item_id = %s AND stage = %s AND status IN (%s, %s)"
+_HOLDING_SQL = (f"SELECT (SELECT count(*) FROM {_ASSIGNMENT} WHERE item_id = %s AND stage = %s AND status IN (%s, %s))"
+                f" + (SELECT count(*) FROM {_ANNOTATION} WHERE item_id = %s AND stage = %s AND imported)")
 
 
 def places_held(item_id: int, stage: str) -> int:
-    """How many assignments hold a place for the item in the stage (leased or submitted): the take's recount."""
+    """How many places of the item in the stage are taken: assignments that hold one (leased or submitted) and
+    the annotations its corpus came with (an item is complete with k annotations, imported ones included).
+    The take's recount, and what ``QueueSlot.live`` stands for."""
     with connection.cursor() as cursor:
-        cursor.execute(_HOLDING_SQL, [item_id, stage, *(status.value for status in SLOT_HOLDING)])
+        cursor.execute(_HOLDING_SQL, [item_id, stage, *(status.value for status in SLOT_HOLDING), item_id, stage])
         return int(cursor.fetchone()[0])
 
 
