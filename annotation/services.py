@@ -47,6 +47,7 @@ from .selectors import (
     ProjectAccess,
     access_to,
     annotation_of,
+    annotator_queue_key,
     assignment_to_submit,
     current_guideline,
     places_held,
@@ -306,13 +307,13 @@ def _lock_annotator_queue(project: Project, user: User) -> None:
 
     Their parallel requests (two tabs, a double click, a script's threads) then take turns: the second finds
     the lease the first took and resumes it, instead of taking a second item or inserting the same (item,
-    annotator, stage) twice. A transaction-scoped advisory lock on PostgreSQL (keyed by project and user; the
-    release builds' two-key locks are a separate key space); SQLite runs one writer at a time anyway.
+    annotator, stage) twice. A transaction-scoped advisory lock on PostgreSQL
+    (:func:`selectors.annotator_queue_key`); SQLite runs one writer at a time anyway.
     """
     if connection.vendor != "postgresql":
         return
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [((project.pk & 0x7FFFFFFF) << 32) | (user.pk & 0xFFFFFFFF)])
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [annotator_queue_key(project, user)])
 
 
 def assignment_next(*, project: Project, user: User, access: ProjectAccess | None = None) -> Assignment | None:
@@ -336,12 +337,12 @@ def _next(project: Project, user: User) -> Assignment | None:
     with transaction.atomic():
         _lock_annotator_queue(project, user)
         state = queue_state(project, user)
-        if state.resumable_id is not None or not state.stale_leases:
-            return _resume_or_take(project, user, state.resumable_id)
+        if state.resumable is not None or not state.stale_leases:
+            return _resume_or_take(project, user, state.resumable)
     _expire_stale_leases(project)
     with transaction.atomic():
         _lock_annotator_queue(project, user)
-        return _resume_or_take(project, user, queue_state(project, user).resumable_id)
+        return _resume_or_take(project, user, queue_state(project, user).resumable)
 
 
 def _expire_stale_leases(project: Project) -> None:
@@ -351,13 +352,10 @@ def _expire_stale_leases(project: Project) -> None:
                                                  lease_expires_at__lte=timezone.now()), AssignmentStatus.EXPIRED)
 
 
-def _resume_or_take(project: Project, user: User, resumable_id: int | None) -> Assignment | None:
-    """The caller's live lease ``resumable_id``, else a new one; inside a transaction holding their queue lock."""
-    if resumable_id is not None:
-        resumed = Assignment.objects.filter(pk=resumable_id).select_related("item").first()
-        if resumed is not None:
-            resumed.item.project = project
-            return resumed
+def _resume_or_take(project: Project, user: User, resumable: Assignment | None) -> Assignment | None:
+    """The caller's live lease ``resumable``, else a new one; inside a transaction holding their queue lock."""
+    if resumable is not None:
+        return resumable
     for stage in project.stage_names:
         assignment = _take(project, user, stage)
         # Slots are created lazily. Items without one are newer than every slot, and a new slot holds no
@@ -490,17 +488,17 @@ def annotation_submit_and_next(
     :func:`_expire_stale_leases`). A next assignment that cannot be had leaves the submission stored."""
     access = access or access_to(project, user)
     with transaction.atomic():
+        # The annotator's queue lock comes with the assignment's row lock, in its statement.
         annotation, created, late = _annotation_store(project=project, user=user, item_id=item_id,
                                                       payload=payload, stage=stage, seconds_spent=seconds_spent,
-                                                      access=access)
+                                                      access=access, queue_lock=True)
         if not access.acknowledged:
             return Submission(annotation, created)
         if not late:
-            _lock_annotator_queue(project, user)
             state = queue_state(project, user)
-            if state.resumable_id is not None or not state.stale_leases:
+            if state.resumable is not None or not state.stale_leases:
                 try:
-                    return Submission(annotation, created, _resume_or_take(project, user, state.resumable_id), True)
+                    return Submission(annotation, created, _resume_or_take(project, user, state.resumable), True)
                 except ServiceError:  # the queue was busy
                     return Submission(annotation, created)
     try:
@@ -518,10 +516,12 @@ def _annotation_store(
     stage: str | None,
     seconds_spent: float | None,
     access: ProjectAccess | None,
+    queue_lock: bool = False,
 ) -> tuple[Annotation, bool, bool]:
     """The body of :func:`annotation_submit`, inside the caller's transaction; the third value tells whether
-    the submission was late (on an assignment that no longer held a place)."""
-    assignment = assignment_to_submit(project, user, item_id, stage, lock=True)
+    the submission was late (on an assignment that no longer held a place). ``queue_lock`` also takes the
+    annotator's queue lock (:func:`_lock_annotator_queue`)."""
+    assignment = assignment_to_submit(project, user, item_id, stage, lock=True, queue_lock=queue_lock)
     if assignment is None:
         raise ServiceError(f"item {item_id} is not assigned to you" + (f" in stage {stage!r}" if stage else ""),
                            code="not_assigned", field="item")
@@ -548,6 +548,7 @@ def _annotation_store(
     if annotation is None:
         annotation = Annotation.objects.create(item=item, annotator=user, stage=assignment.stage, **fields)
     else:
+        annotation.annotator = user  # the caller's own: the response names them without a query
         for name, value in fields.items():
             setattr(annotation, name, value)
         annotation.save()
