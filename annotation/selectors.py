@@ -434,16 +434,22 @@ def assignment_to_submit(project: Project, user: User, item_id: int, stage: str 
     return assignment
 
 
-_HOLDING_SQL = (f"SELECT (SELECT count(*) FROM {_ASSIGNMENT} WHERE item_id = %s AND stage = %s AND status IN (%s, %s))"
-                f" + (SELECT count(*) FROM {_ANNOTATION} WHERE item_id = %s AND stage = %s AND imported)")
+#: SQL for how many places of an item in a stage are taken (see :func:`places_held`); its parameters are
+#: :func:`places_taken_params`.
+PLACES_TAKEN_SQL = (f"(SELECT count(*) FROM {_ASSIGNMENT} WHERE item_id = %s AND stage = %s AND status IN (%s, %s))"
+                    f" + (SELECT count(*) FROM {_ANNOTATION} WHERE item_id = %s AND stage = %s AND imported)")
+
+
+def places_taken_params(item_id: int, stage: str) -> list[Any]:
+    return [item_id, stage, *(status.value for status in SLOT_HOLDING), item_id, stage]
 
 
 def places_held(item_id: int, stage: str) -> int:
     """How many places of the item in the stage are taken: assignments that hold one (leased or submitted) and
     the annotations its corpus came with (an item is complete with k annotations, imported ones included).
-    The take's recount, and what ``QueueSlot.live`` stands for."""
+    What ``QueueSlot.live`` stands for."""
     with connection.cursor() as cursor:
-        cursor.execute(_HOLDING_SQL, [item_id, stage, *(status.value for status in SLOT_HOLDING), item_id, stage])
+        cursor.execute(f"SELECT {PLACES_TAKEN_SQL}", places_taken_params(item_id, stage))
         return int(cursor.fetchone()[0])
 
 

@@ -44,6 +44,7 @@ from .models import (
     content_hash,
 )
 from .selectors import (
+    PLACES_TAKEN_SQL,
     ProjectAccess,
     access_to,
     annotation_of,
@@ -51,6 +52,7 @@ from .selectors import (
     assignment_to_submit,
     current_guideline,
     places_held,
+    places_taken_params,
     queue_candidate,
     queue_state,
 )
@@ -375,8 +377,9 @@ _TAKE_ATTEMPTS = 20
 
 
 def _take(project: Project, user: User, stage: str) -> Assignment | None:
-    """Lease the first candidate of one stage to the user (four queries), or ``None`` when no slot of the
-    stage has a free place for them. Runs inside the caller's transaction.
+    """Lease the first candidate of one stage to the user (three queries: the candidate, its recount and
+    counter, the assignment), or ``None`` when no slot of the stage has a free place for them. Runs inside the
+    caller's transaction.
 
     The take passes over slots other requests hold locked (``SKIP LOCKED``: parallel takes spread over the
     candidates instead of queueing on the first). When it finds none that way, a read without locks tells
@@ -400,9 +403,9 @@ def _take(project: Project, user: User, stage: str) -> Assignment | None:
             continue
         wait_for = None
         item = candidate.item
-        held = places_held(item.pk, stage)
-        if held >= needed:  # the counter drifted (it never should); correct it, try the next one
-            QueueSlot.objects.filter(pk=candidate.slot_id).update(live=held)
+        if not _place_reserve(candidate.slot_id, item.pk, stage, needed):
+            # The counter drifted (it never should); correct it, try the next one.
+            QueueSlot.objects.filter(pk=candidate.slot_id).update(live=places_held(item.pk, stage))
             continue
         expires = _lease_expiry(project)
         if candidate.expired_own is None:
@@ -415,9 +418,22 @@ def _take(project: Project, user: User, stage: str) -> Assignment | None:
             assignment.status = AssignmentStatus.LEASED
             assignment.lease_expires_at = expires
             assignment.save(update_fields=["status", "lease_expires_at", "updated_at"])
-        QueueSlot.objects.filter(pk=candidate.slot_id).update(live=held + 1)
         return assignment
     raise ServiceError("the queue is busy; ask again", code="conflict")
+
+
+_SLOT_TABLE = QueueSlot._meta.db_table
+_RESERVE_SQL = (f"UPDATE {_SLOT_TABLE} SET live = {PLACES_TAKEN_SQL} + 1"
+                f" WHERE id = %s AND {PLACES_TAKEN_SQL} < %s")
+
+
+def _place_reserve(slot_id: int, item_id: int, stage: str, needed: int) -> bool:
+    """Recount the item's taken places under the slot's lock and, when one is free, count the lease about to be
+    written (one statement); ``False`` when the item has none free."""
+    taken = places_taken_params(item_id, stage)
+    with connection.cursor() as cursor:
+        cursor.execute(_RESERVE_SQL, [*taken, slot_id, *taken, needed])
+        return cursor.rowcount == 1
 
 
 @transaction.atomic

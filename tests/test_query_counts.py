@@ -147,8 +147,9 @@ def test_pages_do_not_grow_with_rows(scenario: Scenario) -> None:
 
 
 #: The take, in the transaction of the request (its savepoint in a test): queue state (a live lease to resume
-#: with its item, stale leases), candidate slot locked, recount under the lock, the assignment, the counter.
-TAKE = ["queue state", "candidate", "recount", "assignment", "counter"]
+#: with its item, stale leases), candidate slot locked, the counter recounted and counting the lease (one
+#: UPDATE), the assignment.
+TAKE = ["queue state", "candidate", "counter", "assignment"]
 
 
 #: ``GET next/``: token, project with the caller's role and guideline standing, then the annotator's queue lock

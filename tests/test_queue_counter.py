@@ -208,3 +208,16 @@ def test_imported_annotations_take_places(make_project, annotator_in, tmp_path) 
     assert not eligible_items(project, annotators[3], "label").filter(pk=labelled).exists()
     assert annotator_progress(project, annotators[3])["remaining"] == 0
     assert_counter_exact(project)
+
+
+def test_a_drifted_counter_is_corrected_by_the_take(make_project, annotator_in) -> None:
+    """The take recounts the candidate's taken places under its lock: a counter that says "free" on a full item
+    is corrected and the next candidate is taken."""
+    project = make_project("tc", k=1)
+    first, second = tc_items(project, 2)
+    alice, bob = annotator_in(project), annotator_in(project)
+    assert services.assignment_next(project=project, user=alice).item_id == first
+    QueueSlot.objects.filter(item_id=first).update(live=0)
+    assert services.assignment_next(project=project, user=bob).item_id == second
+    assert live_of(first, "label") == 1 and live_of(second, "label") == 1
+    assert_counter_exact(project)
