@@ -85,7 +85,8 @@ class Command(BaseCommand):
         task = next(t for t in all_task_types() if t.slug == slug)
         project = services.project_create(
             name=f"Demo {task.klue_name} ({task.title})", slug=project_slug, task_type=slug,
-            created_by=users["manager"], annotators_per_item=3,
+            # The corpus's label, the two simulated annotators' and a place for a person trying the demo.
+            created_by=users["manager"], annotators_per_item=4,
             description=f"Demo project built from demo/corpus/{slug}.jsonl, written for Goldset.",
             label_schema=self._schema(task.slug, task.default_schema()),
         )
