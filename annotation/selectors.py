@@ -158,20 +158,25 @@ def access_to(project: Project, user: User) -> ProjectAccess:
 
 @dataclass(frozen=True)
 class QueueState:
-    """What the take must know before choosing: a live lease to resume, and whether any lease of the
-    project ran out without being marked expired yet (only then does the take expire leases)."""
+    """What the take must know before choosing: a live lease to resume (with its item, as
+    :func:`assignment_to_submit` loads it), and whether any lease of the project ran out without being marked
+    expired yet (only then does the take expire leases)."""
 
-    resumable_id: int | None
+    resumable: Assignment | None
     stale_leases: bool
 
 
+# The caller's oldest live lease joined to a one-row table, so that the row exists without one.
 _QUEUE_STATE_SQL = f"""
-SELECT
-  (SELECT a.id FROM {_ASSIGNMENT} a JOIN {_ITEM} i ON i.id = a.item_id
-   WHERE i.project_id = %s AND a.annotator_id = %s AND a.status = %s AND a.lease_expires_at > %s
-   ORDER BY a.created_at LIMIT 1),
-  EXISTS (SELECT 1 FROM {_ASSIGNMENT} a JOIN {_ITEM} i ON i.id = a.item_id
-          WHERE i.project_id = %s AND a.status = %s AND a.lease_expires_at <= %s)
+SELECT {_ASSIGNMENT_COLUMNS}, i.payload, i.is_gold_check, i.screening_status,
+  EXISTS (SELECT 1 FROM {_ASSIGNMENT} x JOIN {_ITEM} xi ON xi.id = x.item_id
+          WHERE xi.project_id = %s AND x.status = %s AND x.lease_expires_at <= %s)
+FROM (SELECT 1 AS one) q
+LEFT JOIN {_ASSIGNMENT} a ON a.id = (
+  SELECT r.id FROM {_ASSIGNMENT} r JOIN {_ITEM} ri ON ri.id = r.item_id
+  WHERE ri.project_id = %s AND r.annotator_id = %s AND r.status = %s AND r.lease_expires_at > %s
+  ORDER BY r.created_at LIMIT 1)
+LEFT JOIN {_ITEM} i ON i.id = a.item_id
 """
 
 
@@ -179,10 +184,13 @@ def queue_state(project: Project, user: User) -> QueueState:
     """The caller's :class:`QueueState` in one query (both halves are index probes)."""
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     leased = AssignmentStatus.LEASED.value
-    with connection.cursor() as cursor:
-        cursor.execute(_QUEUE_STATE_SQL, [project.pk, user.pk, leased, now, project.pk, leased, now])
-        resumable, stale = cursor.fetchone()
-    return QueueState(resumable_id=resumable, stale_leases=bool(stale))
+    found = fetch_instance(Assignment, _QUEUE_STATE_SQL, [project.pk, leased, now, project.pk, user.pk, leased, now])
+    assert found is not None  # the one-row table
+    assignment, (payload, is_gold_check, screening_status, stale) = found
+    if assignment.pk is None:
+        return QueueState(resumable=None, stale_leases=bool(stale))
+    assignment.item = _item(assignment.item_id, project, payload, is_gold_check, screening_status)
+    return QueueState(resumable=assignment, stale_leases=bool(stale))
 
 
 def current_guideline(project: Project) -> Guideline | None:
@@ -290,24 +298,23 @@ def annotator_progress(project: Project, user: User) -> dict[str, int]:
     return {"done": done, "skipped": skipped, "remaining": remaining}
 
 
-def _live_count(item_ref: Any, stage: str, now: Any) -> Subquery:
-    return Coalesce(
-        Subquery(
-            live_assignments(now=now).filter(item=item_ref, stage=stage)
-            .values("item")
-            .annotate(n=Count("id"))
-            .values("n"),
-            output_field=IntegerField(),
-        ),
-        Value(0),
-    )
+def _count_of(queryset: QuerySet) -> Coalesce:
+    """``count(*)`` of a queryset filtered on an outer item, as a subquery (0 when it has no rows)."""
+    return Coalesce(Subquery(queryset.values("item").annotate(n=Count("id")).values("n"), output_field=IntegerField()),
+                    Value(0))
+
+
+def _live_count(item_ref: Any, stage: str, now: Any) -> Any:
+    """The item's taken places in the stage: live assignments and imported annotations (see :func:`places_held`)."""
+    return (_count_of(live_assignments(now=now).filter(item=item_ref, stage=stage))
+            + _count_of(Annotation.objects.filter(item=item_ref, stage=stage, imported=True)))
 
 
 def eligible_items(project: Project, user: User, stage: str) -> QuerySet[Item]:
     """Items this annotator may receive in this stage, closest to completion first.
 
-    Never an item they already had in this stage (except their own expired lease), never one that
-    already has k live assignments, never an item whose previous stage is unfinished, and never a
+    Never an item they already had in this stage (except their own expired lease), never one whose k places
+    are taken (live assignments and imported annotations), never an item whose previous stage is unfinished, and never a
     hypothesis or question they wrote themselves.
     """
     now = timezone.now()
@@ -405,10 +412,18 @@ def queue_candidate(project: Project, user: User, stage: str, *, lock: bool = Fa
                      expired_own=expired_own)
 
 
+def annotator_queue_key(project: Project, user: User) -> int:
+    """The key of the annotator's queue lock in the project (a PostgreSQL advisory lock; one bigint, a key space
+    apart from the two-int keys of the release builds' locks)."""
+    return ((project.pk & 0x7FFFFFFF) << 32) | (user.pk & 0xFFFFFFFF)
+
+
 def assignment_to_submit(project: Project, user: User, item_id: int, stage: str | None = None, *,
-                         lock: bool = False) -> Assignment | None:
+                         lock: bool = False, queue_lock: bool = False) -> Assignment | None:
     """The caller's latest assignment of the item that is not skipped (in ``stage`` when given), with its item
-    (id, project, payload, gold flag and screening status loaded); ``lock`` locks the assignment row."""
+    (id, project, payload, gold flag and screening status loaded); ``lock`` locks the assignment row, and
+    ``queue_lock`` on PostgreSQL takes the annotator's queue lock (:func:`annotator_queue_key`) in the same
+    statement, when there is such an assignment."""
     if not _is_row_id(item_id):
         return None
     where = ["a.item_id = %s", "i.project_id = %s", "a.annotator_id = %s", "a.status <> %s"]
@@ -416,7 +431,11 @@ def assignment_to_submit(project: Project, user: User, item_id: int, stage: str 
     if stage:
         where.append("a.stage = %s")
         params.append(stage)
-    sql = (f"SELECT {_ASSIGNMENT_COLUMNS}, i.payload, i.is_gold_check, i.screening_status"
+    extra = ""
+    if queue_lock and connection.vendor == "postgresql":
+        extra = ", pg_advisory_xact_lock(%s)"
+        params.insert(0, annotator_queue_key(project, user))
+    sql = (f"SELECT {_ASSIGNMENT_COLUMNS}, i.payload, i.is_gold_check, i.screening_status{extra}"
            f" FROM {_ASSIGNMENT} a JOIN {_ITEM} i ON i.id = a.item_id"
            f" WHERE {' AND '.join(where)} ORDER BY a.created_at DESC LIMIT 1")
     if lock and connection.features.has_select_for_update_of:
@@ -424,18 +443,27 @@ def assignment_to_submit(project: Project, user: User, item_id: int, stage: str 
     found = fetch_instance(Assignment, sql, params)
     if found is None:
         return None
-    assignment, (payload, is_gold_check, screening_status) = found
+    assignment, (payload, is_gold_check, screening_status, *_locked) = found
     assignment.item = _item(assignment.item_id, project, payload, is_gold_check, screening_status)
     return assignment
 
 
-_HOLDING_SQL = f"SELECT count(*) FROM {_ASSIGNMENT} WHERE item_id = %s AND stage = %s AND status IN (%s, %s)"
+#: SQL for how many places of an item in a stage are taken (see :func:`places_held`); its parameters are
+#: :func:`places_taken_params`.
+PLACES_TAKEN_SQL = (f"(SELECT count(*) FROM {_ASSIGNMENT} WHERE item_id = %s AND stage = %s AND status IN (%s, %s))"
+                    f" + (SELECT count(*) FROM {_ANNOTATION} WHERE item_id = %s AND stage = %s AND imported)")
+
+
+def places_taken_params(item_id: int, stage: str) -> list[Any]:
+    return [item_id, stage, *(status.value for status in SLOT_HOLDING), item_id, stage]
 
 
 def places_held(item_id: int, stage: str) -> int:
-    """How many assignments hold a place for the item in the stage (leased or submitted): the take's recount."""
+    """How many places of the item in the stage are taken: assignments that hold one (leased or submitted) and
+    the annotations its corpus came with (an item is complete with k annotations, imported ones included).
+    What ``QueueSlot.live`` stands for."""
     with connection.cursor() as cursor:
-        cursor.execute(_HOLDING_SQL, [item_id, stage, *(status.value for status in SLOT_HOLDING)])
+        cursor.execute(f"SELECT {PLACES_TAKEN_SQL}", places_taken_params(item_id, stage))
         return int(cursor.fetchone()[0])
 
 

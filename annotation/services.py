@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Max, Q, QuerySet, Value
-from django.db.models.functions import Greatest
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, F, Max, OuterRef, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from .assist import initial_arm, submission_fields
 from .audit import audit_record
@@ -42,12 +44,15 @@ from .models import (
     content_hash,
 )
 from .selectors import (
+    PLACES_TAKEN_SQL,
     ProjectAccess,
     access_to,
     annotation_of,
+    annotator_queue_key,
     assignment_to_submit,
     current_guideline,
     places_held,
+    places_taken_params,
     queue_candidate,
     queue_state,
 )
@@ -246,17 +251,22 @@ def _assignments_close(assignments: QuerySet[Assignment], status: str) -> int:
 
 def _holding_losses(rows: list[tuple[int, int, str, str]]) -> Counter[tuple[int, str]]:
     losses: Counter[tuple[int, str]] = Counter()
-    for _, item_id, stage, old in rows:
+    for _assignment_id, item_id, stage, old in rows:
         if old in SLOT_HOLDING:
             losses[(item_id, stage)] -= 1
     return losses
 
 
 def _slot_rows(items: QuerySet[Item], stage: str) -> list[QueueSlot]:
-    counted = items.annotate(held=Count("assignments", filter=Q(assignments__stage=stage,
-                                                                assignments__status__in=SLOT_HOLDING)))
-    return [QueueSlot(item_id=item_id, project_id=project_id, stage=stage, live=held)
-            for item_id, project_id, held in counted.values_list("id", "project_id", "held")]
+    """New slots for ``items``, counting the places already taken (:func:`selectors.places_held`): assignments
+    that hold one and the annotations the corpus came with."""
+    held = Subquery(Assignment.objects.filter(item=OuterRef("pk"), stage=stage, status__in=SLOT_HOLDING)
+                    .values("item").annotate(n=Count("id")).values("n"))
+    imported = Subquery(Annotation.objects.filter(item=OuterRef("pk"), stage=stage, imported=True)
+                        .values("item").annotate(n=Count("id")).values("n"))
+    counted = items.annotate(taken=Coalesce(held, 0) + Coalesce(imported, 0))
+    return [QueueSlot(item_id=item_id, project_id=project_id, stage=stage, live=taken)
+            for item_id, project_id, taken in counted.values_list("id", "project_id", "taken")]
 
 
 def queue_slots_ensure(project: Project, stage: str) -> int:
@@ -297,28 +307,60 @@ def queue_priority_set(project: Project, priorities: dict[int, float | None]) ->
     return len(slots)
 
 
+def _lock_annotator_queue(project: Project, user: User) -> None:
+    """Hold the annotator's queue in the project until the transaction ends.
+
+    Their parallel requests (two tabs, a double click, a script's threads) then take turns: the second finds
+    the lease the first took and resumes it, instead of taking a second item or inserting the same (item,
+    annotator, stage) twice. A transaction-scoped advisory lock on PostgreSQL
+    (:func:`selectors.annotator_queue_key`); SQLite runs one writer at a time anyway.
+    """
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [annotator_queue_key(project, user)])
+
+
 def assignment_next(*, project: Project, user: User, access: ProjectAccess | None = None) -> Assignment | None:
     """Hand the annotator their next item, or ``None`` when nothing is left for them.
 
     ``access`` is the caller's standing when the caller already read it (the API reads it with the
-    project). A live lease of the caller's is resumed. Otherwise leases of the project that ran out are
-    marked expired first (only when one query says there are any), then the take reads the maintained
-    counter (``QueueSlot``). On PostgreSQL the candidate slot is locked with ``FOR UPDATE SKIP LOCKED`` and
-    the holding assignments recounted under the lock (correcting the counter if it drifted), so parallel
-    requests never push an item past k. The returned assignment carries its item, whose ``project`` is
-    ``project``.
+    project). Under the annotator's queue lock (:func:`_lock_annotator_queue`), a live lease of theirs is
+    resumed, so parallel requests of one annotator get the same assignment. Otherwise leases of the project
+    that ran out are marked expired first (only when one query says there are any), then the take reads the
+    maintained counter (``QueueSlot``). On PostgreSQL the candidate slot is locked with ``FOR UPDATE SKIP
+    LOCKED`` and its taken places recounted under the lock (correcting the counter if it drifted), so
+    parallel requests never push an item past k. The returned assignment carries its item, whose
+    ``project`` is ``project``.
     """
     if not (access or access_to(project, user)).acknowledged:
         raise ServiceError("acknowledge the current guideline first", code="guideline")
-    state = queue_state(project, user)
-    if state.resumable_id is not None:
-        resumed = Assignment.objects.filter(pk=state.resumable_id).select_related("item").first()
-        if resumed is not None:
-            resumed.item.project = project
-            return resumed
-    if state.stale_leases:
-        _assignments_close(Assignment.objects.filter(item__project=project, status=AssignmentStatus.LEASED,
-                                                     lease_expires_at__lte=timezone.now()), AssignmentStatus.EXPIRED)
+    return _next(project, user)
+
+
+def _next(project: Project, user: User) -> Assignment | None:
+    with transaction.atomic():
+        _lock_annotator_queue(project, user)
+        state = queue_state(project, user)
+        if state.resumable is not None or not state.stale_leases:
+            return _resume_or_take(project, user, state.resumable)
+    _expire_stale_leases(project)
+    with transaction.atomic():
+        _lock_annotator_queue(project, user)
+        return _resume_or_take(project, user, queue_state(project, user).resumable)
+
+
+def _expire_stale_leases(project: Project) -> None:
+    """Mark the project's leases that ran out expired, in a transaction of its own: it locks other annotators'
+    assignments and slots, which a transaction already holding a take's locks must not wait for."""
+    _assignments_close(Assignment.objects.filter(item__project=project, status=AssignmentStatus.LEASED,
+                                                 lease_expires_at__lte=timezone.now()), AssignmentStatus.EXPIRED)
+
+
+def _resume_or_take(project: Project, user: User, resumable: Assignment | None) -> Assignment | None:
+    """The caller's live lease ``resumable``, else a new one; inside a transaction holding their queue lock."""
+    if resumable is not None:
+        return resumable
     for stage in project.stage_names:
         assignment = _take(project, user, stage)
         # Slots are created lazily. Items without one are newer than every slot, and a new slot holds no
@@ -338,8 +380,9 @@ _TAKE_ATTEMPTS = 20
 
 
 def _take(project: Project, user: User, stage: str) -> Assignment | None:
-    """Lease the first candidate of one stage to the user (four queries), or ``None`` when no slot of the
-    stage has a free place for them.
+    """Lease the first candidate of one stage to the user (three queries: the candidate, its recount and
+    counter, the assignment), or ``None`` when no slot of the stage has a free place for them. Runs inside the
+    caller's transaction.
 
     The take passes over slots other requests hold locked (``SKIP LOCKED``: parallel takes spread over the
     candidates instead of queueing on the first). When it finds none that way, a read without locks tells
@@ -351,37 +394,49 @@ def _take(project: Project, user: User, stage: str) -> Assignment | None:
     arm = initial_arm(project, stage)
     wait_for: int | None = None
     for _attempt in range(_TAKE_ATTEMPTS):
-        with transaction.atomic():
-            candidate = queue_candidate(project, user, stage, lock=True, slot_id=wait_for)
-            if candidate is None:
-                if wait_for is None:
-                    busy = queue_candidate(project, user, stage)
-                    if busy is None:
-                        return None
-                    wait_for = busy.slot_id
-                else:  # it filled up while we waited; look for another
-                    wait_for = None
-                continue
-            wait_for = None
-            item = candidate.item
-            held = places_held(item.pk, stage)
-            if held >= needed:  # the counter drifted (it never should); correct it, try the next one
-                QueueSlot.objects.filter(pk=candidate.slot_id).update(live=held)
-                continue
-            expires = _lease_expiry(project)
-            if candidate.expired_own is None:
-                assignment = Assignment.objects.create(item=item, annotator=user, stage=stage,
-                                                       status=AssignmentStatus.LEASED, lease_expires_at=expires,
-                                                       suggestion_arm=arm)
-            else:  # their own expired lease comes back to them (its suggestion decision stands)
-                assignment = Assignment.objects.get(pk=candidate.expired_own)
-                assignment.item = item
-                assignment.status = AssignmentStatus.LEASED
-                assignment.lease_expires_at = expires
-                assignment.save(update_fields=["status", "lease_expires_at", "updated_at"])
-            QueueSlot.objects.filter(pk=candidate.slot_id).update(live=held + 1)
-            return assignment
+        candidate = queue_candidate(project, user, stage, lock=True, slot_id=wait_for)
+        if candidate is None:
+            if wait_for is None:
+                busy = queue_candidate(project, user, stage)
+                if busy is None:
+                    return None
+                wait_for = busy.slot_id
+            else:  # it filled up while we waited; look for another
+                wait_for = None
+            continue
+        wait_for = None
+        item = candidate.item
+        if not _place_reserve(candidate.slot_id, item.pk, stage, needed):
+            # The counter drifted (it never should); correct it, try the next one.
+            QueueSlot.objects.filter(pk=candidate.slot_id).update(live=places_held(item.pk, stage))
+            continue
+        expires = _lease_expiry(project)
+        if candidate.expired_own is None:
+            assignment = Assignment.objects.create(item=item, annotator=user, stage=stage,
+                                                   status=AssignmentStatus.LEASED, lease_expires_at=expires,
+                                                   suggestion_arm=arm)
+        else:  # their own expired lease comes back to them (its suggestion decision stands)
+            assignment = Assignment.objects.get(pk=candidate.expired_own)
+            assignment.item = item
+            assignment.status = AssignmentStatus.LEASED
+            assignment.lease_expires_at = expires
+            assignment.save(update_fields=["status", "lease_expires_at", "updated_at"])
+        return assignment
     raise ServiceError("the queue is busy; ask again", code="conflict")
+
+
+_SLOT_TABLE = QueueSlot._meta.db_table
+_RESERVE_SQL = (f"UPDATE {_SLOT_TABLE} SET live = {PLACES_TAKEN_SQL} + 1"
+                f" WHERE id = %s AND {PLACES_TAKEN_SQL} < %s")
+
+
+def _place_reserve(slot_id: int, item_id: int, stage: str, needed: int) -> bool:
+    """Recount the item's taken places under the slot's lock and, when one is free, count the lease about to be
+    written (one statement); ``False`` when the item has none free."""
+    taken = places_taken_params(item_id, stage)
+    with connection.cursor() as cursor:
+        cursor.execute(_RESERVE_SQL, [*taken, slot_id, *taken, needed])
+        return cursor.rowcount == 1
 
 
 @transaction.atomic
@@ -400,7 +455,6 @@ def assignment_skip(*, assignment: Assignment, reason: str = "") -> Assignment:
 # -- annotations --------------------------------------------------------------------------------
 
 
-@transaction.atomic
 def annotation_submit(
     *,
     project: Project,
@@ -414,10 +468,79 @@ def annotation_submit(
     """Validate and store the caller's annotation; resubmitting updates it. Returns (annotation, created).
 
     The caller must hold an assignment for the item (blind, queue-driven work); the assignment row is
-    locked so a double-click or a retry after a timeout yields one annotation, not two. The annotation
-    records the current guideline (from ``access`` when the caller already read it).
+    locked so a double-click or a retry after a timeout yields one annotation, not two. A submission on an
+    assignment that no longer holds a place (its lease ran out and was marked expired, or the caller flagged
+    the item) takes a free place if the item has one and is refused (``code="conflict"``) when the item
+    already has its k annotations and leases. The annotation records the current guideline (from ``access``
+    when the caller already read it).
     """
-    assignment = assignment_to_submit(project, user, item_id, stage, lock=True)
+    with transaction.atomic():
+        annotation, created, _late = _annotation_store(project=project, user=user, item_id=item_id, payload=payload,
+                                                      stage=stage, seconds_spent=seconds_spent, access=access)
+    return annotation, created
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A stored submission and the caller's next assignment (``next_offered`` false: the client asks
+    ``next/`` itself, e.g. when the guideline changed or the queue was busy)."""
+
+    annotation: Annotation
+    created: bool
+    next: Assignment | None = None
+    next_offered: bool = False
+
+
+def annotation_submit_and_next(
+    *,
+    project: Project,
+    user: User,
+    item_id: int,
+    payload: Any,
+    stage: str | None = None,
+    seconds_spent: float | None = None,
+    access: ProjectAccess | None = None,
+) -> Submission:
+    """:func:`annotation_submit`, then the caller's next assignment as :func:`assignment_next` hands it out
+    (one round trip per annotation). Both happen in one transaction unless the submission was late or leases
+    of the project ran out (then the expiry and the take run after the submission committed, see
+    :func:`_expire_stale_leases`). A next assignment that cannot be had leaves the submission stored."""
+    access = access or access_to(project, user)
+    with transaction.atomic():
+        # The annotator's queue lock comes with the assignment's row lock, in its statement.
+        annotation, created, late = _annotation_store(project=project, user=user, item_id=item_id,
+                                                      payload=payload, stage=stage, seconds_spent=seconds_spent,
+                                                      access=access, queue_lock=True)
+        if not access.acknowledged:
+            return Submission(annotation, created)
+        if not late:
+            state = queue_state(project, user)
+            if state.resumable is not None or not state.stale_leases:
+                try:
+                    return Submission(annotation, created, _resume_or_take(project, user, state.resumable), True)
+                except ServiceError:  # the queue was busy
+                    return Submission(annotation, created)
+    try:
+        return Submission(annotation, created, _next(project, user), True)
+    except ServiceError:
+        return Submission(annotation, created)
+
+
+def _annotation_store(
+    *,
+    project: Project,
+    user: User,
+    item_id: int,
+    payload: Any,
+    stage: str | None,
+    seconds_spent: float | None,
+    access: ProjectAccess | None,
+    queue_lock: bool = False,
+) -> tuple[Annotation, bool, bool]:
+    """The body of :func:`annotation_submit`, inside the caller's transaction; the third value tells whether
+    the submission was late (on an assignment that no longer held a place). ``queue_lock`` also takes the
+    annotator's queue lock (:func:`_lock_annotator_queue`)."""
+    assignment = assignment_to_submit(project, user, item_id, stage, lock=True, queue_lock=queue_lock)
     if assignment is None:
         raise ServiceError(f"item {item_id} is not assigned to you" + (f" in stage {stage!r}" if stage else ""),
                            code="not_assigned", field="item")
@@ -431,6 +554,9 @@ def annotation_submit(
         )
     except PayloadError as error:
         raise ServiceError(error.message, field=f"payload.{error.field}" if error.field else "payload") from None
+    late = assignment.status not in SLOT_HOLDING  # its lease was marked expired, or the caller flagged the item
+    if late:
+        _place_claim(project, assignment)
     # The guideline with its version loaded: the response names the version without fetching it.
     fields = {"payload": normalised, "guideline": (access or access_to(project, user)).guideline(),
               "seconds_spent": seconds_spent, **submission_fields(assignment, normalised, project)}
@@ -441,6 +567,7 @@ def annotation_submit(
     if annotation is None:
         annotation = Annotation.objects.create(item=item, annotator=user, stage=assignment.stage, **fields)
     else:
+        annotation.annotator = user  # the caller's own: the response names them without a query
         for name, value in fields.items():
             setattr(annotation, name, value)
         annotation.save()
@@ -449,15 +576,27 @@ def annotation_submit(
                      action="create" if created else "update", before=before,
                      after={"item": item.pk, "stage": assignment.stage, "payload": normalised})
     if assignment.status != AssignmentStatus.SUBMITTED:
-        if assignment.status not in SLOT_HOLDING:  # a late submission of an expired or flagged lease
-            _slots_add(Counter({(assignment.item_id, assignment.stage): 1}))
         assignment.status = AssignmentStatus.SUBMITTED
         assignment.save(update_fields=["status", "updated_at"])
     updated_item = project.task.apply_stage_output(item.payload, assignment.stage, normalised)
     if updated_item is not None:
         item.payload = updated_item
         item.save(update_fields=["payload"])
-    return annotation, created
+    return annotation, created, late
+
+
+def _place_claim(project: Project, assignment: Assignment) -> None:
+    """Give a late submission a place of its item: a free one, under the slot's lock (which the take holds
+    too), else refuse it, so that an item never ends with more than k annotations in a stage."""
+    slot = QueueSlot.objects.select_for_update().filter(item_id=assignment.item_id, stage=assignment.stage).first()
+    held = places_held(assignment.item_id, assignment.stage)
+    if held >= project.annotations_needed(assignment.stage):
+        raise ServiceError(
+            _("Your lease on item %(item)s ran out and other annotators completed it meanwhile; "
+              "your annotation was not stored.") % {"item": assignment.item_id},
+            code="conflict", field="item")
+    if slot is not None:
+        QueueSlot.objects.filter(pk=slot.pk).update(live=held + 1)
 
 
 # -- flags --------------------------------------------------------------------------------------

@@ -177,6 +177,65 @@ def test_expired_lease_returns_item_to_pool(api, make_project, annotator_in):
     assert api(second).get(f"/api/projects/{project.id}/next/").status_code == 200
 
 
+def test_late_submission_past_k_is_refused(api, make_project, annotator_in):
+    """Issue 23 (6): A takes, A's lease runs out, B takes and submits; A's late submission would be the item's
+    second annotation at k = 1, so it is refused with 409 and stores nothing."""
+    project = make_project("tc", k=1)
+    (item,) = add_items(project, 1)
+    first, second = annotator_in(project), annotator_in(project)
+    url = f"/api/projects/{project.id}/annotations/"
+    assert api(first).get(f"/api/projects/{project.id}/next/").json()["item"]["id"] == item.pk
+    Assignment.objects.filter(annotator=first).update(lease_expires_at="2000-01-01T00:00:00Z")
+    assert api(second).get(f"/api/projects/{project.id}/next/").json()["item"]["id"] == item.pk
+    assert api(second).post(url, {"item": item.pk, "payload": TC_PAYLOAD}, format="json").status_code == 201
+    late = api(first).post(url, {"item": item.pk, "payload": TC_PAYLOAD}, format="json")
+    assert late.status_code == 409, late.content
+    assert late.json()["code"] == "conflict" and "ran out" in late.json()["detail"]
+    assert list(Annotation.objects.filter(item=item).values_list("annotator", flat=True)) == [second.pk]
+    assert Assignment.objects.get(annotator=first).status == "expired"
+    assert item.queue_slots.get().live == 1
+
+
+def test_late_submission_with_a_free_place_is_kept(api, make_project, annotator_in):
+    """A late submission that does not push the item past k takes the free place (k = 2: A late, B on time)."""
+    project = make_project("tc", k=2)
+    (item,) = add_items(project, 1)
+    first, second = annotator_in(project), annotator_in(project)
+    url = f"/api/projects/{project.id}/annotations/"
+    api(first).get(f"/api/projects/{project.id}/next/")
+    Assignment.objects.filter(annotator=first).update(lease_expires_at="2000-01-01T00:00:00Z")
+    assert api(second).get(f"/api/projects/{project.id}/next/").json()["item"]["id"] == item.pk
+    assert api(second).post(url, {"item": item.pk, "payload": TC_PAYLOAD}, format="json").status_code == 201
+    assert api(first).post(url, {"item": item.pk, "payload": TC_PAYLOAD}, format="json").status_code == 201
+    assert Annotation.objects.filter(item=item).count() == 2 and item.queue_slots.get().live == 2
+
+
+def test_submit_answers_with_the_next_assignment(api, make_project, annotator_in):
+    """One round trip per annotation: the submission's answer carries what ``next/`` would give, then null."""
+    project = make_project("tc", k=1)
+    items = add_items(project, 2)
+    annotator = annotator_in(project)
+    client = api(annotator)
+    url = f"/api/projects/{project.id}/annotations/"
+    first = client.get(f"/api/projects/{project.id}/next/").json()
+    submitted = client.post(url, {"item": first["item"]["id"], "payload": TC_PAYLOAD}, format="json")
+    assert submitted.status_code == 201 and submitted.json()["payload"]["label"] == "사회"
+    following = submitted.json()["next"]
+    assert following["item"] == {"id": items[1].pk, "payload": {"title": "제목 1번 뉴스"}}
+    assert following["stage"] == "label" and following["suggestion"] is None
+    assert client.get(f"/api/projects/{project.id}/next/").json() == following  # the same live lease
+    resubmitted = client.post(url, {"item": first["item"]["id"], "payload": TC_PAYLOAD}, format="json")
+    assert resubmitted.status_code == 200 and resubmitted.json()["next"] == following
+    last = client.post(url, {"item": following["item"]["id"], "payload": TC_PAYLOAD}, format="json")
+    assert last.status_code == 201 and last.json()["next"] is None  # nothing left, as next/'s 204
+    # A changed guideline: the submission is stored, and the client is sent to next/ (which asks for it).
+    guideline = services.guideline_create(project=project, instructions="새 지침", ethics="윤리", pii="개인정보",
+                                          created_by=None)
+    services.guideline_publish(guideline=guideline)
+    again = client.post(url, {"item": following["item"]["id"], "payload": TC_PAYLOAD}, format="json")
+    assert again.status_code == 200 and "next" not in again.json()
+
+
 def test_skip_and_flag_leave_the_queue(api, make_project, annotator_in):
     project = make_project("tc", k=2)
     items = add_items(project, 2)

@@ -9,6 +9,7 @@ import orjson
 import pytest
 from django.urls import reverse
 
+from annotation import services
 from annotation.gold.services import gold_for_item
 from annotation.models import AuditEvent, Item, Role
 from datasets_build.services import items_import
@@ -41,7 +42,8 @@ def _events(api, user, project, **params) -> list[dict]:
 def test_annotation_edit_adjudication_guideline_and_release_are_recorded(team, api, release_root,
                                                                           django_capture_on_commit_callbacks):
     project, manager, maintainer, annotator = (team[k] for k in ("project", "manager", "maintainer", "annotator"))
-    load_records(project, sample_records("tc", 20))
+    load_records(project, sample_records("tc", 20))  # complete: k = 1 and three corpus labels each
+    services.item_create(project=project, payload={"title": "감사 기록 시험 기사"}, external_id="audit-open")
     base = f"/api/projects/{project.pk}/"
 
     # An annotation submitted, then edited: one create event and one update with the old payload.

@@ -1,10 +1,12 @@
 """Concurrency through the API on PostgreSQL: parallel submissions of one answer (a double-click, a retry
-after a timeout) store one annotation and one audit event; two managers adjudicating one item at once —
-one wins, the other gets 409 with a message saying what happened."""
+after a timeout) store one annotation and one audit event; parallel ``next/`` and submissions of one
+annotator (two tabs, a script's threads) all get the same live assignment; two managers adjudicating one item
+at once — one wins, the other gets 409 with a message saying what happened."""
 
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Callable
 
 import pytest
@@ -12,7 +14,7 @@ from django.db import connection
 
 from annotation import services
 from annotation.gold.services import gold_for_item
-from annotation.models import Adjudication, Annotation, AuditEvent, Role
+from annotation.models import Adjudication, Annotation, Assignment, AuditEvent, Role
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -55,6 +57,49 @@ def test_parallel_submissions_of_one_answer_store_one_annotation(make_project, a
     assert codes == [200] * 5 + [201], [getattr(r, "data", None) for r in responses]
     assert Annotation.objects.filter(item_id=item_id, annotator=annotator).count() == 1
     assert AuditEvent.objects.filter(project=project, object_type="annotation").count() == 1
+
+
+def test_parallel_requests_of_one_annotator_share_one_live_assignment(make_project, annotator_in, api):
+    """Issue 23 (7): three annotators, four threads each, to the end of a k = 3 queue. The threads submit at
+    once (each submission answers with the next assignment), and every other round ask ``next/`` at once
+    too: all of one annotator's threads get the same assignment, nothing fails, and every item ends with k."""
+    project = make_project("tc", k=3, slug="race-next")
+    for i in range(6):
+        services.item_create(project=project, payload={"title": f"동시 요청 기사 {i}"}, external_id=f"race-n{i}")
+    annotators = [annotator_in(project, f"race-next-{i}") for i in range(3)]
+    base = f"/api/projects/{project.pk}"
+    threads = [user for user in annotators for _ in range(4)]
+
+    def one_each(answers: list[dict | None]) -> dict[int, dict | None]:
+        """The assignment each annotator's threads got, checking that they all got the same one."""
+        got: dict[int, list[dict | None]] = {}
+        for user, answer in zip(threads, answers, strict=True):
+            got.setdefault(user.pk, []).append(answer)
+        assert all(answers.count(answers[0]) == len(answers) for answers in got.values()), got
+        return {user: answers[0] for user, answers in got.items()}
+
+    def next_in_parallel() -> dict[int, dict | None]:
+        responses = _in_parallel([lambda user=user: api(user).get(f"{base}/next/") for user in threads])
+        assert {r.status_code for r in responses} <= {200, 204}, [(r.status_code, r.content) for r in responses]
+        return one_each([r.json() if r.status_code == 200 else None for r in responses])
+
+    current = next_in_parallel()
+    for rounds in range(8):
+        if all(assignment is None for assignment in current.values()):
+            break
+        working = [user for user in threads if current[user.pk] is not None]
+        responses = _in_parallel([lambda user=user, item=current[user.pk]["item"]["id"]: api(user).post(
+            f"{base}/annotations/", {"item": item, "payload": {"label": "사회"}}, format="json") for user in working])
+        assert {r.status_code for r in responses} <= {200, 201}, [(r.status_code, r.content) for r in responses]
+        handed = {user.pk: response.json()["next"] for user, response in zip(working, responses, strict=True)}
+        current = one_each([handed.get(user.pk) for user in threads])
+        if rounds % 2:  # next/ in parallel resumes what the submissions handed out
+            assert next_in_parallel() == current
+    else:
+        pytest.fail("the queue did not run out")
+    per_item = Counter(Annotation.objects.filter(item__project=project).values_list("item_id", flat=True))
+    assert sorted(per_item.values()) == [3] * 6
+    assert Assignment.objects.filter(item__project=project).count() == 18
 
 
 def test_two_managers_adjudicating_at_once_one_wins_the_other_is_told(make_project, make_user, add_member, api):

@@ -146,15 +146,23 @@ def test_pages_do_not_grow_with_rows(scenario: Scenario) -> None:
     _assert_flat(small, _page_counts(scenario))
 
 
-#: ``GET next/``: token, project with the caller's role and guideline standing, queue state (resumable lease,
-#: stale leases), then the take in a transaction (its savepoint in a test): candidate slot locked, recount
-#: under the lock, the assignment, the counter.
-NEXT_QUERIES = ["token", "project", "queue state", "savepoint", "candidate", "recount", "assignment", "counter",
-                "release"]
-#: ``POST annotations/``: token, project, then in a transaction the assignment (locked, with its item), the
-#: previous annotation, the annotation, the audit event, the assignment's status. The guideline version the
-#: response names was read with the project.
-SUBMIT_QUERIES = ["token", "project", "savepoint", "assignment", "previous", "annotation", "audit", "status",
+#: The take, in the transaction of the request (its savepoint in a test): queue state (a live lease to resume
+#: with its item, stale leases), candidate slot locked, the counter recounted and counting the lease (one
+#: UPDATE), the assignment.
+TAKE = ["queue state", "candidate", "counter", "assignment"]
+
+
+#: ``GET next/``: token, project with the caller's role and guideline standing, then the annotator's queue lock
+#: (PostgreSQL only) and the take.
+def next_queries(lock: bool) -> list[str]:
+    return ["token", "project", "savepoint", *(["queue lock"] if lock else []), *TAKE, "release"]
+
+
+#: ``POST annotations/``, which answers with the next assignment: token, project, then in one transaction the
+#: assignment (locked, with its item, and the queue lock on PostgreSQL), the previous annotation, the
+#: annotation, the audit event, the assignment's status, and the take. The guideline version the response
+#: names was read with the project.
+SUBMIT_QUERIES = ["token", "project", "savepoint", "assignment", "previous", "annotation", "audit", "status", *TAKE,
                   "release"]
 
 
@@ -166,29 +174,35 @@ def test_annotation_loop_query_counts(api, make_project, annotator_in) -> None:
     client = api(annotator_in(project))
     next_url = reverse("next-item", args=[project.pk])
     submit_url = reverse("annotation-list", args=[project.pk])
+    lock = connection.vendor == "postgresql"
 
-    def loop() -> tuple[list[str], list[str]]:
-        with CaptureQueriesContext(connection) as next_queries:
-            response = client.get(next_url)
-        assert response.status_code == 200, response.content
-        with CaptureQueriesContext(connection) as submit_queries:
-            submitted = client.post(submit_url, {"item": response.json()["item"]["id"], "payload": {"label": "사회"}},
+    def submit(assignment: dict) -> tuple[dict, list[str]]:
+        with CaptureQueriesContext(connection) as queries:
+            submitted = client.post(submit_url, {"item": assignment["item"]["id"], "payload": {"label": "사회"}},
                                     format="json")
         assert submitted.status_code == 201, submitted.content
         assert submitted.json()["guideline_version"] == project.guidelines.get(is_current=True).version
-        return [q["sql"] for q in next_queries], [q["sql"] for q in submit_queries]
+        return submitted.json()["next"], [q["sql"] for q in queries]
 
-    loop()  # the project's first take creates its queue slots
-    next_sql, submit_sql = loop()
-    assert len(next_sql) == len(NEXT_QUERIES), next_sql
+    assignment = client.get(next_url).json()  # the project's first take creates its queue slots
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(next_url).json() == assignment  # a live lease is resumed
+    assert len(queries) == len(["token", "project", "savepoint", *(["queue lock"] if lock else []), "queue state",
+                                "release"]), [q["sql"] for q in queries]
+    assignment, submit_sql = submit(assignment)
     assert len(submit_sql) == len(SUBMIT_QUERIES), submit_sql
-    # A lease that ran out costs the take its expiry; no lease that ran out costs nothing.
+    # A lease that ran out costs the take its expiry (after the submission committed); none costs nothing.
     other = annotator_in(project)
     services.assignment_next(project=project, user=other)
     Assignment.objects.filter(annotator=other).update(lease_expires_at="2000-01-01T00:00:00Z")
-    next_sql, _ = loop()
-    assert len(next_sql) > len(NEXT_QUERIES)
+    assignment, submit_sql = submit(assignment)
+    assert len(submit_sql) > len(SUBMIT_QUERIES)
     assert Assignment.objects.get(annotator=other).status == "expired"
+    skip_url = f"/api/projects/{project.pk}/assignments/{assignment['assignment']}/skip/"
+    assert client.post(skip_url, {}, format="json").status_code == 200
+    with CaptureQueriesContext(connection) as queries:  # no lease to resume: a take
+        assert client.get(next_url).json()["item"]["id"] != assignment["item"]["id"]
+    assert len(queries) == len(next_queries(lock)), [q["sql"] for q in queries]
 
 
 @pytest.mark.django_db

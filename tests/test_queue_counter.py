@@ -3,20 +3,33 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pytest
 
 from annotation import services
-from annotation.models import SLOT_HOLDING, Assignment, AssignmentStatus, FlagKind, FlagResolution, Project, QueueSlot
+from annotation.models import (
+    SLOT_HOLDING,
+    Annotation,
+    Assignment,
+    AssignmentStatus,
+    FlagKind,
+    FlagResolution,
+    Project,
+    QueueSlot,
+)
+from annotation.selectors import annotator_progress, eligible_items
+from datasets_build.services import items_import
 
 pytestmark = pytest.mark.django_db
 
 
 def assert_counter_exact(project: Project) -> None:
-    """Every slot's ``live`` equals the number of its leased or submitted assignments."""
+    """Every slot's ``live`` equals the number of its leased or submitted assignments and imported annotations."""
     held = Counter(Assignment.objects.filter(item__project=project, status__in=SLOT_HOLDING)
                    .values_list("item_id", "stage"))
+    held.update(Annotation.objects.filter(item__project=project, imported=True).values_list("item_id", "stage"))
     for item_id, stage, live in QueueSlot.objects.filter(project=project).values_list("item_id", "stage", "live"):
         assert live == held[(item_id, stage)], (item_id, stage, live, held[(item_id, stage)])
 
@@ -168,3 +181,43 @@ def test_default_order_ignores_priority(make_project, annotator_in) -> None:
     first, second = tc_items(project, 2)
     services.queue_priority_set(project, {second: 0.9})
     assert services.assignment_next(project=project, user=annotator_in(project)).item_id == first
+
+
+def test_imported_annotations_take_places(make_project, annotator_in, tmp_path) -> None:
+    """Issue 19: an item is complete with k annotations, the corpus's included. Imported with one corpus label
+    at k = 3, an item gets exactly 2 human annotations; the unlabelled one 3."""
+    project = make_project("tc", k=3)
+    corpus = tmp_path / "ynat.jsonl"
+    corpus.write_text("".join(json.dumps(record, ensure_ascii=False) + "\n" for record in (
+        {"guid": "ynat-1", "title": "국회, 내년도 예산안 본회의 통과", "label": "정치"},
+        {"guid": "ynat-2", "title": "프로야구 개막전 만원 관중"})), encoding="utf-8")
+    result = items_import(project, corpus, "jsonl")
+    assert (result.items, result.annotations) == (2, 1)
+    labelled, unlabelled = (project.items.get(external_id=guid).pk for guid in ("ynat-1", "ynat-2"))
+    annotators = [annotator_in(project) for _ in range(4)]
+    assert services.assignment_next(project=project, user=annotators[0]).item_id == labelled  # closest to done
+    assert live_of(labelled, "label") == 2
+    got: Counter[int] = Counter()
+    for user in annotators:
+        while (assignment := services.assignment_next(project=project, user=user)) is not None:
+            services.annotation_submit(project=project, user=user, item_id=assignment.item_id,
+                                       payload={"label": "사회"})
+            got[assignment.item_id] += 1
+    assert got == {labelled: 2, unlabelled: 3}
+    assert Annotation.objects.filter(item_id=labelled).count() == 3
+    assert not eligible_items(project, annotators[3], "label").filter(pk=labelled).exists()
+    assert annotator_progress(project, annotators[3])["remaining"] == 0
+    assert_counter_exact(project)
+
+
+def test_a_drifted_counter_is_corrected_by_the_take(make_project, annotator_in) -> None:
+    """The take recounts the candidate's taken places under its lock: a counter that says "free" on a full item
+    is corrected and the next candidate is taken."""
+    project = make_project("tc", k=1)
+    first, second = tc_items(project, 2)
+    alice, bob = annotator_in(project), annotator_in(project)
+    assert services.assignment_next(project=project, user=alice).item_id == first
+    QueueSlot.objects.filter(item_id=first).update(live=0)
+    assert services.assignment_next(project=project, user=bob).item_id == second
+    assert live_of(first, "label") == 1 and live_of(second, "label") == 1
+    assert_counter_exact(project)

@@ -175,6 +175,17 @@ class AnnotationSerializer(FieldsBuiltOnce):
         read_only_fields = fields
 
 
+class AnnotationSubmittedSerializer(AnnotationSerializer):
+    """A submission's answer: the annotation and the caller's next assignment (null when nothing is left;
+    absent when the client must ask ``next/``, e.g. after a guideline change)."""
+
+    next = NextItemSerializer(allow_null=True, required=False, read_only=True)
+
+    class Meta(AnnotationSerializer.Meta):
+        fields = [*AnnotationSerializer.Meta.fields, "next"]
+        read_only_fields = fields
+
+
 class AnnotationSubmitSerializer(serializers.Serializer):
     item = serializers.IntegerField()
     payload = serializers.JSONField()

@@ -314,21 +314,27 @@ class AnnotationViewSet(ProjectScoped, mixins.ListModelMixin, mixins.RetrieveMod
         item = self.request.query_params.get("item")
         return qs.filter(item_id=item) if item and item.isdigit() else qs
 
-    @extend_schema(request=s.AnnotationSubmitSerializer, responses={201: s.AnnotationSerializer,
-                                                                    200: s.AnnotationSerializer})
+    @extend_schema(request=s.AnnotationSubmitSerializer, responses={
+        201: s.AnnotationSubmittedSerializer, 200: s.AnnotationSubmittedSerializer,
+        409: OpenApiResponse(description="A late submission: the lease ran out and the item is complete.")})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Submit; the answer carries the caller's next assignment as ``next/`` would give it (``"next"``:
+        null when nothing is left; absent when the client must ask ``next/``), so one round trip suffices."""
         serializer = s.AnnotationSubmitSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         try:
-            annotation, created = services.annotation_submit(
+            submission = services.annotation_submit_and_next(
                 project=self.project, user=request.user, item_id=data["item"], payload=data["payload"],
                 stage=data.get("stage") or None, seconds_spent=data.get("seconds_spent"), access=self.access,
             )
         except services.ServiceError as error:
             return service_error_response(error)
-        return Response(s.AnnotationSerializer(annotation).data,
-                        status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+        body = s.AnnotationSerializer(submission.annotation).data
+        if submission.next_offered:
+            body["next"] = None if submission.next is None else s.NextItemSerializer(
+                submission.next, context={"suggestion": assist.suggestion_for(submission.next)}).data
+        return Response(body, status=status.HTTP_201_CREATED if submission.created else status.HTTP_200_OK)
 
 
 class FlagViewSet(ProjectScoped, mixins.ListModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):

@@ -204,3 +204,35 @@ def test_a_busy_queue_is_asked_again_instead_of_ending_the_session(page, seed) -
     assert calls["n"] == 2
     assert shown_item(page) == seeded.items[0].pk
     assert not page.locator("#ws-empty").count()
+
+
+def test_the_submission_answer_carries_the_next_item_and_a_refused_one_moves_on(page, seed,
+                                                                                django_user_model) -> None:
+    """One round trip per item: the page shows the ``next`` a submission answered with, without asking
+    ``next/``. A late submission the server refuses (the lease ran out and someone else completed the item)
+    shows the server's message and moves on."""
+    seeded = seed("tc")
+    sign_in_and_acknowledge(page, seeded)
+    first = shown_item(page)
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url) if request.url.endswith("/next/") else None)
+    page.keyboard.press("1")
+    page.keyboard.press("Enter")
+    page.wait_for_function("first => Number(document.querySelector('.widget[data-item]')?.dataset.item) !== first",
+                           arg=first)
+    settle(page)
+    assert shown_item(page) == seeded.items[1].pk and asked == []
+    Assignment.objects.filter(annotator=seeded.annotator, item=seeded.items[1]).update(
+        lease_expires_at="2000-01-01T00:00:00Z")
+    other = django_user_model.objects.create_user("other-annotator", password="pw-goldset-123")
+    services.membership_set(project=seeded.project, user=other, role="annotator")
+    services.guideline_acknowledge(user=other, project=seeded.project)
+    assert services.assignment_next(project=seeded.project, user=other).item_id == seeded.items[1].pk
+    services.annotation_submit(project=seeded.project, user=other, item_id=seeded.items[1].pk,
+                               payload={"label": "사회"})
+    page.keyboard.press("2")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#ws-empty")
+    page.wait_for_function("() => document.getElementById('ws-status').textContent.includes('ran out')")
+    settle(page)
+    assert list(Annotation.objects.filter(item=seeded.items[1]).values_list("annotator", flat=True)) == [other.pk]

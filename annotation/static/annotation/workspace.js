@@ -222,17 +222,18 @@ function suggestionBanner(suggestion) {
     kbd("Alt+A"), " ", T.suggestion_accept);
 }
 
-async function loadNext() {
+/** Show the next assignment: ``handed`` when a submission's answer carried it, else asked of ``next/``. */
+async function loadNext(handed = null) {
   current = null;
   draftDirty = false;
   setButtons(false);
   els.item.replaceChildren(h("p", { class: "muted" }, T.loading));
   let response;
   try {
-    response = await api("GET", config.api.next);
+    response = handed ? { status: 200, data: handed } : await api("GET", config.api.next);
   } catch {
     say(T.offline_retry, "error");
-    setTimeout(loadNext, 3000);
+    setTimeout(() => loadNext(), 3000);
     return;
   }
   const { status, data } = response;
@@ -250,7 +251,7 @@ async function loadNext() {
   }
   if (status === 409) {  // every free place was being taken at that instant: not "nothing left", ask again
     say(T.queue_busy, "info");
-    setTimeout(loadNext, 1000);
+    setTimeout(() => loadNext(), 1000);
     return;
   }
   if (status !== 200) {
@@ -349,7 +350,12 @@ async function submit({ asSuggested = false } = {}) {
     if (status === 200 || status === 201) {
       writeJSON(storageKey("draft", submission.assignment), null);
       say(T.saved, "ok");
+      await loadNext(data && data.next ? data.next : null);  // the submission's answer carries the next item
+      refreshProgress();
+    } else if (status === 409) {  // a lease that ran out on an item others completed meanwhile: move on
+      writeJSON(storageKey("draft", submission.assignment), null);
       await loadNext();
+      say(fmt(T.error, { detail: detailOf(data) }), "error");
       refreshProgress();
     } else {
       say(fmt(T.invalid, { detail: detailOf(data) }), "error");
