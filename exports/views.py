@@ -53,7 +53,7 @@ class ReleaseForm(forms.Form):
         super().__init__(*args, **kwargs)
         # The standard formats (CoNLL-U, SQuAD…) are offered only to the task types they fit.
         self.fields["formats"].choices = [
-            (f, f if f not in STANDARD_FORMATS else f"{f} — {STANDARD_FORMATS[f].description}") for f in FORMATS
+            (f, f if f not in STANDARD_FORMATS else f"{f} — {_(STANDARD_FORMATS[f].description)}") for f in FORMATS
             if f not in STANDARD_FORMATS or not task_slug or task_slug in STANDARD_FORMATS[f].tasks]
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import orjson
+from django.utils.translation import gettext_noop
 
 from .base import WrittenFile, target
 
@@ -224,14 +225,15 @@ class StandardFormat:
 #: ``build_release --format`` names of the standard formats, each with the task types it fits.
 STANDARD_FORMATS: dict[str, StandardFormat] = {
     "conllu": StandardFormat(("dp",), lambda folder, split, _: ConlluWriter(folder, split),
-                             "CoNLL-U (Universal Dependencies)",
+                             gettext_noop("CoNLL-U (Universal Dependencies)"),
                              "`conllu.parse_incr(open(path, encoding='utf-8'))`"),
     "conll": StandardFormat(("ner",), lambda folder, split, _: ConllWriter(folder, split),
-                            "CoNLL-2003 BIO (`token POS chunk NER`)",
+                            gettext_noop("CoNLL-2003 BIO (`token POS chunk NER`)"),
                             "the `conll2003` reader: split each line on spaces, token = column 1, tag = column 4"),
-    "squad": StandardFormat(("mrc",), lambda folder, split, _: SquadWriter(folder, split), "SQuAD v2.0 JSON",
+    "squad": StandardFormat(("mrc",), lambda folder, split, _: SquadWriter(folder, split),
+                            gettext_noop("SQuAD v2.0 JSON"),
                             "`json.load`, or `datasets.load_dataset('json', data_files=path, field='data')`"),
-    "doccano": StandardFormat(("ner", "re"), DoccanoWriter, "doccano JSONL",
+    "doccano": StandardFormat(("ner", "re"), DoccanoWriter, gettext_noop("doccano JSONL"),
                               "doccano's import (sequence labelling / relation extraction), or `pandas.read_json(path, "
                               "lines=True)`"),
 }
