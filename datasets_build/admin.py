@@ -15,5 +15,7 @@ class ImportJobAdmin(admin.ModelAdmin):
 
 @admin.register(NearDuplicate)
 class NearDuplicateAdmin(admin.ModelAdmin):
-    list_display = ("id", "project", "item", "duplicate_of", "similarity")
+    list_display = ("id", "project", "group", "item", "duplicate_of", "similarity")
     list_filter = ("project",)
+    search_fields = ("=group", "=item__id")
+    raw_id_fields = ("item", "duplicate_of")

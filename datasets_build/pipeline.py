@@ -8,7 +8,7 @@
   screened (:mod:`.screening`), the content hash and MinHash signature computed;
 * deduplicator — exact duplicates within the file (here, in file order) and against the project (per batch);
 * writer — ``COPY`` (PostgreSQL; ``bulk_create`` elsewhere, :mod:`.bulk`) in batches inside the caller's
-  transaction, then near-duplicate indexing.
+  transaction, then near-duplicate indexing (groups, :mod:`.dedup`).
 
 All or nothing: after the first bad record nothing more is written, but reading and checking go on so
 the report lists every problem (up to the cap); the caller then rolls the transaction back. Memory is
@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import compress, repeat
 from pathlib import Path
 from typing import Any
 
@@ -267,7 +267,7 @@ class ImportPipeline:
             self._write(kept)
 
     def _write(self, kept: list[Prepared]) -> None:
-        """Write a checked batch: items, their annotations and flags, near-duplicate pairs and bands. Nothing
+        """Write a checked batch: items, their annotations and flags, near-duplicate groups and bands. Nothing
         here can be a record's error; a database error goes to the caller, who rolls the import back."""
         with transaction.atomic():
             ids = ITEM_ROWS.insert([((), p.item) for p in kept], ids=True)
@@ -346,47 +346,90 @@ class ImportPipeline:
         return user
 
     def _index_near_duplicates(self, ids: list[int], kept: list[Prepared], band_keys: np.ndarray) -> None:
-        """Record the batch's near duplicates (of the project's items and of one another) and write its bands;
-        ``band_keys`` holds a row of keys per item."""
+        """Join the batch's items to the near-duplicate groups of the project's items (and of one another) and
+        write their bands; ``band_keys`` holds a row of keys per item."""
         batch_keys, counts = np.unique(band_keys, return_counts=True)
         candidates = self._band_candidates(self._maybe_written(batch_keys).tolist())
-        by_id = {pk: (p.group_key, p.signature) for pk, p in zip(ids, kept, strict=True)}
-        # Earlier items that share a band, in one query rather than one per candidate.
+        # Earlier items that share a band, in one query rather than one per candidate; their signatures are
+        # computed again from their texts (kept nowhere: a row of 64 values per item would cost every import).
         others = list(Item.objects.filter(pk__in={i for bucket in candidates.values() for i in bucket}).only(
             "payload", "group_key"))
-        by_id.update(zip((o.pk for o in others), zip(
-            (o.group_key for o in others), dedup.signatures(self.task.item_text(o.payload) for o in others),
-            strict=True), strict=True))
-        pairs: dict[tuple[int, int], float] = {}
+        row_of = {pk: row for row, pk in enumerate(ids)}
+        row_of.update((o.pk, len(ids) + row) for row, o in enumerate(others))
+        node_ids = ids + [o.pk for o in others]
+        group_keys = [p.group_key for p in kept] + [o.group_key for o in others]
+        signatures = np.concatenate([
+            np.array([p.signature for p in kept], dtype=np.uint32).reshape(-1, dedup.NUM_PERM),
+            dedup.signatures(self.task.item_text(o.payload) for o in others)])
+        # Candidate pairs (a new item, an earlier item sharing a band with it), compared in one numpy pass.
+        left: list[int] = []
+        right: list[int] = []
         # Keys that an earlier item holds too (one of the project's, or another of this batch): an item with
         # none of them has no candidate and none of its keys can be another's, so it is skipped.
         shared_keys = set(batch_keys[counts > 1].tolist()).union(candidates)
-        for pk, p in zip(ids, kept, strict=True):
-            group_key, signature, item_keys = p.group_key, p.signature, p.band_keys
+        for row, (pk, p) in enumerate(zip(ids, kept, strict=True)):
+            item_keys = p.band_keys
             if shared_keys.isdisjoint(item_keys):
                 continue
             shared = [candidates[k] for k in item_keys if k in candidates]
             for other_id in set().union(*shared):
-                if other_id == pk or (pk, other_id) in pairs:
-                    continue
-                other = by_id.get(other_id)
+                other = row_of.get(other_id)
                 if other is None:
                     continue  # a band left by an item deleted with raw SQL (the rows have no foreign key)
-                if group_key and group_key == other[0]:
+                if p.group_key and p.group_key == group_keys[other]:
                     continue  # one passage, several questions: the same group stays in one split anyway
-                score = dedup.similarity(signature, other[1])
-                if score >= dedup.threshold():
-                    pairs[(pk, other_id)] = score
+                left.append(row)
+                right.append(other)
             for key in item_keys:
                 if (bucket := candidates.get(key)) is None:
                     candidates[key] = {pk}
                 else:
                     bucket.add(pk)
-        NearDuplicate.objects.bulk_create(
-            [NearDuplicate(project=self.project, item_id=a, duplicate_of_id=b, similarity=s)
-             for (a, b), s in pairs.items()], ignore_conflicts=True)
+        if left:
+            scores = np.count_nonzero(signatures[left] == signatures[right], axis=1) / dedup.NUM_PERM
+            found = scores >= dedup.threshold()
+            self._join_groups(node_ids, np.asarray(left)[found].tolist(), np.asarray(right)[found].tolist(),
+                              scores[found].tolist(), new=len(ids))
         self._write_bands(ids, band_keys)
-        self._near += len(pairs)
+
+    def _join_groups(self, node_ids: list[int], left: list[int], right: list[int], scores: list[float], *,
+                     new: int) -> None:
+        """Union-find over the links found (``left[i]``, a new item's row in ``node_ids``, is nearly the same as
+        ``right[i]``, an earlier item's): the new items join the groups their earlier near duplicates are in,
+        groups a new item links are merged (into the smallest group id, the earliest item's), and earlier items
+        that were in no group yet get one. The first ``new`` rows of ``node_ids`` are this batch's items."""
+        linked_earlier = sorted({node_ids[r] for r in right if r >= new})
+        existing = dict(NearDuplicate.objects.filter(item_id__in=linked_earlier).values_list("item_id", "group"))
+        # Union-find over group ids: an item in no group yet is a group of its own, named by its id; a merged
+        # group takes the smaller id, so a group is always named by its earliest item.
+        parent: dict[int, int] = {}
+
+        def find(group: int) -> int:
+            parent.setdefault(group, group)
+            while parent[group] != group:
+                parent[group] = parent[parent[group]]
+                group = parent[group]
+            return group
+
+        best: dict[int, tuple[float, int]] = {}
+        for a, b, score in zip(left, right, scores, strict=True):
+            other = node_ids[b]
+            root_a, root_b = find(node_ids[a]), find(existing.get(other, other))
+            parent[max(root_a, root_b)] = min(root_a, root_b)
+            if a not in best or (-score, other) < (-best[a][0], best[a][1]):
+                best[a] = (score, other)
+        for old in sorted(set(existing.values())):
+            if (group := find(old)) != old:
+                NearDuplicate.objects.filter(project=self.project, group=old).update(group=group)
+        rows = []
+        for r in sorted({*left, *right}, key=node_ids.__getitem__):
+            item_id = node_ids[r]
+            if item_id not in existing:
+                score, other = best.get(r, (None, None))
+                rows.append({"project_id": self.project.pk, "item_id": item_id, "group": find(item_id),
+                             "duplicate_of_id": other, "similarity": score})
+        bulk.insert_values(NearDuplicate, rows)
+        self._near += len(best)
 
     def _band_candidates(self, all_keys: list[int]) -> dict[int, set[int]]:
         """Band key → ids of the project's items already indexed under it."""
@@ -431,10 +474,8 @@ class ImportPipeline:
             bulk.copy_bigints(table, ("project_id", "item_id", "key"), (
                 np.full(len(keys), self.project.pk, dtype=np.int64), item_ids[order], keys[order]))
             return
-        with connection.cursor() as cursor:
-            cursor.executemany(f"INSERT INTO {connection.ops.quote_name(table)} (project_id, item_id, key) "
-                               f"VALUES (%s, %s, %s)", [(self.project.pk, pk, key) for pk, key in
-                                                        zip(item_ids.tolist(), keys.tolist(), strict=True)])
+        bulk.execute_many(f"INSERT INTO {connection.ops.quote_name(table)} (project_id, item_id, key) VALUES "
+                          f"(%s, %s, %s)", list(zip(repeat(self.project.pk), item_ids.tolist(), keys.tolist())))
 
     def _summary(self) -> dict[str, Any]:
         pii: dict[str, dict[str, int]] = {}
