@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 from django.conf import settings
 from django.db import connection, reset_queries, transaction
 
@@ -350,17 +351,17 @@ class ImportPipeline:
         write their bands; ``band_keys`` holds a row of keys per item."""
         batch_keys, counts = np.unique(band_keys, return_counts=True)
         candidates = self._band_candidates(self._maybe_written(batch_keys).tolist())
-        # Earlier items that share a band, in one query rather than one per candidate; their signatures are
-        # computed again from their texts (kept nowhere: a row of 64 values per item would cost every import).
-        others = list(Item.objects.filter(pk__in={i for bucket in candidates.values() for i in bucket}).only(
-            "payload", "group_key"))
+        # Earlier items that share a band; their signatures are computed again from their texts (kept nowhere:
+        # a row of 64 values per item would cost every import).
+        others = _rows_by_id(_item_table(), "id, payload, group_key",
+                             sorted({i for bucket in candidates.values() for i in bucket}))
         row_of = {pk: row for row, pk in enumerate(ids)}
-        row_of.update((o.pk, len(ids) + row) for row, o in enumerate(others))
-        node_ids = ids + [o.pk for o in others]
-        group_keys = [p.group_key for p in kept] + [o.group_key for o in others]
+        row_of.update((pk, len(ids) + row) for row, (pk, _, _) in enumerate(others))
+        node_ids = ids + [pk for pk, _, _ in others]
+        group_keys = [p.group_key for p in kept] + [group_key for _, _, group_key in others]
         signatures = np.concatenate([
             np.array([p.signature for p in kept], dtype=np.uint32).reshape(-1, dedup.NUM_PERM),
-            dedup.signatures(self.task.item_text(o.payload) for o in others)])
+            dedup.signatures(self.task.item_text(orjson.loads(payload)) for _, payload, _ in others)])
         # Candidate pairs (a new item, an earlier item sharing a band with it), compared in one numpy pass.
         left: list[int] = []
         right: list[int] = []
@@ -399,7 +400,8 @@ class ImportPipeline:
         groups a new item links are merged (into the smallest group id, the earliest item's), and earlier items
         that were in no group yet get one. The first ``new`` rows of ``node_ids`` are this batch's items."""
         linked_earlier = sorted({node_ids[r] for r in right if r >= new})
-        existing = dict(NearDuplicate.objects.filter(item_id__in=linked_earlier).values_list("item_id", "group"))
+        existing = dict(_rows_by_id(connection.ops.quote_name(NearDuplicate._meta.db_table), 'item_id, "group"',
+                                    linked_earlier, key="item_id"))
         # Union-find over group ids: an item in no group yet is a group of its own, named by its id; a merged
         # group takes the smaller id, so a group is always named by its earliest item.
         parent: dict[int, int] = {}
@@ -514,6 +516,27 @@ def long_lived_objects_frozen() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
+
+
+def _rows_by_id(table: str, columns: str, ids: list[int], *, key: str = "id") -> list[tuple[Any, ...]]:
+    """``columns`` (SQL) of the rows of ``table`` whose ``key`` is one of ``ids``, JSON as its text: thousands
+    of ids a batch, which the ORM would adapt one parameter and one model instance at a time."""
+    if not ids:
+        return []
+    rows: list[tuple[Any, ...]] = []
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # Each id probes the index by itself (see _items_with_hashes): the table's statistics may be older
+            # than the rows this import wrote.
+            cursor.execute(f"SELECT r.* FROM unnest(%s::bigint[]) AS k(id) CROSS JOIN LATERAL (SELECT "
+                           f"{columns.replace('payload', 'payload::text')} FROM {table} WHERE {key} = k.id OFFSET 0) "
+                           f"AS r", ["{" + ",".join(map(str, ids)) + "}"])
+            return cursor.fetchall()
+        for start in range(0, len(ids), 900):
+            chunk = ids[start:start + 900]
+            cursor.execute(f"SELECT {columns} FROM {table} WHERE {key} IN ({', '.join(['%s'] * len(chunk))})", chunk)
+            rows.extend(cursor.fetchall())
+    return rows
 
 
 def _item_table() -> str:
