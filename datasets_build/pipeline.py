@@ -348,60 +348,80 @@ class ImportPipeline:
 
     def _index_near_duplicates(self, ids: list[int], kept: list[Prepared], band_keys: np.ndarray) -> None:
         """Join the batch's items to the near-duplicate groups of the project's items (and of one another) and
-        write their bands; ``band_keys`` holds a row of keys per item."""
+        write their bands; ``band_keys`` holds a row of keys per item.
+
+        An item joins a group when it is nearly the same as any of its members that share a band with it, so
+        of the members of one group it is compared with the one sharing most bands first, and with the others
+        only when that one is not similar enough: a sentence with many near copies costs one comparison per
+        group, not one per copy. The earlier items' signatures are computed again from their texts (kept
+        nowhere: a row of 64 values per item would cost every import)."""
         batch_keys, counts = np.unique(band_keys, return_counts=True)
         candidates = self._band_candidates(self._maybe_written(batch_keys).tolist())
-        # Earlier items that share a band; their signatures are computed again from their texts (kept nowhere:
-        # a row of 64 values per item would cost every import).
-        others = _rows_by_id(_item_table(), "id, payload, group_key",
-                             sorted({i for bucket in candidates.values() for i in bucket}))
-        row_of = {pk: row for row, pk in enumerate(ids)}
-        row_of.update((pk, len(ids) + row) for row, (pk, _, _) in enumerate(others))
-        node_ids = ids + [pk for pk, _, _ in others]
-        group_keys = [p.group_key for p in kept] + [group_key for _, _, group_key in others]
-        signatures = np.concatenate([
-            np.array([p.signature for p in kept], dtype=np.uint32).reshape(-1, dedup.NUM_PERM),
-            dedup.signatures(self.task.item_text(orjson.loads(payload)) for _, payload, _ in others)])
-        # Candidate pairs (a new item, an earlier item sharing a band with it), compared in one numpy pass.
-        left: list[int] = []
-        right: list[int] = []
+        earlier = sorted({i for bucket in candidates.values() for i in bucket})
+        existing: dict[int, int] = dict(_rows_by_id(  # an earlier item's group, if it is in one
+            connection.ops.quote_name(NearDuplicate._meta.db_table), 'item_id, "group"', earlier, key="item_id"))
+        nodes = _Nodes(ids, [p.group_key for p in kept],
+                       np.array([p.signature for p in kept], dtype=np.uint32).reshape(-1, dedup.NUM_PERM))
+        # Per new item: this batch's earlier items sharing a band, and per group the project's items sharing one
+        # (an item in no group is a group of its own), most shared bands first.
+        in_batch: dict[int, set[int]] = {}
+        project_groups: list[tuple[int, list[list[int]]]] = []
         # Keys that an earlier item holds too (one of the project's, or another of this batch): an item with
         # none of them has no candidate and none of its keys can be another's, so it is skipped.
         shared_keys = set(batch_keys[counts > 1].tolist()).union(candidates)
-        for row, (pk, p) in enumerate(zip(ids, kept, strict=True)):
+        batch_buckets: dict[int, list[int]] = {}
+        for row, p in enumerate(kept):
             item_keys = p.band_keys
             if shared_keys.isdisjoint(item_keys):
                 continue
-            shared = [candidates[k] for k in item_keys if k in candidates]
-            for other_id in set().union(*shared):
-                other = row_of.get(other_id)
-                if other is None:
-                    continue  # a band left by an item deleted with raw SQL (the rows have no foreign key)
-                if p.group_key and p.group_key == group_keys[other]:
-                    continue  # one passage, several questions: the same group stays in one split anyway
-                left.append(row)
-                right.append(other)
+            batch_rows = {other for k in item_keys for other in batch_buckets.get(k, ())}
+            if batch_rows:
+                in_batch[row] = batch_rows
+            shared = Counter(other for k in item_keys for other in candidates.get(k, ()))
+            if shared:
+                by_group: dict[int, list[int]] = {}
+                for other, _ in sorted(shared.items(), key=lambda entry: (-entry[1], entry[0])):
+                    by_group.setdefault(existing.get(other, other), []).append(other)
+                project_groups.append((row, list(by_group.values())))
             for key in item_keys:
-                if (bucket := candidates.get(key)) is None:
-                    candidates[key] = {pk}
-                else:
-                    bucket.add(pk)
-        if left:
-            scores = np.count_nonzero(signatures[left] == signatures[right], axis=1) / dedup.NUM_PERM
-            found = scores >= dedup.threshold()
-            self._join_groups(node_ids, np.asarray(left)[found].tolist(), np.asarray(right)[found].tolist(),
-                              scores[found].tolist(), new=len(ids))
+                batch_buckets.setdefault(key, []).append(row)
+        # The project's items: the first of each group, then the rest of the groups none of whose first matched.
+        nodes.add(_rows_by_id(_item_table(), "id, payload, group_key",
+                              sorted({members[0] for _, groups in project_groups for members in groups})), self.task)
+        first = self._compare(nodes, [(row, members[0]) for row, groups in project_groups for members in groups])
+        rest = [(row, members[1:]) for (row, groups) in project_groups for members in groups
+                if len(members) > 1 and (row, members[0]) not in first]
+        nodes.add(_rows_by_id(_item_table(), "id, payload, group_key", sorted(
+            {other for _, members in rest for other in members} - nodes.fetched)), self.task)
+        found = {**first, **self._compare(nodes, [(row, other) for row, members in rest for other in members])}
+        found.update(self._compare(nodes, [(row, ids[other]) for row, rows in in_batch.items()
+                                           for other in sorted(rows)]))
+        if found:
+            self._join_groups(nodes.ids, [row for row, _ in found], [nodes.row_of[other] for _, other in found],
+                              list(found.values()), existing)
         self._write_bands(ids, band_keys)
 
-    def _join_groups(self, node_ids: list[int], left: list[int], right: list[int], scores: list[float], *,
-                     new: int) -> None:
+    def _compare(self, nodes: _Nodes, pairs: list[tuple[int, int]]) -> dict[tuple[int, int], float]:
+        """Of (new item's row, earlier item's id) pairs, those similar enough, with their similarity. A pair
+        whose earlier item is gone (a band left by an item deleted with raw SQL: the rows have no foreign key)
+        or of the new item's own group (one passage, several questions: one split anyway) is not compared."""
+        pairs = [(row, other) for row, other in pairs if other in nodes.row_of and not (
+            nodes.group_keys[row] and nodes.group_keys[row] == nodes.group_keys[nodes.row_of[other]])]
+        if not pairs:
+            return {}
+        left = [row for row, _ in pairs]
+        right = [nodes.row_of[other] for _, other in pairs]
+        signatures = nodes.signatures
+        scores = (np.count_nonzero(signatures[left] == signatures[right], axis=1) / dedup.NUM_PERM).tolist()
+        limit = dedup.threshold()
+        return {pair: score for pair, score in zip(pairs, scores, strict=True) if score >= limit}
+
+    def _join_groups(self, node_ids: list[int], left: list[int], right: list[int], scores: list[float],
+                     existing: dict[int, int]) -> None:
         """Union-find over the links found (``left[i]``, a new item's row in ``node_ids``, is nearly the same as
-        ``right[i]``, an earlier item's): the new items join the groups their earlier near duplicates are in,
-        groups a new item links are merged (into the smallest group id, the earliest item's), and earlier items
-        that were in no group yet get one. The first ``new`` rows of ``node_ids`` are this batch's items."""
-        linked_earlier = sorted({node_ids[r] for r in right if r >= new})
-        existing = dict(_rows_by_id(connection.ops.quote_name(NearDuplicate._meta.db_table), 'item_id, "group"',
-                                    linked_earlier, key="item_id"))
+        ``right[i]``, an earlier item's): the new items join the groups their earlier near duplicates are in
+        (``existing``: item → group), groups a new item links are merged (into the smallest group id, the
+        earliest item's), and earlier items that were in no group yet get one."""
         # Union-find over group ids: an item in no group yet is a group of its own, named by its id; a merged
         # group takes the smaller id, so a group is always named by its earliest item.
         parent: dict[int, int] = {}
@@ -516,6 +536,30 @@ def long_lived_objects_frozen() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
+
+
+class _Nodes:
+    """The items a batch's near-duplicate search compares: the batch's own (the first rows) and the earlier
+    ones fetched for it, with their group keys and signatures."""
+
+    def __init__(self, ids: list[int], group_keys: list[str], signatures: np.ndarray) -> None:
+        self.ids = list(ids)
+        self.row_of = {pk: row for row, pk in enumerate(ids)}
+        self.group_keys = list(group_keys)
+        self.signatures = signatures
+        self.fetched: set[int] = set()
+
+    def add(self, rows: list[tuple[Any, ...]], task: Any) -> None:
+        """Earlier items as ``(id, payload JSON text, group key)``."""
+        if not rows:
+            return
+        for pk, _, group_key in rows:
+            self.row_of[pk] = len(self.ids)
+            self.ids.append(pk)
+            self.group_keys.append(group_key)
+            self.fetched.add(pk)
+        self.signatures = np.concatenate([self.signatures, dedup.signatures(
+            task.item_text(orjson.loads(payload)) for _, payload, _ in rows)])
 
 
 def _rows_by_id(table: str, columns: str, ids: list[int], *, key: str = "id") -> list[tuple[Any, ...]]:
