@@ -138,3 +138,17 @@ def test_existing_items_are_found_by_hash_and_external_id_in_this_project_only(t
     assert duplicate.items == 0 and duplicate.summary["duplicates_skipped"] == 1
     same_id = items_import(project, write(tmp_path / "a.jsonl", ["다른 제목의 새 기사입니다"]), "jsonl")
     assert same_id.items == 0 and "already exists" in same_id.errors[0]["message"]
+
+
+@pytest.mark.django_db
+def test_the_admin_lists_and_searches_near_duplicate_groups(tmp_path, make_project, client, django_user_model):
+    project = make_project("tc")
+    titles = [BASE, BASE + "!", "완전히 다른 두 번째 기사의 제목입니다 정말로"]
+    items_import(project, write(tmp_path / "a.jsonl", titles), "jsonl")
+    first = Item.objects.get(project=project, payload__title=BASE).pk
+    client.force_login(django_user_model.objects.create_superuser("root", "root@example.org", "pw-root-1234"))
+    listing = client.get("/admin/datasets_build/nearduplicate/", {"q": str(first)})
+    assert listing.status_code == 200 and "2 near duplicates" in listing.content.decode()
+    assert client.get("/admin/datasets_build/nearduplicate/", {"q": "not-a-number"}).status_code == 200
+    row = NearDuplicate.objects.get(item_id=first)
+    assert client.get(f"/admin/datasets_build/nearduplicate/{row.pk}/change/").status_code == 200
