@@ -18,6 +18,8 @@ class ImportJobAdmin(LargeTableAdmin):
 
 @admin.register(NearDuplicate)
 class NearDuplicateAdmin(LargeTableAdmin):
-    list_display = ("id", "project", "item", "duplicate_of", "similarity")
+    list_display = ("id", "project", "group", "item", "duplicate_of", "similarity")
     list_filter = ("project",)
     list_select_related = ("project", "item", "duplicate_of")
+    search_fields = ("=group", "=item__id")
+    raw_id_fields = ("item", "duplicate_of")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -81,18 +82,25 @@ class PiiReportView(ProjectScoped, APIView):
 
 
 class NearDuplicateListView(ProjectScoped, APIView):
-    """Near-duplicate pairs found at import (estimated Jaccard similarity of character shingles)."""
+    """Near-duplicate groups found at import (estimated Jaccard similarity of character shingles): items that
+    are nearly the same, directly or through one another. ``?offset=&limit=`` (≤ 500) page through the groups."""
 
     roles = {"get": CURATE}
 
-    @extend_schema(responses=OpenApiResponse(description="{count, pairs: [{item, duplicate_of, similarity}]}"))
+    @extend_schema(responses=OpenApiResponse(description="{count, groups, offset, results: [{group, items: "
+                                                          "[{id, external_id, duplicate_of, similarity}]}]}"))
     def get(self, request: Request, project_pk: int) -> Response:
-        pairs = selectors.near_duplicates(self.project)
-        return Response({"count": pairs.count(), "pairs": [
-            {"item": p.item_id, "item_external_id": p.item.external_id, "duplicate_of": p.duplicate_of_id,
-             "duplicate_of_external_id": p.duplicate_of.external_id, "similarity": round(p.similarity, 4)}
-            for p in pairs[:500]
-        ]})
+        paging = {}
+        for name, default, top in (("offset", 0, None), ("limit", 100, 500)):
+            value = request.query_params.get(name, str(default))
+            if not value.isdigit() or (top is not None and not 1 <= int(value) <= top):
+                bound = _("a whole number from 1 to %(top)d") % {"top": top} if top else _("a whole number from 0")
+                return Response({name: [_("%(name)s must be %(bound)s.") % {"name": name, "bound": bound}]},
+                                status=status.HTTP_400_BAD_REQUEST)
+            paging[name] = int(value)
+        counts = selectors.near_duplicate_counts(self.project)
+        return Response({"count": counts["items"], "groups": counts["groups"], "offset": paging["offset"],
+                         "results": selectors.near_duplicate_groups_page(self.project, **paging)})
 
 
 class ReviewQueueView(ProjectScoped, APIView):

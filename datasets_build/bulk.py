@@ -9,6 +9,10 @@ Converting every value through its field (``get_db_prep_save``) then cost as muc
 so the common cases take a shorter path with the same result: a ``str``/``int``/``bool``/``float`` for a
 field of that type is what the field would pass on, and JSON is encoded by orjson (PostgreSQL parses it
 into the same ``jsonb`` as Django's ``json.dumps`` text). Anything else goes through the field.
+
+On SQLite (the embedded default) the same converted values are inserted by the driver's ``executemany``
+on its own cursor: ``bulk_create``'s model instances and SQL compiler, and the debug cursor's quoting of
+every parameter, cost more than SQLite's own work.
 """
 
 from __future__ import annotations
@@ -147,23 +151,31 @@ class EncodedRows:
         self.fields = [f for f in meta.concrete_fields
                        if f is not meta.pk and f not in self.writer_fields and f not in self.time_fields]
         #: Decided on the first row (the database is known by then, and does not change): per field, row →
-        #: its COPY text on PostgreSQL; None elsewhere (rows stay as they are).
+        #: its COPY text on PostgreSQL; None elsewhere.
         self._columns: list[Callable[[dict[str, Any]], str]] | None = None
+        #: On SQLite, per field, row → the value the driver binds; None elsewhere (rows stay as they are).
+        self._values: list[Callable[[dict[str, Any]], Any]] | None = None
         self._decided = False
 
-    def encode(self, row: dict[str, Any]) -> dict[str, Any] | str:
+    def encode(self, row: dict[str, Any]) -> dict[str, Any] | str | tuple[Any, ...]:
         if not self._decided:
             connection = connections[DEFAULT_DB_ALIAS]
             if connection.vendor == "postgresql":
                 self._columns = [_column(f, connection) for f in self.fields]
+            elif connection.vendor == "sqlite":
+                self._values = [_converter(f, connection) for f in self.fields]
             self._decided = True
-        if self._columns is None:
-            return row
-        return "\t".join([column(row) for column in self._columns])
+        if self._columns is not None:
+            return "\t".join([column(row) for column in self._columns])
+        if self._values is not None:
+            return tuple([value(row) for value in self._values])
+        return row
 
-    def insert(self, rows: Sequence[tuple[Sequence[Any], dict[str, Any] | str]], *, ids: bool = False) -> list[int]:
+    def insert(self, rows: Sequence[tuple[Sequence[Any], Any]], *, ids: bool = False) -> list[int]:
         """Write ``(writer values, encoded row)`` pairs; returns the primary keys when ``ids``, else ``[]``."""
         connection = connections[DEFAULT_DB_ALIAS]
+        if connection.vendor == "sqlite":
+            return self._insert_sqlite(connection, rows, ids=ids)
         if connection.vendor != "postgresql":
             objs = self.model.objects.bulk_create([self.model(**dict(zip(
                 (f.attname for f in self.writer_fields), given, strict=True)), **row)  # type: ignore[arg-type]
@@ -190,6 +202,52 @@ class EncodedRows:
                 copy.write("".join([f"{head}{''.join(map(_key_text, given))}{times}{row}\n"
                                     for head, (given, row) in zip(heads, rows, strict=True)]))
         return pks
+
+
+    def _insert_sqlite(self, connection: BaseDatabaseWrapper, rows: Sequence[tuple[Sequence[Any], Any]], *,
+                       ids: bool) -> list[int]:
+        if not rows:
+            return []
+        meta = self.model._meta
+        fields = self.writer_fields + self.time_fields + self.fields
+        now = timezone.now()
+        times = tuple(f.get_db_prep_save(now, connection) for f in self.time_fields)
+        statement = (f"INSERT INTO {connection.ops.quote_name(meta.db_table)} "
+                     f"({', '.join(connection.ops.quote_name(f.column) for f in fields)}) "
+                     f"VALUES ({', '.join(['?'] * len(fields))})")
+        encoded = [row if isinstance(row, tuple) else self.encode(row) for _, row in rows]
+        connection.ensure_connection()
+        with connection.wrap_database_errors:
+            cursor = connection.connection.cursor()
+            try:
+                cursor.executemany(statement, [(*given, *times, *row) for (given, _), row in
+                                               zip(rows, encoded, strict=True)])
+                if not ids:
+                    return []
+                # The rows took consecutive ids: the statement held the database's write lock throughout, and
+                # SQLite numbers a new row one past the largest id (or the table's AUTOINCREMENT sequence).
+                cursor.execute("SELECT last_insert_rowid()")
+                last = cursor.fetchone()[0]
+            finally:
+                cursor.close()
+        return list(range(last - len(rows) + 1, last + 1))
+
+
+def execute_many(statement: str, rows: Sequence[Sequence[Any]]) -> None:
+    """``executemany`` of a statement with ``%s`` placeholders; on SQLite by the driver's own cursor (see the
+    module's doc), elsewhere through Django's."""
+    connection = connections[DEFAULT_DB_ALIAS]
+    if connection.vendor != "sqlite":
+        with connection.cursor() as cursor:
+            cursor.executemany(statement, rows)
+        return
+    connection.ensure_connection()
+    with connection.wrap_database_errors:
+        cursor = connection.connection.cursor()
+        try:
+            cursor.executemany(statement.replace("%s", "?"), rows)
+        finally:
+            cursor.close()
 
 
 def _key_text(value: int | None) -> str:

@@ -1,4 +1,4 @@
-"""Import jobs and the near-duplicate index of imported items."""
+"""Import jobs and the near-duplicate index of imported items (LSH bands, near-duplicate groups)."""
 
 from __future__ import annotations
 
@@ -90,19 +90,29 @@ class MinHashBand(models.Model):
 
 
 class NearDuplicate(models.Model):
-    """A pair of items whose texts are nearly the same (estimated Jaccard of character shingles)."""
+    """An item's membership of a near-duplicate group: items whose texts are nearly the same (estimated
+    Jaccard similarity of character shingles), directly or through one another.
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="near_duplicates")
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
-    duplicate_of = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
-    similarity = models.FloatField()
-    created_at = models.DateTimeField(auto_now_add=True)
+    One row per item that has a near duplicate, whatever the number of pairs (a sentence with ten near
+    copies is ten rows, not forty-five pairs): the import joins groups as it finds links (union-find over
+    the band candidates), so the table grows with the items. Like the bands, the rows have no database
+    foreign keys (the import writes one per item; their checks at commit cost more than the rows), and
+    Django's deletion collector still cascades from the project and the item.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="near_duplicates",
+                                db_constraint=False, db_index=False)  # the group index's prefix serves it
+    item = models.OneToOneField(Item, on_delete=models.CASCADE, related_name="near_duplicate", db_constraint=False)
+    #: The group, named by the id of its first item (kept if that item is deleted: the others stay together).
+    group = models.BigIntegerField()
+    #: The earlier item this one was found most similar to when it was imported, and their estimated
+    #: similarity; empty for an item that only later items were found similar to.
+    duplicate_of = models.ForeignKey(Item, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                                     db_constraint=False, db_index=False)
+    similarity = models.FloatField(null=True, blank=True)
 
     class Meta:
-        ordering = ["-similarity", "id"]
-        constraints = [
-            models.UniqueConstraint(fields=["item", "duplicate_of"], name="near_duplicate_unique_pair"),
-        ]
+        indexes = [models.Index(fields=["project", "group"], name="near_duplicate_group")]
 
     def __str__(self) -> str:
-        return f"{self.item_id} ≈ {self.duplicate_of_id} ({self.similarity:.2f})"
+        return f"{self.item_id} in near-duplicate group {self.group}"

@@ -8,7 +8,7 @@
   screened (:mod:`.screening`), the content hash and MinHash signature computed;
 * deduplicator — exact duplicates within the file (here, in file order) and against the project (per batch);
 * writer — ``COPY`` (PostgreSQL; ``bulk_create`` elsewhere, :mod:`.bulk`) in batches inside the caller's
-  transaction, then near-duplicate indexing.
+  transaction, then near-duplicate indexing (groups, :mod:`.dedup`).
 
 All or nothing: after the first bad record nothing more is written, but reading and checking go on so
 the report lists every problem (up to the cap); the caller then rolls the transaction back. Memory is
@@ -23,11 +23,12 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import compress, repeat
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 from django.conf import settings
 from django.db import DatabaseError, connection, reset_queries, transaction
 
@@ -293,7 +294,7 @@ class ImportPipeline:
             self._write(kept)
 
     def _write(self, kept: list[Prepared]) -> None:
-        """Write a checked batch: items, their annotations and flags, near-duplicate pairs and bands. Nothing
+        """Write a checked batch: items, their annotations and flags, near-duplicate groups and bands. Nothing
         here can be a record's error; a database error goes to the caller, who rolls the import back."""
         with transaction.atomic():
             ids = ITEM_ROWS.insert([((), p.item) for p in kept], ids=True)
@@ -374,47 +375,111 @@ class ImportPipeline:
         return user
 
     def _index_near_duplicates(self, ids: list[int], kept: list[Prepared], band_keys: np.ndarray) -> None:
-        """Record the batch's near duplicates (of the project's items and of one another) and write its bands;
-        ``band_keys`` holds a row of keys per item."""
+        """Join the batch's items to the near-duplicate groups of the project's items (and of one another) and
+        write their bands; ``band_keys`` holds a row of keys per item.
+
+        An item joins a group when it is nearly the same as any of its members that share a band with it, so
+        of the members of one group it is compared with the one sharing most bands first, and with the others
+        only when that one is not similar enough: a sentence with many near copies costs one comparison per
+        group, not one per copy. The earlier items' signatures are computed again from their texts (kept
+        nowhere: a row of 64 values per item would cost every import)."""
         batch_keys, counts = np.unique(band_keys, return_counts=True)
         candidates = self._band_candidates(self._maybe_written(batch_keys).tolist())
-        by_id = {pk: (p.group_key, p.signature) for pk, p in zip(ids, kept, strict=True)}
-        # Earlier items that share a band, in one query rather than one per candidate.
-        others = list(Item.objects.filter(pk__in={i for bucket in candidates.values() for i in bucket}).only(
-            "payload", "group_key"))
-        by_id.update(zip((o.pk for o in others), zip(
-            (o.group_key for o in others), dedup.signatures(self.task.item_text(o.payload) for o in others),
-            strict=True), strict=True))
-        pairs: dict[tuple[int, int], float] = {}
+        earlier = sorted({i for bucket in candidates.values() for i in bucket})
+        existing: dict[int, int] = dict(_rows_by_id(  # an earlier item's group, if it is in one
+            connection.ops.quote_name(NearDuplicate._meta.db_table), 'item_id, "group"', earlier, key="item_id"))
+        nodes = _Nodes(ids, [p.group_key for p in kept],
+                       np.array([p.signature for p in kept], dtype=np.uint32).reshape(-1, dedup.NUM_PERM))
+        # Per new item: this batch's earlier items sharing a band, and per group the project's items sharing one
+        # (an item in no group is a group of its own), most shared bands first.
+        in_batch: dict[int, set[int]] = {}
+        project_groups: list[tuple[int, list[list[int]]]] = []
         # Keys that an earlier item holds too (one of the project's, or another of this batch): an item with
         # none of them has no candidate and none of its keys can be another's, so it is skipped.
         shared_keys = set(batch_keys[counts > 1].tolist()).union(candidates)
-        for pk, p in zip(ids, kept, strict=True):
-            group_key, signature, item_keys = p.group_key, p.signature, p.band_keys
+        batch_buckets: dict[int, list[int]] = {}
+        for row, p in enumerate(kept):
+            item_keys = p.band_keys
             if shared_keys.isdisjoint(item_keys):
                 continue
-            shared = [candidates[k] for k in item_keys if k in candidates]
-            for other_id in set().union(*shared):
-                if other_id == pk or (pk, other_id) in pairs:
-                    continue
-                other = by_id.get(other_id)
-                if other is None:
-                    continue  # a band left by an item deleted with raw SQL (the rows have no foreign key)
-                if group_key and group_key == other[0]:
-                    continue  # one passage, several questions: the same group stays in one split anyway
-                score = dedup.similarity(signature, other[1])
-                if score >= dedup.threshold():
-                    pairs[(pk, other_id)] = score
+            batch_rows = {other for k in item_keys for other in batch_buckets.get(k, ())}
+            if batch_rows:
+                in_batch[row] = batch_rows
+            shared = Counter(other for k in item_keys for other in candidates.get(k, ()))
+            if shared:
+                by_group: dict[int, list[int]] = {}
+                for other, _ in sorted(shared.items(), key=lambda entry: (-entry[1], entry[0])):
+                    by_group.setdefault(existing.get(other, other), []).append(other)
+                project_groups.append((row, list(by_group.values())))
             for key in item_keys:
-                if (bucket := candidates.get(key)) is None:
-                    candidates[key] = {pk}
-                else:
-                    bucket.add(pk)
-        NearDuplicate.objects.bulk_create(
-            [NearDuplicate(project=self.project, item_id=a, duplicate_of_id=b, similarity=s)
-             for (a, b), s in pairs.items()], ignore_conflicts=True)
+                batch_buckets.setdefault(key, []).append(row)
+        # The project's items: the first of each group, then the rest of the groups none of whose first matched.
+        nodes.add(_rows_by_id(_item_table(), "id, payload, group_key",
+                              sorted({members[0] for _, groups in project_groups for members in groups})), self.task)
+        first = self._compare(nodes, [(row, members[0]) for row, groups in project_groups for members in groups])
+        rest = [(row, members[1:]) for (row, groups) in project_groups for members in groups
+                if len(members) > 1 and (row, members[0]) not in first]
+        nodes.add(_rows_by_id(_item_table(), "id, payload, group_key", sorted(
+            {other for _, members in rest for other in members} - nodes.fetched)), self.task)
+        found = {**first, **self._compare(nodes, [(row, other) for row, members in rest for other in members])}
+        found.update(self._compare(nodes, [(row, ids[other]) for row, rows in in_batch.items()
+                                           for other in sorted(rows)]))
+        if found:
+            self._join_groups(nodes.ids, [row for row, _ in found], [nodes.row_of[other] for _, other in found],
+                              list(found.values()), existing)
         self._write_bands(ids, band_keys)
-        self._near += len(pairs)
+
+    def _compare(self, nodes: _Nodes, pairs: list[tuple[int, int]]) -> dict[tuple[int, int], float]:
+        """Of (new item's row, earlier item's id) pairs, those similar enough, with their similarity. A pair
+        whose earlier item is gone (a band left by an item deleted with raw SQL: the rows have no foreign key)
+        or of the new item's own group (one passage, several questions: one split anyway) is not compared."""
+        pairs = [(row, other) for row, other in pairs if other in nodes.row_of and not (
+            nodes.group_keys[row] and nodes.group_keys[row] == nodes.group_keys[nodes.row_of[other]])]
+        if not pairs:
+            return {}
+        left = [row for row, _ in pairs]
+        right = [nodes.row_of[other] for _, other in pairs]
+        signatures = nodes.signatures
+        scores = (np.count_nonzero(signatures[left] == signatures[right], axis=1) / dedup.NUM_PERM).tolist()
+        limit = dedup.threshold()
+        return {pair: score for pair, score in zip(pairs, scores, strict=True) if score >= limit}
+
+    def _join_groups(self, node_ids: list[int], left: list[int], right: list[int], scores: list[float],
+                     existing: dict[int, int]) -> None:
+        """Union-find over the links found (``left[i]``, a new item's row in ``node_ids``, is nearly the same as
+        ``right[i]``, an earlier item's): the new items join the groups their earlier near duplicates are in
+        (``existing``: item → group), groups a new item links are merged (into the smallest group id, the
+        earliest item's), and earlier items that were in no group yet get one."""
+        # Union-find over group ids: an item in no group yet is a group of its own, named by its id; a merged
+        # group takes the smaller id, so a group is always named by its earliest item.
+        parent: dict[int, int] = {}
+
+        def find(group: int) -> int:
+            parent.setdefault(group, group)
+            while parent[group] != group:
+                parent[group] = parent[parent[group]]
+                group = parent[group]
+            return group
+
+        best: dict[int, tuple[float, int]] = {}
+        for a, b, score in zip(left, right, scores, strict=True):
+            other = node_ids[b]
+            root_a, root_b = find(node_ids[a]), find(existing.get(other, other))
+            parent[max(root_a, root_b)] = min(root_a, root_b)
+            if a not in best or (-score, other) < (-best[a][0], best[a][1]):
+                best[a] = (score, other)
+        for old in sorted(set(existing.values())):
+            if (group := find(old)) != old:
+                NearDuplicate.objects.filter(project=self.project, group=old).update(group=group)
+        rows = []
+        for r in sorted({*left, *right}, key=node_ids.__getitem__):
+            item_id = node_ids[r]
+            if item_id not in existing:
+                score, other = best.get(r, (None, None))
+                rows.append({"project_id": self.project.pk, "item_id": item_id, "group": find(item_id),
+                             "duplicate_of_id": other, "similarity": score})
+        bulk.insert_values(NearDuplicate, rows)
+        self._near += len(best)
 
     def _band_candidates(self, all_keys: list[int]) -> dict[int, set[int]]:
         """Band key → ids of the project's items already indexed under it."""
@@ -452,17 +517,17 @@ class ImportPipeline:
         Python object per row cost more than the database's work), executemany elsewhere."""
         table = MinHashBand._meta.db_table
         item_ids = np.repeat(np.array(ids, dtype=np.int64), band_keys.shape[1])
-        keys = band_keys.ravel()
+        # In key order: an index takes sorted keys faster than random ones (PostgreSQL ~20 %, SQLite more;
+        # docs/performance.md).
+        order = np.argsort(band_keys.ravel(), kind="stable")
+        keys = band_keys.ravel()[order]
+        item_ids = item_ids[order]
         if connection.vendor == "postgresql":
-            # In key order: the index takes sorted keys ~20 % faster than random ones (docs/performance.md).
-            order = np.argsort(keys, kind="stable")
             bulk.copy_bigints(table, ("project_id", "item_id", "key"), (
-                np.full(len(keys), self.project.pk, dtype=np.int64), item_ids[order], keys[order]))
+                np.full(len(keys), self.project.pk, dtype=np.int64), item_ids, keys))
             return
-        with connection.cursor() as cursor:
-            cursor.executemany(f"INSERT INTO {connection.ops.quote_name(table)} (project_id, item_id, key) "
-                               f"VALUES (%s, %s, %s)", [(self.project.pk, pk, key) for pk, key in
-                                                        zip(item_ids.tolist(), keys.tolist(), strict=True)])
+        bulk.execute_many(f"INSERT INTO {connection.ops.quote_name(table)} (project_id, item_id, key) VALUES "
+                          f"(%s, %s, %s)", list(zip(repeat(self.project.pk), item_ids.tolist(), keys.tolist())))
 
     def _summary(self) -> dict[str, Any]:
         pii: dict[str, dict[str, int]] = {}
@@ -508,6 +573,51 @@ def long_lived_objects_frozen() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
+
+
+class _Nodes:
+    """The items a batch's near-duplicate search compares: the batch's own (the first rows) and the earlier
+    ones fetched for it, with their group keys and signatures."""
+
+    def __init__(self, ids: list[int], group_keys: list[str], signatures: np.ndarray) -> None:
+        self.ids = list(ids)
+        self.row_of = {pk: row for row, pk in enumerate(ids)}
+        self.group_keys = list(group_keys)
+        self.signatures = signatures
+        self.fetched: set[int] = set()
+
+    def add(self, rows: list[tuple[Any, ...]], task: Any) -> None:
+        """Earlier items as ``(id, payload JSON text, group key)``."""
+        if not rows:
+            return
+        for pk, _, group_key in rows:
+            self.row_of[pk] = len(self.ids)
+            self.ids.append(pk)
+            self.group_keys.append(group_key)
+            self.fetched.add(pk)
+        self.signatures = np.concatenate([self.signatures, dedup.signatures(
+            task.item_text(orjson.loads(payload)) for _, payload, _ in rows)])
+
+
+def _rows_by_id(table: str, columns: str, ids: list[int], *, key: str = "id") -> list[tuple[Any, ...]]:
+    """``columns`` (SQL) of the rows of ``table`` whose ``key`` is one of ``ids``, JSON as its text: thousands
+    of ids a batch, which the ORM would adapt one parameter and one model instance at a time."""
+    if not ids:
+        return []
+    rows: list[tuple[Any, ...]] = []
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # Each id probes the index by itself (see _items_with_hashes): the table's statistics may be older
+            # than the rows this import wrote.
+            cursor.execute(f"SELECT r.* FROM unnest(%s::bigint[]) AS k(id) CROSS JOIN LATERAL (SELECT "
+                           f"{columns.replace('payload', 'payload::text')} FROM {table} WHERE {key} = k.id OFFSET 0) "
+                           f"AS r", ["{" + ",".join(map(str, ids)) + "}"])
+            return cursor.fetchall()
+        for start in range(0, len(ids), 900):
+            chunk = ids[start:start + 900]
+            cursor.execute(f"SELECT {columns} FROM {table} WHERE {key} IN ({', '.join(['%s'] * len(chunk))})", chunk)
+            rows.extend(cursor.fetchall())
+    return rows
 
 
 def _item_table() -> str:

@@ -104,24 +104,32 @@ def screening_summary(project: Project) -> dict[str, Any]:
     return {"statuses": statuses, "open_flags": flags}
 
 
-def near_duplicates(project: Project) -> QuerySet[NearDuplicate]:
-    return NearDuplicate.objects.filter(project=project).select_related("item", "duplicate_of")
+def near_duplicate_counts(project: Project) -> dict[str, int]:
+    """Items that have a near duplicate, and the groups they form."""
+    rows = NearDuplicate.objects.filter(project=project)
+    return {"items": rows.count(), "groups": rows.values("group").distinct().count()}
+
+
+def near_duplicate_groups_page(project: Project, *, offset: int = 0, limit: int = 100) -> list[dict[str, Any]]:
+    """Groups ``offset`` … ``offset + limit`` by their first item, each with its items (id, external id, the
+    earlier item it was found most similar to, the similarity)."""
+    rows = NearDuplicate.objects.filter(project=project)
+    groups = list(rows.values_list("group", flat=True).distinct().order_by("group")[offset:offset + limit])
+    members = (rows.filter(group__in=groups).select_related("item").order_by("group", "item_id")
+               .only("group", "item__external_id", "duplicate_of_id", "similarity"))
+    page: dict[int, list[dict[str, Any]]] = {group: [] for group in groups}
+    for row in members:
+        page[row.group].append({"id": row.item_id, "external_id": row.item.external_id,
+                                "duplicate_of": row.duplicate_of_id,
+                                "similarity": None if row.similarity is None else round(row.similarity, 4)})
+    return [{"group": group, "items": items} for group, items in page.items()]
 
 
 def near_duplicate_groups(project: Project) -> list[set[int]]:
-    """Connected groups of near-duplicate item ids (for leak-free splits: a group goes to one split)."""
-    parent: dict[int, int] = {}
-
-    def find(x: int) -> int:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for a, b in NearDuplicate.objects.filter(project=project).values_list("item_id", "duplicate_of_id"):
-        parent[find(a)] = find(b)
+    """The project's near-duplicate groups as sets of item ids, ordered by their first item (for leak-free
+    splits a group goes to one split)."""
     groups: dict[int, set[int]] = {}
-    for x in list(parent):
-        groups.setdefault(find(x), set()).add(x)
+    for item_id, group in NearDuplicate.objects.filter(project=project).values_list("item_id", "group").iterator(
+            chunk_size=10_000):
+        groups.setdefault(group, set()).add(item_id)
     return sorted(groups.values(), key=min)

@@ -1,8 +1,8 @@
 """Train/dev/test splits that do not leak: stratified by label, grouped, duplicates kept together.
 
 Items are first joined into *components*: items that share a group key (the same premise, passage,
-dialogue or source document), the same content hash (exact duplicates) or a near-duplicate link (the
-import's MinHash pairs, ``datasets_build.models.NearDuplicate``) are one component, found with a sparse
+dialogue or source document), the same content hash (exact duplicates) or a near-duplicate group (the
+import's MinHash groups, ``datasets_build.models.NearDuplicate``) are one component, found with a sparse
 connected-components pass. Each split gets an integer quota per label — the exact share rounded down
 or up, the roundings spread so that split sizes follow the ratios too — and components are dealt in a
 seeded order, biggest first, each to the split whose quotas for its labels are furthest behind. Single
@@ -64,7 +64,8 @@ def key_code(text: str) -> int:
 class SplitUnits:
     """The columns a split needs, one entry per item, in a fixed (id) order.
 
-    ``add`` appends one item; ``link`` records a near-duplicate pair by item id. Columns grow in
+    ``add`` appends one item; ``link`` records a near-duplicate link by item id (an item and its group, which
+    is named by an item id that need not be among the units). Columns grow in
     ``array`` buffers (8 bytes an entry) and become numpy arrays on :meth:`freeze`.
     """
 
@@ -78,7 +79,8 @@ class SplitUnits:
     labels: np.ndarray | None = None
     groups: np.ndarray | None = None
     hashes: np.ndarray | None = None
-    #: (m, 2) indexes into the columns of items that are near duplicates of each other.
+    #: (m, 2) indexes into the columns of items that are near duplicates of each other (each linked item
+    #: with its component's first, see :func:`_linked_positions`).
     pairs: np.ndarray | None = None
 
     def add(self, item_id: int, *, label: str | None, group_key: str, content_hash: str) -> None:
@@ -103,12 +105,7 @@ class SplitUnits:
         self.labels = np.frombuffer(self._labels, dtype=np.int32).copy()
         self.groups = np.frombuffer(self._groups, dtype=np.int64).copy()
         self.hashes = np.frombuffer(self._hashes, dtype=np.int64).copy()
-        raw = np.frombuffer(self._pairs, dtype=np.int64).reshape(-1, 2)
-        # Pairs by id -> pairs by position; links to items outside these units are dropped.
-        positions = np.searchsorted(self.ids, raw) if len(self.ids) else np.zeros_like(raw)
-        positions = np.minimum(positions, max(len(self.ids) - 1, 0))
-        found = (self.ids[positions] == raw).all(axis=1) if len(self.ids) else np.zeros(len(raw), dtype=bool)
-        self.pairs = positions[found]
+        self.pairs = _linked_positions(self.ids, np.frombuffer(self._pairs, dtype=np.int64).reshape(-1, 2))
         self._ids = self._labels = self._groups = self._hashes = self._pairs = array("q")
         return self
 
@@ -116,6 +113,26 @@ class SplitUnits:
         if code == NO_LABEL:
             return None
         return next(name for name, value in self.label_names.items() if value == code)
+
+
+def _linked_positions(ids: np.ndarray, links: np.ndarray) -> np.ndarray:
+    """Links by item id -> links by position in ``ids``, connected through items that are not among them too
+    (a near-duplicate group's member left out of a release still holds the group together): every present
+    item of a linked component is paired with the component's first present item."""
+    if not len(links) or not len(ids):
+        return np.zeros((0, 2), dtype=np.int64)
+    nodes, inverse = np.unique(links.ravel(), return_inverse=True)
+    ends = inverse.reshape(-1, 2)
+    graph = coo_matrix((np.ones(len(ends), dtype=np.int8), (ends[:, 0], ends[:, 1])), shape=(len(nodes), len(nodes)))
+    _, component = connected_components(graph, directed=False)
+    positions = np.minimum(np.searchsorted(ids, nodes), len(ids) - 1)
+    present = ids[positions] == nodes
+    component, positions = component[present], positions[present]
+    order = np.lexsort((positions, component))
+    component, positions = component[order], positions[order]
+    first = np.concatenate(([True], component[1:] != component[:-1])) if len(component) else np.zeros(0, bool)
+    heads = positions[first][np.cumsum(first) - 1]
+    return np.stack([heads[~first], positions[~first]], axis=1).astype(np.int64)
 
 
 def components(units: SplitUnits) -> np.ndarray:

@@ -116,5 +116,5 @@ def project_sources(request: HttpRequest, project_id: int) -> HttpResponse:
     project, role = project_for(request, project_id, CURATE)
     context = _project_context(project, role, "sources")
     context.update(sources=selectors.sources_report(project), pii=selectors.pii_report(project),
-                   near_duplicates=selectors.near_duplicates(project).count())
+                   near_duplicates=selectors.near_duplicate_counts(project))
     return render(request, "datasets_build/sources.html", context)

@@ -191,17 +191,18 @@ def iter_item_rows(project: Project, *, with_gold: bool, raters: dict[int, str] 
 
 
 def near_duplicate_pairs(project: Project, *, chunk: int = 50_000) -> Iterator[tuple[int, int]]:
-    """The import's near-duplicate links (MinHash LSH, ``datasets_build.models.NearDuplicate``)."""
+    """The import's near-duplicate links (MinHash LSH, ``datasets_build.models.NearDuplicate``): each grouped
+    item with its group, which is named by its first item's id (``SplitUnits.link`` joins them)."""
     from datasets_build.models import NearDuplicate
 
     last = 0
     qs = NearDuplicate.objects.filter(project=project).order_by("id")
     while True:
-        rows = list(qs.filter(id__gt=last).values_list("id", "item_id", "duplicate_of_id")[:chunk])
+        rows = list(qs.filter(id__gt=last).values_list("id", "item_id", "group")[:chunk])
         if not rows:
             return
-        for _id, a, b in rows:
-            yield a, b
+        for _id, item, group in rows:
+            yield item, group
         last = rows[-1][0]
 
 

@@ -56,13 +56,37 @@ def test_near_duplicates_across_imports_and_their_groups(tmp_path, make_project)
     project = make_project("tc")
     items_import(project, write(tmp_path / "a.jsonl", [BASE, "완전히 다른 두 번째 기사의 제목입니다 정말로"]), "jsonl")
     result = items_import(project, write(tmp_path / "b.jsonl", [BASE + ".", BASE + "!!"]), "jsonl")
-    # Both new items are near duplicates of the first import's item (and of each other).
-    assert result.items == 2 and result.summary["near_duplicates"] == 3
+    # Both new items are near duplicates of the first import's item (and of each other): one group of three,
+    # one row per item, named by the first item.
+    assert result.items == 2 and result.summary["near_duplicates"] == 2
     assert MinHashBand.objects.filter(project=project).count() == 4 * dedup.BANDS
     groups = near_duplicate_groups(project)
     first = Item.objects.get(project=project, payload__title=BASE).pk
-    assert len(groups) == 1 and first in groups[0] and len(groups[0]) == 3
-    assert all(p.similarity >= dedup.threshold() for p in NearDuplicate.objects.filter(project=project))
+    assert groups == [{first, *Item.objects.filter(project=project, pk__gt=first + 1).values_list("pk", flat=True)}]
+    rows = NearDuplicate.objects.filter(project=project)
+    assert rows.count() == 3 and {row.group for row in rows} == {first}
+    assert all(row.similarity >= dedup.threshold() for row in rows.exclude(item_id=first))
+
+
+@pytest.mark.django_db
+def test_an_item_near_two_groups_merges_them_into_the_earlier(tmp_path, make_project, settings):
+    """Union-find across imports: a later item nearly equal to members of two groups joins them; the merged
+    group keeps the earlier group's name (its first item's id) and every member has one row."""
+    settings.GOLDSET_NEAR_DUPLICATE_THRESHOLD = 0.6
+    # Two texts sharing their middle (estimated similarity 0.41), and one holding both whole (0.75 and 0.66).
+    head, middle, tail = "오늘 아침 시장에서 사과를 샀다 ", BASE[:28], " 그리고 저녁에는 영화를 보았다"
+    first_left, first_right, both = head + middle, middle + tail, head + middle + tail
+    project = make_project("tc")
+    items_import(project, write(tmp_path / "a.jsonl", [first_left, first_left + "!"]), "jsonl")
+    items_import(project, write(tmp_path / "b.jsonl", [first_right, first_right + "!"]), "jsonl")
+    a, a2, b, b2 = Item.objects.filter(project=project).order_by("pk").values_list("pk", flat=True)
+    assert near_duplicate_groups(project) == [{a, a2}, {b, b2}]
+    result = items_import(project, write(tmp_path / "c.jsonl", [both]), "jsonl")
+    assert result.summary["near_duplicates"] == 1
+    c = Item.objects.get(project=project, payload__title=both).pk
+    assert near_duplicate_groups(project) == [{a, a2, b, b2, c}]
+    assert set(NearDuplicate.objects.filter(project=project).values_list("group", flat=True)) == {a}
+    assert NearDuplicate.objects.filter(project=project).count() == 5
 
 
 @pytest.mark.django_db
@@ -114,3 +138,17 @@ def test_existing_items_are_found_by_hash_and_external_id_in_this_project_only(t
     assert duplicate.items == 0 and duplicate.summary["duplicates_skipped"] == 1
     same_id = items_import(project, write(tmp_path / "a.jsonl", ["다른 제목의 새 기사입니다"]), "jsonl")
     assert same_id.items == 0 and "already exists" in same_id.errors[0]["message"]
+
+
+@pytest.mark.django_db
+def test_the_admin_lists_and_searches_near_duplicate_groups(tmp_path, make_project, client, django_user_model):
+    project = make_project("tc")
+    titles = [BASE, BASE + "!", "완전히 다른 두 번째 기사의 제목입니다 정말로"]
+    items_import(project, write(tmp_path / "a.jsonl", titles), "jsonl")
+    first = Item.objects.get(project=project, payload__title=BASE).pk
+    client.force_login(django_user_model.objects.create_superuser("root", "root@example.org", "pw-root-1234"))
+    listing = client.get("/admin/datasets_build/nearduplicate/", {"q": str(first)})
+    assert listing.status_code == 200 and "2 near duplicates" in listing.content.decode()
+    assert client.get("/admin/datasets_build/nearduplicate/", {"q": "not-a-number"}).status_code == 200
+    row = NearDuplicate.objects.get(item_id=first)
+    assert client.get(f"/admin/datasets_build/nearduplicate/{row.pk}/change/").status_code == 200

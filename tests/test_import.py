@@ -165,9 +165,11 @@ def test_near_duplicates_are_found_and_reported(tmp_path, make_project):
     ])
     result = items_import(project, path, "jsonl")
     assert result.items == 3 and result.summary["near_duplicates"] == 1
-    pair = NearDuplicate.objects.get(project=project)
-    assert {pair.item.external_id, pair.duplicate_of.external_id} == {"n-1", "n-2"}
-    assert pair.similarity >= 0.8
+    first, second = NearDuplicate.objects.filter(project=project).order_by("item_id").select_related("item")
+    assert (first.item.external_id, second.item.external_id) == ("n-1", "n-2")
+    assert first.group == second.group == first.item_id
+    assert second.duplicate_of_id == first.item_id and second.similarity >= 0.8
+    assert first.duplicate_of_id is None and first.similarity is None
 
 
 @pytest.mark.django_db

@@ -261,3 +261,32 @@ def test_sources_page_warns_about_licences(client, make_project, tmp_path):
     client.force_login(project.created_by)
     body = client.get(f"/projects/{project.pk}/sources/").content.decode()
     assert "reviews" in body and "CC-BY-NC-4.0" in body and "non-commercial" in body
+
+
+@pytest.mark.django_db
+def test_near_duplicate_groups_through_the_api_and_the_sources_page(api, client, make_project, tmp_path):
+    """Near duplicates are listed as groups (one entry per item, not per pair), paged by group."""
+    project = make_project("tc")
+    base = "서울시는 다음 달부터 심야버스 노선을 다섯 개 늘리고 배차 간격을 줄인다고 밝혔다"
+    other = "전국 대부분 지역에 내일 오후까지 많은 비가 내리고 강풍이 분다는 예보가 나왔다"
+    path = tmp_path / "near.jsonl"
+    path.write_bytes(jsonl(*[{"guid": f"a-{i}", "title": base + "!" * i} for i in range(4)],
+                           *[{"guid": f"b-{i}", "title": other + "." * i} for i in range(2)],
+                           {"guid": "c-0", "title": "전혀 관계없는 스포츠 기사 제목입니다 야구 경기 결과"}))
+    assert services.items_import(project, path, "jsonl").summary["near_duplicates"] == 4
+    client_ = api(project.created_by)
+    url = f"/api/projects/{project.pk}/near-duplicates/"
+    body = client_.get(url).data
+    assert body["count"] == 6 and body["groups"] == 2 and body["offset"] == 0
+    first, second = body["results"]
+    assert [m["external_id"] for m in first["items"]] == ["a-0", "a-1", "a-2", "a-3"]
+    assert first["group"] == first["items"][0]["id"] and first["items"][0]["duplicate_of"] is None
+    assert all(m["duplicate_of"] is not None and m["similarity"] >= 0.8 for m in first["items"][1:])
+    assert [m["external_id"] for m in second["items"]] == ["b-0", "b-1"]
+    assert [g["group"] for g in client_.get(url, {"offset": 1, "limit": 1}).data["results"]] == [second["group"]]
+    refused = client_.get(url, {"limit": "501"})
+    assert refused.status_code == 400 and "limit" in refused.data
+    assert client_.get(url, {"offset": "-1"}).status_code == 400
+    client.force_login(project.created_by)
+    page = client.get(f"/projects/{project.pk}/sources/").content.decode()
+    assert "6 items have a near duplicate, in 2 near-duplicate groups." in page

@@ -128,10 +128,11 @@ def test_planted_duplicates_and_near_duplicates_stay_together(make_project, tmp_
     for i, j in ((10, 150), (20, 160), (30, 170)):
         records[j]["title"] = records[i]["title"]
     items = load_records(project, records)
-    # Near duplicates, as the import's MinHash index records them (a chain and a pair).
-    pairs = [(40, 120), (120, 190), (50, 60)]
-    for a, b in pairs:
-        NearDuplicate.objects.create(project=project, item=items[a], duplicate_of=items[b], similarity=0.9)
+    # Near duplicates, as the import's MinHash index records them: a group of three and a group of two.
+    for group, members in ((40, (40, 120, 190)), (50, (50, 60))):
+        for member in members:
+            NearDuplicate.objects.create(project=project, item=items[member], group=items[group].pk,
+                                         duplicate_of=None if member == group else items[group], similarity=0.9)
     guid_of = {i: records[i]["guid"] for i in range(200)}
     for seed in range(6):
         result = build(project, tmp_path, "--version", f"1.0.{seed}", "--seed", str(seed), "--format", "jsonl")

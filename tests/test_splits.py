@@ -86,6 +86,18 @@ def test_exact_and_near_duplicates_stay_together():
         assert report["clean"], report
 
 
+def test_a_near_duplicate_group_stays_together_without_its_first_item():
+    """Links name an item's group by its first item's id; when that item is not among the units (dropped at
+    review, deleted), the group's other items still go to one split."""
+    rows = [("a" if i % 2 else "b", "", f"text-{i}") for i in range(300)]
+    units = units_of(rows, pairs=[(10, 9999), (20, 9999), (200, 9999), (5, 7)])
+    assert len(units.pairs) == 3
+    for seed in range(10):
+        codes = assign_splits(units, RATIOS, seed)
+        assert len({codes[9], codes[19], codes[199]}) == 1 and codes[4] == codes[6]
+        assert leakage_report(units, codes, list(RATIOS))["clean"]
+
+
 def test_leakage_report_finds_what_crosses():
     units = units_of([("a", "g1", "h1"), ("a", "g1", "h2"), ("b", "", "h1"), ("b", "", "h4"), ("a", "", "h5")],
                      pairs=[(4, 5)])

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('datasets_build', '0004_minhash_band_composite_key'),
+        ('datasets_build', '0005_near_duplicate_groups'),
     ]
 
     operations = [
