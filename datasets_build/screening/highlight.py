@@ -10,11 +10,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
+
 from annotation.task_types import TaskType
 
 from . import screen_text
 
 CONTEXT = 60
+
+#: How the review page names each PII type and screening category (the stored names are identifiers).
+SPAN_NAMES = {
+    "rrn": _("resident registration number"), "frn": _("foreigner registration number"), "card": _("card number"),
+    "email": _("e-mail address"), "url": _("URL"), "phone": _("phone number"), "account": _("bank account number"),
+    "passport": _("passport number"), "driver_license": _("driver's licence number"),
+    "vehicle_plate": _("vehicle plate"), "ip": _("IP address"), "address": _("address"), "person": _("person name"),
+    "profanity": _("profanity"), "insult": _("insult"), "threat": _("threat or call for violence"),
+    "gender": _("gender bias"), "age": _("age bias"), "region": _("regional bias"), "religion": _("religious bias"),
+    "nationality": _("nationality bias"), "disability": _("disability bias"), "sexuality": _("sexuality bias"),
+}
 
 
 @dataclass(frozen=True)
@@ -25,6 +39,11 @@ class Span:
     kind: str
     #: The PII type or the screener's category (``phone``, ``threat``, ``gender`` …).
     label: str
+
+    @property
+    def name(self) -> str:
+        """The label in the reader's language (an unknown label is shown as it is)."""
+        return gettext(SPAN_NAMES[self.label]) if self.label in SPAN_NAMES else self.label
 
 
 @dataclass(frozen=True)
