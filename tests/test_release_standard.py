@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import conllu
+import datasets
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
@@ -196,6 +197,10 @@ def test_mrc_squad_v2_scores_100_against_itself(make_project, tmp_path):
     # The check can fail: answering an unanswerable question costs exact match.
     wrong = {**predictions, next(i for i, r in by_guid.items() if r["is_impossible"]): "장마"}
     assert _squad_v2_scores(squad["data"], wrong)[0] < 100.0
+    # The `datasets` library reads it as the card says (the articles under "data").
+    loaded = datasets.load_dataset("json", data_files=str(Path(result["out"]) / "squad" / "train.json"),
+                                   field="data", split="train", cache_dir=str(tmp_path / "hf"))
+    assert sum(len(p["qas"]) for article in loaded for p in article["paragraphs"]) == 12
 
 
 def test_re_doccano_round_trip_through_the_doccano_reader(make_project, tmp_path):
@@ -207,6 +212,8 @@ def test_re_doccano_round_trip_through_the_doccano_reader(make_project, tmp_path
     line = json.loads(written.read_text("utf-8").splitlines()[0])
     assert set(line) == {"text", "entities", "relations", "guid"}
     assert [e["label"] for e in line["entities"]] == ["PER", "ORG"]
+    assert len(datasets.load_dataset("json", data_files=str(written), split="train",
+                                     cache_dir=str(tmp_path / "hf"))) == 6
     back = _import("re-back", written, "doccano", "re")
     assert back["created"] == {"items": 6, "annotations": 6}
     again = {i.external_id: i for i in Item.objects.filter(project__slug="re-back")}

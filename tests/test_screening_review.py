@@ -52,13 +52,14 @@ def test_the_review_page_highlights_the_flagged_span_with_its_type(make_project)
          findings=[{"field": "title", "type": "phone", "start": 4, "end": 11, "action": "pseudonymized"}])
     held(project, "이런 멍청한 놈들은 다 죽어야 한다", external_id="tox-1")
     page = client_for(project.created_by).get(reverse("project-review", args=[project.pk])).content.decode()
-    assert ('<mark class="hit hit-pii" title="phone number">[전화번호1]<span class="hit-type">phone number</span></mark>'
-            in page)
+    assert ('<mark class="hit hit-pii" title="phone number">[전화번호1]'
+            '<span class="hit-type">phone number</span></mark>' in page)
     assert ('<mark class="hit hit-toxic" title="threat or call for violence">죽어야 한다'
             '<span class="hit-type">threat or call for violence</span></mark>' in page)
     korean = client_for(project.created_by).get(reverse("project-review", args=[project.pk]),
                                                 HTTP_ACCEPT_LANGUAGE="ko").content.decode()
-    assert '<span class="hit-type">전화번호</span>' in korean and '<span class="hit-type">위협·폭력 선동</span>' in korean
+    assert '<span class="hit-type">전화번호</span>' in korean
+    assert '<span class="hit-type">위협·폭력 선동</span>' in korean
     filtered = client_for(project.created_by).get(reverse("project-review", args=[project.pk]),
                                                   {"kind": "pii"}).content.decode()
     assert "pii-1" in filtered and "tox-1" not in filtered
