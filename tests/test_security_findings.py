@@ -496,7 +496,8 @@ def test_admin_change_pages_and_lists_never_read_a_whole_large_table(make_projec
     project = make_project("tc", k=1)
     items = [services.item_create(project=project, payload={"title": f"기사 {n}"}, external_id=f"big-{n}")
              for n in range(40)]
-    NearDuplicate.objects.create(project=project, item=items[1], duplicate_of=items[0], similarity=0.9)
+    NearDuplicate.objects.create(project=project, item=items[1], group=items[0].pk, duplicate_of=items[0],
+                                 similarity=0.9)
     annotator = annotator_in(project)
     assignment = services.assignment_next(project=project, user=annotator)
     services.annotation_submit(project=project, user=annotator, item_id=assignment.item_id, payload={"label": "사회"})
