@@ -5,6 +5,7 @@ perfect nor meaningless."""
 from __future__ import annotations
 
 import random
+import zlib
 from typing import Any
 
 from django.db import transaction
@@ -67,10 +68,11 @@ def reference_answer(item_id: int, stage: str) -> dict[str, Any] | None:
     return {key: writer.payload[key] for key in ("label", "answer") if key in writer.payload} or None
 
 
-def left_for_people(item_id: int, spare: float) -> bool:
+def left_for_people(external_id: str, spare: float) -> bool:
     """Whether the item is one the simulated annotators leave to the people trying the demo: a fixed share
-    ``spare`` of the items, chosen by the item id alone, so every simulated annotator leaves the same ones."""
-    return (item_id * 2654435761) % 1000 < spare * 1000
+    ``spare`` of the items, chosen by the item's corpus id alone, so every simulated annotator leaves the same
+    ones and every database (whatever ids its sequences hand out) gets the same demo."""
+    return zlib.crc32(external_id.encode()) % 1000 < spare * 1000
 
 
 def simulate_annotators(project: Project, annotators: list[User], *, seed: int, error_rate: float = 0.15,
@@ -88,7 +90,7 @@ def simulate_annotators(project: Project, annotators: list[User], *, seed: int, 
         with transaction.atomic():
             while (assignment := services.assignment_next(project=project, user=annotator)) is not None:
                 reference = reference_answer(assignment.item_id, assignment.stage)
-                if reference is None or left_for_people(assignment.item_id, spare):
+                if reference is None or left_for_people(assignment.item.external_id or str(assignment.item_id), spare):
                     services.assignment_skip(assignment=assignment, reason="left for a person")
                     continue
                 for payload in (_perturb(reference, project.label_schema, rng, error_rate), reference):
