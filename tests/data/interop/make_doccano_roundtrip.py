@@ -1,4 +1,4 @@
-"""Upload Goldset's doccano releases (goldset_release_ner.jsonl, goldset_release_re.jsonl) into doccano 1.8.4
+"""Upload Goldset's doccano releases (goldset_release_re.jsonl) into doccano 1.8.4
 through its import (the same upload as its web page), and export the projects again with its JSONL export.
 See README.md for how doccano was started.
 
@@ -44,7 +44,6 @@ def round_trip(name: str, release: Path, task: str, export: Path, **extra: objec
     export.write_bytes(admin.get(f"{BASE}/v1/projects/{pid}/download?taskId={task_id}").content)
 
 
-round_trip("ner-roundtrip", DATA / "goldset_release_ner.jsonl", "SequenceLabeling", DATA / "doccano_roundtrip_ner.zip")
 round_trip("re-roundtrip", DATA / "goldset_release_re.jsonl", "RelationExtraction", DATA / "doccano_roundtrip_re.zip",
            use_relation=True)
-print("written: doccano_roundtrip_ner.zip doccano_roundtrip_re.zip")
+print("written: doccano_roundtrip_re.zip")
