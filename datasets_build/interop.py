@@ -31,6 +31,7 @@ from typing import Any
 
 import orjson
 
+from annotation.task_types import get_task_type
 from annotation.task_types.base import LABEL_STAGE
 
 from .klue_formats import FormatError, _JsonStream, _open_text
@@ -122,20 +123,25 @@ def _entity(text: str, span: tuple[int, int, str]) -> dict[str, Any]:
     return {"word": text[start:end], "start_idx": start, "end_idx": end - 1, "type": kind}
 
 
-#: The task types these exports map to, and how an example becomes their records.
+#: How an example becomes records of a task type, by what the task type takes from these exports
+#: (``TaskType.interop_labels``).
 TO_RECORDS: dict[str, Callable[[Example], list[dict[str, Any]]]] = {
-    "tc": _tc_records, "ner": _ner_records, "re": _re_records,
+    "categories": _tc_records, "spans": _ner_records, "relations": _re_records,
 }
 
 
+def _labels_of(task_slug: str) -> str | None:
+    return get_task_type(task_slug).interop_labels
+
+
 def _check_task(task_slug: str, fmt: str) -> None:
-    if task_slug not in TO_RECORDS:
+    if _labels_of(task_slug) not in TO_RECORDS:
         raise FatalReadError(0, "format", f"{fmt} exports import into tc, ner and re projects (text classification, "
                                           f"sequence labelling, relations), not {task_slug}")
 
 
 def _records(examples: dict[str, Example], task_slug: str) -> Iterator[tuple[int, dict[str, Any]] | RecordError]:
-    convert = TO_RECORDS[task_slug]
+    convert = TO_RECORDS[_labels_of(task_slug) or ""]
     for example in examples.values():
         try:
             for record in convert(example):
@@ -211,7 +217,8 @@ def _doccano_example(value: Any, line_no: int, where: str, author: str, task_slu
         raise fail("text", f"example {key} has another text in {example.where.rstrip(':') or 'an earlier line'} "
                            f"(line {example.record_no})")
     labels = Labels()
-    if task_slug == "re":
+    takes = _labels_of(task_slug)
+    if takes == "relations":
         for i, entity in enumerate(_list(value, "entities", fail)):
             where_e = f"entities[{i}]"
             if not isinstance(entity, dict):
@@ -229,7 +236,7 @@ def _doccano_example(value: Any, line_no: int, where: str, author: str, task_slu
             labels.relate(str(relation.get("from_id")), str(relation.get("to_id")), kind, where_r, fail)
     else:
         for i, label in enumerate(_list(value, "label", fail)):
-            if task_slug == "tc":
+            if takes == "categories":
                 if not isinstance(label, str) or not label:
                     raise fail(f"label[{i}]", f"must be a category name, got {label!r}")
                 labels.categories.append(label)
@@ -290,8 +297,8 @@ def iter_labelstudio(path: Path, task_slug: str) -> Iterator[tuple[int, dict[str
     yield from _records(examples, task_slug)
 
 
-#: The result types each task type takes.
-_LABELSTUDIO_RESULTS = {"tc": {"choices"}, "ner": {"labels"}, "re": {"labels", "relation"}}
+#: The result types that give each kind of label.
+_LABELSTUDIO_RESULTS = {"categories": {"choices"}, "spans": {"labels"}, "relations": {"labels", "relation"}}
 
 
 def _labelstudio_task(task: Any, line: int, task_slug: str, examples: dict[str, Example]) -> None:
@@ -313,7 +320,8 @@ def _labelstudio_task(task: Any, line: int, task_slug: str, examples: dict[str, 
     example = Example(line, "", "" if guid is None else str(guid), text)
     if example.guid in examples and example.guid:
         raise fail("id", f"task {example.guid} appears twice")
-    allowed = _LABELSTUDIO_RESULTS[task_slug]
+    takes = _labels_of(task_slug) or ""
+    allowed = _LABELSTUDIO_RESULTS[takes]
     annotations = task.get("annotations") or []
     if not isinstance(annotations, list):
         raise fail("annotations", "must be a list")
@@ -366,7 +374,7 @@ def _labelstudio_task(task: Any, line: int, task_slug: str, examples: dict[str, 
                 relations.append((source, target, names[0], where))
         for source, target, kind, where in relations:  # after the spans: a relation may come before them
             labels.relate(source, target, kind, where, fail)
-        if labels.categories or labels.spans or task_slug == "ner":
+        if labels.categories or labels.spans or takes == "spans":
             example.authors[author] = labels
     examples[example.guid or f"line {line}"] = example
 

@@ -105,6 +105,9 @@ class TaskType:
     #: The item fields that hold the text shown to annotators (used for PII screening and dedup).
     text_fields: ClassVar[tuple[str, ...]]
     stages: ClassVar[tuple[Stage, ...]] = (Stage(LABEL_STAGE, "Label"),)
+    #: What another annotation tool's export (doccano, Label Studio) labels for this task type:
+    #: ``"categories"``, ``"spans"`` or ``"relations"``; ``None`` when such exports do not import into it.
+    interop_labels: ClassVar[str | None] = None
 
     def default_schema(self) -> dict[str, Any]:
         """The project's label schema when it is created (editable afterwards)."""

@@ -79,6 +79,7 @@ class NamedEntityRecognition(TaskType):
     title = "Named entity recognition"
     order = 4
     text_fields = ("sentence",)
+    interop_labels = "spans"
 
     def default_schema(self) -> dict[str, Any]:
         return {"labels": list(LABELS), "descriptions": dict(DESCRIPTIONS), "allow_overlap": False}

@@ -101,6 +101,7 @@ class RelationExtraction(TaskType):
     title = "Relation extraction"
     order = 5
     text_fields = ("sentence",)
+    interop_labels = "relations"
 
     def default_schema(self) -> dict[str, Any]:
         return {"labels": list(RELATIONS), "entity_types": list(ENTITY_TYPES)}

@@ -82,6 +82,7 @@ class TopicClassification(TaskType):
     title = "Topic classification"
     order = 1
     text_fields = ("title",)
+    interop_labels = "categories"
 
     def default_schema(self) -> dict[str, Any]:
         return {"labels": list(LABELS), "none_label": NONE_LABEL}
