@@ -141,6 +141,15 @@ def seed(django_user_model: type[User]) -> Callable[..., Seeded]:
     return make
 
 
+def sign_in(page: Any, username: str, path: str) -> None:
+    """Open ``path``, sign in on the login page it redirects to, and wait until ``path`` is shown."""
+    page.goto(path)
+    page.locator("[name=username]").fill(username)
+    page.locator("[name=password]").fill(PASSWORD)
+    page.locator("[name=password]").press("Enter")
+    page.wait_for_url(f"**{path}")
+
+
 def sign_in_and_acknowledge(page: Any, seeded: Seeded) -> None:
     """Log in by keyboard, pass the guideline gate, land in the workspace with the first item shown."""
     page.goto(f"/projects/{seeded.project.pk}/annotate/")

@@ -12,7 +12,7 @@ from django.contrib.auth.models import Permission
 from annotation import services
 from annotation.models import Role
 
-from .conftest import PASSWORD
+from .conftest import PASSWORD, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -25,14 +25,6 @@ LATIN_ONLY = re.compile(r"^[\W\d_]*$|^(KLUE|NER|Goldset|Demo ner|manager-ner|mai
 def korean_page(browser: Any, live_server: Any) -> Any:
     context = browser.new_context(base_url=live_server.url, locale="ko-KR", viewport={"width": 1366, "height": 900})
     return context, context.new_page()
-
-
-def sign_in(page: Any, username: str, path: str) -> None:
-    page.goto(path)
-    page.locator("[name=username]").fill(username)
-    page.locator("[name=password]").fill(PASSWORD)
-    page.locator("[name=password]").press("Enter")
-    page.wait_for_url(f"**{path}")
 
 
 def not_korean(page: Any) -> list[str]:

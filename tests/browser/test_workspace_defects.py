@@ -4,23 +4,13 @@ and its "ambiguous" kind, the language switch and the manager's tabs at 1366 px.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from annotation.models import Annotation, Flag
 
-from .conftest import PASSWORD, settle, sign_in_and_acknowledge, submit_and_reload
+from .conftest import settle, sign_in, sign_in_and_acknowledge, submit_and_reload
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-def sign_in(page: Any, username: str, next_path: str) -> None:
-    page.goto(next_path)
-    page.locator("[name=username]").fill(username)
-    page.locator("[name=password]").fill(PASSWORD)
-    page.locator("[name=password]").press("Enter")
-    page.wait_for_url(f"**{next_path}")
 
 
 def test_re_arrows_then_enter_submits_the_highlighted_relation(page, seed) -> None:
