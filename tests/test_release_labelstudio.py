@@ -162,8 +162,11 @@ def test_a_manager_chooses_labelstudio_in_the_api_and_the_release_form(make_proj
     load_records(project, sample_records("re", 4))
     manager = project.created_by
     client.force_login(manager)
-    page = client.get(f"/projects/{project.pk}/releases/").content.decode()
+    page = client.get(f"/projects/{project.pk}/releases/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert 'value="labelstudio"' in page and 'value="conllu"' not in page
+    assert "labelstudio — Label Studio JSON tasks" in page
+    korean = client.get(f"/projects/{project.pk}/releases/", HTTP_ACCEPT_LANGUAGE="ko").content.decode()
+    assert "labelstudio — Label Studio JSON 작업 형식" in korean
     with django_capture_on_commit_callbacks(execute=True):
         made = api(manager).post(f"/api/projects/{project.pk}/releases/",
                                  {"version": "1.0.0", "formats": ["klue", "labelstudio"], "splits": "1.0,0.0"},
