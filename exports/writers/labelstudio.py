@@ -36,19 +36,15 @@ def _span(result_id: str, text: str, start: int, end: int, kind: str) -> dict[st
             "value": {"start": start, "end": end, "text": text[start:end], "labels": [kind]}}
 
 
-def _task(record: dict[str, Any], result: list[dict[str, Any]] | None) -> dict[str, Any]:
-    """A task; ``result`` None (a record without a label) leaves it unlabelled in Label Studio."""
-    task: dict[str, Any] = {"data": {"text": record.get("sentence", ""), "guid": record.get("guid", "")}}
-    if result is not None:
-        task["annotations"] = [{"result": result}]
-    return task
+def _task(record: dict[str, Any], result: list[dict[str, Any]]) -> dict[str, Any]:
+    """A task and its label (a release's records all have one: its gold) as one annotation."""
+    return {"data": {"text": record.get("sentence", ""), "guid": record.get("guid", "")},
+            "annotations": [{"result": result}]}
 
 
 def _spans_task(record: dict[str, Any]) -> dict[str, Any]:
     """An NER record: one ``labels`` result per entity; a labelled sentence without entities has an
     annotation with no result (Label Studio's "submitted, nothing to mark")."""
-    if "tags" not in record:
-        return _task(record, None)
     text = record.get("sentence", "")
     spans = spans_from_tags(list(text), record["tags"])
     return _task(record, [_span(f"e{n}", text, s["start"], s["end"], s["type"]) for n, s in enumerate(spans)])
@@ -57,8 +53,6 @@ def _spans_task(record: dict[str, Any]) -> dict[str, Any]:
 def _relations_task(record: dict[str, Any]) -> dict[str, Any]:
     """An RE record: its subject and object entities (KLUE's ``end_idx`` is inclusive) and the relation
     from subject to object."""
-    if not record.get("label"):
-        return _task(record, None)
     text = record.get("sentence", "")
     result = [_span(name, text, e["start_idx"], e["end_idx"] + 1, e["type"])
               for name, e in (("subject", record["subject_entity"]), ("object", record["object_entity"]))]
