@@ -55,6 +55,7 @@ from .writers import (
     WrittenFile,
     flat_schema,
     unfit_formats,
+    write_extras,
     write_klue_extras,
     write_split,
 )
@@ -466,6 +467,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
         done += counts[name]
     if "klue" in release.formats:
         written += write_klue_extras(folder, project.task_type, schema, project.label_schema or {})
+    written += write_extras(folder, project.task_type, release.formats, project.label_schema or {})
 
     report("card")
     stats = {

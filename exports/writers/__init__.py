@@ -1,5 +1,6 @@
 """Release writers: KLUE native (via the import layer's format module), JSONL, CSV and Parquet, and the
-standard formats of ``standard.py`` (CoNLL-U, CoNLL-2003, SQuAD v2.0, doccano) for the task types they fit.
+standard formats of ``standard.py`` (CoNLL-U, CoNLL-2003, SQuAD v2.0, doccano, Label Studio) for the task
+types they fit.
 
 ``write_split`` streams one split's records once: each record goes to the KLUE writer and the standard
 formats' writers as it is and, flattened (``flat.py``), to the row writers, so no format holds the split
@@ -18,7 +19,7 @@ from .flat import FlatSchema, flat_schema
 from .jsonl import JsonlWriter
 from .klue import KLUE_FORMAT_VERSION, write_klue_extras, write_klue_split
 from .parquet import ParquetWriter
-from .standard import STANDARD_FORMATS, record_writers, unfit_formats
+from .standard import STANDARD_FORMATS, record_writers, unfit_formats, write_extras
 
 #: What every task type can be released as (the default of a build).
 DEFAULT_FORMATS = ("klue", "jsonl", "csv", "parquet")
@@ -42,7 +43,7 @@ def file_format(kind: str) -> tuple[str, str]:
 
 
 __all__ = ["DEFAULT_FORMATS", "FORMATS", "KLUE_FORMAT_VERSION", "STANDARD_FORMATS", "FlatSchema", "WrittenFile",
-           "file_format", "flat_schema", "unfit_formats", "write_klue_extras", "write_split"]
+           "file_format", "flat_schema", "unfit_formats", "write_extras", "write_klue_extras", "write_split"]
 
 
 def _row_writers(folder: Path, split: str, schema: FlatSchema, formats: Iterable[str]) -> list[RowWriter]:

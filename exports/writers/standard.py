@@ -1,5 +1,5 @@
-"""The field's standard formats beside KLUE's: CoNLL-U (DP), CoNLL-2003 BIO (NER), SQuAD v2.0 (MRC) and
-doccano JSONL (NER, RE).
+"""The field's standard formats beside KLUE's: CoNLL-U (DP), CoNLL-2003 BIO (NER), SQuAD v2.0 (MRC),
+doccano JSONL (NER, RE) and Label Studio's JSON tasks (NER, RE; its writer is ``labelstudio.py``).
 
 Each writer takes the split's KLUE records (``build_record``'s output, as the KLUE writer does) one at a
 time, so none holds the split in memory (SQuAD keeps one passage's questions). :data:`STANDARD_FORMATS`
@@ -19,6 +19,7 @@ import orjson
 from django.utils.translation import gettext_noop
 
 from .base import WrittenFile, target
+from .labelstudio import LabelStudioWriter, fitting_tasks, write_config
 
 
 class RecordWriter(Protocol):
@@ -220,6 +221,8 @@ class StandardFormat:
     opener: Callable[[Path, str, str], RecordWriter]
     description: str
     load: str
+    #: Files written once per release beside the splits' (from the task type and the project's label schema).
+    extras: Callable[[Path, str, dict[str, Any]], list[WrittenFile]] | None = None
 
 
 #: ``build_release --format`` names of the standard formats, each with the task types it fits.
@@ -236,6 +239,10 @@ STANDARD_FORMATS: dict[str, StandardFormat] = {
     "doccano": StandardFormat(("ner", "re"), DoccanoWriter, gettext_noop("doccano JSONL"),
                               "doccano's import (sequence labelling / relation extraction), or `pandas.read_json(path, "
                               "lines=True)`"),
+    "labelstudio": StandardFormat(fitting_tasks(), LabelStudioWriter, gettext_noop("Label Studio JSON tasks"),
+                                  "Label Studio: a project with the labelling config `labelstudio/config.xml`, then "
+                                  "Import the JSON file (its labels come in as annotations); or `json.load`",
+                                  write_config),
 }
 
 
@@ -243,6 +250,17 @@ def record_writers(folder: Path, task_slug: str, split: str, formats: list[str])
     """Writers of the requested standard formats (their fit to the task was checked when the release was
     created)."""
     return [STANDARD_FORMATS[fmt].opener(folder, split, task_slug) for fmt in formats if fmt in STANDARD_FORMATS]
+
+
+def write_extras(folder: Path, task_slug: str, formats: list[str], label_schema: dict[str, Any]
+                 ) -> list[WrittenFile]:
+    """The once-per-release files of the requested standard formats."""
+    written: list[WrittenFile] = []
+    for fmt in formats:
+        extras = STANDARD_FORMATS[fmt].extras if fmt in STANDARD_FORMATS else None
+        if extras is not None:
+            written += extras(folder, task_slug, label_schema)
+    return written
 
 
 def unfit_formats(task_slug: str, formats: list[str]) -> list[str]:

@@ -29,7 +29,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=None, help="split seed (default 0)")
         parser.add_argument("--format", default=",".join(services.DEFAULT_FORMATS),
                             help="comma-separated: klue,jsonl,csv,parquet (the default), conllu (DP), conll (NER), "
-                                 "squad (MRC), doccano (NER, RE)")
+                                 "squad (MRC), doccano (NER, RE), labelstudio (NER, RE)")
         parser.add_argument("--out", default=None, help="folder to create <project>-<version>/ in")
         parser.add_argument("--no-agreement", action="store_true", help="skip computing the agreement report")
         parser.add_argument("--check-margin", type=float, default=None,
