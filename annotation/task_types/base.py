@@ -62,8 +62,7 @@ class MissingLayer(NotImplementedError):
 
 @dataclass(frozen=True)
 class SpanField:
-    """Character offsets into an item text field, declared so PII pseudonymization remaps them and the
-    pages can highlight them."""
+    """Character offsets into an item text field, declared so PII pseudonymization remaps them."""
 
     #: ``payload`` (the item), ``meta`` or ``annotation`` (each imported annotation's payload).
     where: str
@@ -166,10 +165,11 @@ class TaskType:
     #: What another annotation tool's export (doccano, Label Studio) labels for this task type:
     #: ``"categories"``, ``"spans"`` or ``"relations"``; ``None`` when such exports do not import into it.
     interop_labels: ClassVar[str | None] = None
-    #: Offsets into the text fields carried by items, meta or annotations (PII remapping, highlighting);
+    #: Offsets into the text fields carried by items, meta or annotations (remapped when PII is replaced);
     #: required, ``()`` for a task without offsets, so a span task cannot be left un-remapped by omission.
     span_fields: ClassVar[tuple[SpanField, ...]]
-    #: The columns a CSV import must have (a CSV row is a flat record; nested fields arrive as JSON text).
+    #: The columns a CSV import must have (a nested field by its prefix: ``subject_entity`` for
+    #: ``subject_entity.word``).
     csv_columns: ClassVar[tuple[str, ...]]
     #: The KLUE file the task reads and writes.
     klue_file: ClassVar[KlueFile]
