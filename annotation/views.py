@@ -335,7 +335,7 @@ def annotate(request: HttpRequest, project_id: int) -> HttpResponse:
     config = {
         "project": project.pk,
         "task": project.task_type,
-        "widget": static(f"annotation/widgets/{project.task_type}.js"),
+        "widget": static(project.task.widget),
         # The project's own labels, ontology and score range: what the widget offers, nothing about others' work.
         "schema": project.label_schema,
         "stages": {stage.name: stage_title(stage.title) for stage in project.task.stages},
@@ -349,7 +349,7 @@ def annotate(request: HttpRequest, project_id: int) -> HttpResponse:
         "gate": f"{reverse('guideline-read', args=[project.pk])}?next={reverse('annotate', args=[project.pk])}",
         "user": request.user.pk,
         "single_keys": request.user.single_key_shortcuts,
-        "strings": workspace_strings(),
+        "strings": workspace_strings(project.task),
     }
     context = _project_context(project, role, "annotate")
     context.update({

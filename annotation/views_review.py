@@ -169,11 +169,11 @@ def _adjudication_widget(project: Project, item: Item, rows: list[dict[str, Any]
     stage = project.task.stages[-1]
     return {
         "task": project.task_type,
-        "widget": static(f"annotation/widgets/{project.task_type}.js"),
+        "widget": static(project.task.widget),
         "stage": stage.name,
         "item": {"id": item.pk, **project.task.annotator_view(item.payload, stage.name)},
         "schema": project.label_schema,
-        "strings": workspace_strings(),
+        "strings": workspace_strings(project.task),
         "initial": initial,
         "annotations": {str(row["annotation"].pk): row["annotation"].payload for row in rows
                         if row["annotation"].stage == stage.name},

@@ -9,6 +9,8 @@ from __future__ import annotations
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from .task_types import TaskType
+
 #: Stage titles as the task types spell them (they are plain strings there, outside Django).
 STAGE_TITLES = {
     "Label": gettext_lazy("Label"),
@@ -40,8 +42,8 @@ def task_title(title: str) -> str:
     return str(TASK_TITLES.get(title, title))
 
 
-def workspace_strings() -> dict[str, str]:
-    """Every string the workspace and the eight widgets show, in the request's language."""
+def workspace_strings(task: TaskType) -> dict[str, str]:
+    """Every string the workspace and the task type's widget show, in the request's language."""
     return {
         # workspace
         "loading": _("Loading the next item…"),
@@ -76,114 +78,7 @@ def workspace_strings() -> dict[str, str]:
         "none": _("none"),
         "remove": _("Remove"),
         "selection": _("Selection"),
-        # tc
-        "tc_group": _("Topic"),
-        "sts_group": _("Similarity score"),
-        "nli_group": _("Relation"),
-        "ner_group": _("Entity type"),
         "span_caret": _("Cursor before character %(n)s of %(total)s"),
         "span_selection": _("Selected: %(text)s (characters %(start)s to %(end)s)"),
-        "tc_instruction": _("Choose the topic of the headline. Press a second or third number for optional "
-                            "2nd and 3rd topics."),
-        "tc_key_digits": _("choose a topic (again to remove it)"),
-        "tc_key_backspace": _("remove the last choice"),
-        "tc_need_first": _("choose at least the first topic"),
-        # sts
-        "sts_instruction": _("How similar are the meanings of the two sentences? 0 = unrelated, 5 = the same."),
-        "sts_sentence1": _("Sentence 1"),
-        "sts_sentence2": _("Sentence 2"),
-        "sts_key_digits": _("set the score"),
-        "sts_key_half": _("add half a point"),
-        "sts_key_arrows": _("one step down / up"),
-        "sts_need_score": _("choose a score"),
-        # nli
-        "nli_premise": _("Premise"),
-        "nli_hypothesis": _("Hypothesis"),
-        "nli_write_instruction": _("Write one hypothesis sentence that stands in this relation to the premise:"),
-        "nli_choose_target": _("Choose the relation your hypothesis will have, then write it."),
-        "nli_validate_instruction": _("What is the relation between the premise and the hypothesis?"),
-        "nli_key_labels": _("choose the relation"),
-        "nli_key_labels_alt": _("choose the relation while typing"),
-        "nli_need_hypothesis": _("write a hypothesis"),
-        "nli_need_label": _("choose a relation"),
-        "nli_copy": _("the hypothesis copies the premise"),
-        # ner
-        "ner_instruction": _("Select characters with the mouse or with Shift+arrows, then press the number of "
-                             "the entity type."),
-        "ner_key_move": _("move the cursor / extend the selection"),
-        "ner_key_types": _("label the selection with a type"),
-        "ner_key_delete": _("delete the entity under the cursor"),
-        "ner_key_adjust": _("move the end / the start of the entity under the cursor"),
-        "ner_entities": _("Entities"),
-        "ner_no_entities": _("No entities yet. A sentence without entities can be submitted as it is."),
-        "ner_overlap": _("spans may not overlap"),
-        "ner_select_first": _("select some characters first"),
-        # re
-        "re_subject": _("Subject"),
-        "re_object": _("Object"),
-        "re_instruction": _("Which relation does the sentence state between the subject and the object?"),
-        "re_search": _("Search relations"),
-        "re_key_search": _("search the relation list"),
-        "re_key_updown": _("move in the list"),
-        "re_key_enter": _("pick the highlighted relation"),
-        "re_key_zero": _("no_relation"),
-        "re_need_label": _("choose a relation"),
-        "re_chosen": _("Chosen relation"),
-        # dp
-        "dp_instruction": _("For each eojeol choose its head (click the head token or type its number; 0 = root) "
-                            "and its DEPREL."),
-        "dp_token": _("Eojeol"),
-        "dp_pos": _("POS"),
-        "dp_head": _("Head"),
-        "dp_deprel": _("DEPREL"),
-        "dp_key_select": _("select the previous / next eojeol"),
-        "dp_key_next": _("attach to the next eojeol"),
-        "dp_key_root": _("make it the root"),
-        "dp_key_head": _("type the head number"),
-        "dp_key_deprel": _("type the DEPREL"),
-        "dp_key_reset": _("attach every eojeol to the next one (head-final default)"),
-        "dp_attach_next": _("Attach all to the next eojeol"),
-        "dp_cycle": _("cycle through eojeol %(tokens)s"),
-        "dp_roots": _("exactly one eojeol must be the root (head 0); now %(n)s"),
-        "dp_bad_head": _("eojeol %(i)s: head must be a number from 0 to %(n)s, not itself"),
-        "dp_bad_deprel": _("eojeol %(i)s: choose a DEPREL from the list"),
-        "dp_root": _("root"),
-        "dp_arcs": _("Dependency arcs, from each head to its dependents"),
-        # mrc
-        "mrc_passage": _("Passage"),
-        "mrc_question": _("Question"),
-        "mrc_question_type": _("Question type"),
-        "mrc_write_instruction": _("Write a question about the passage, pick its type and select the answer in "
-                                   "the passage."),
-        "mrc_validate_instruction": _("Select the answer to the question in the passage, or mark it "
-                                      "unanswerable."),
-        "mrc_key_select": _("move in the passage / extend the selection"),
-        "mrc_key_answer": _("use the selection as the answer (the plausible answer for type 3)"),
-        "mrc_key_types": _("question type"),
-        "mrc_key_unanswerable": _("unanswerable"),
-        "mrc_answer": _("Answer"),
-        "mrc_plausible": _("Plausible answer"),
-        "mrc_unanswerable": _("Unanswerable"),
-        "mrc_need_question": _("write a question"),
-        "mrc_need_type": _("choose the question type"),
-        "mrc_need_answer": _("select the answer in the passage"),
-        "mrc_need_plausible": _("select the plausible (tempting but wrong) answer in the passage"),
-        "mrc_need_answer_or_unanswerable": _("select the answer, or mark the question unanswerable"),
-        # dst
-        "dst_instruction": _("For each user turn, edit the cumulative dialogue state; it carries over from the "
-                             "previous user turn."),
-        "dst_turn": _("Turn %(n)s"),
-        "dst_user": _("User"),
-        "dst_system": _("System"),
-        "dst_state": _("State after this turn"),
-        "dst_domain": _("Domain"),
-        "dst_slot": _("Slot"),
-        "dst_value": _("Value"),
-        "dst_add": _("Add"),
-        "dst_empty_state": _("No slots yet."),
-        "dst_key_turns": _("previous / next user turn"),
-        "dst_key_add": _("add a slot (domain → slot → value, Enter to add)"),
-        "dst_unknown_slot": _("unknown slot %(slot)s"),
-        "dst_bad_value": _("%(value)s is not a value of %(slot)s"),
-        "dst_carried": _("carried over from the previous turn"),
+        **task.widget_strings(),
     }

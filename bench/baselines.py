@@ -66,15 +66,16 @@ def synthetic_workload(task: str, size: str) -> dict[str, Any]:
 
 def resplit(task: str, records: list[dict[str, Any]], seed: int = 13) -> dict[str, list[dict[str, Any]]]:
     """Split real records the way a release does: the platform's grouped, stratified splitter."""
+    from annotation.task_types import get_task_type
     from datasets_build.splits import SplitUnits, assign_splits
+    from exports.writers.flat import flat_schema
 
+    task_type, schema = get_task_type(task), flat_schema(task)
     units = SplitUnits()
     for i, record in enumerate(records):
-        label = record.get("gold_label") if task == "nli" else None
-        if task == "sts":
-            label = str(record["labels"].get("binary-label"))
-        group = record["premise"] if task == "nli" else record["guid"]
-        units.add(i + 1, label=label, group_key=group, content_hash=record["guid"])
+        # Stratified and grouped as the release builder does: the flat schema's label, the task's group key.
+        group = task_type.parse_record(record).group_key or record["guid"]
+        units.add(i + 1, label=schema.label(record), group_key=group, content_hash=record["guid"])
     ratios = {"train": 0.8, "dev": 0.1, "test": 0.1}
     codes = assign_splits(units.freeze(), ratios, seed)
     names = list(ratios)

@@ -15,10 +15,9 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import IO, Any
 
-from annotation.task_types import PayloadError
+from annotation.task_types import CHAR_TSV, EOJEOL_TSV, SQUAD, KlueFile, MissingLayer, PayloadError, get_task_type
 from annotation.task_types.ner import parse_markup, spans_from_tags, to_markup
 
 Source = str | os.PathLike[str] | IO[str] | IO[bytes]
@@ -34,27 +33,6 @@ class FormatError(ValueError):
         self.field = field
         self.message = message
 
-
-@dataclass(frozen=True)
-class KlueFile:
-    """How one task's files are named and laid out."""
-
-    name: str
-    extension: str
-    #: KLUE's line ending for the file (the STS files were written on Windows).
-    newline: str = "\n"
-
-
-FILES: dict[str, KlueFile] = {
-    "tc": KlueFile("ynat", "json"),
-    "sts": KlueFile("klue-sts", "json", "\r\n"),
-    "nli": KlueFile("klue-nli", "json"),
-    "ner": KlueFile("klue-ner", "tsv"),
-    "re": KlueFile("klue-re", "json"),
-    "dp": KlueFile("klue-dp", "tsv"),
-    "mrc": KlueFile("klue-mrc", "json"),
-    "dst": KlueFile("wos", "json"),
-}
 
 #: The five ``##`` lines that open the NER and DP TSVs, byte for byte (``\t``, ``\n`` are literal
 #: backslash sequences in the files; the column line holds real tabs, and DP spells 칼럼명, NER 컬럼명).
@@ -72,15 +50,16 @@ _CHUNK = 1 << 20
 
 def klue_file_name(task_slug: str, version: str, split: str) -> str:
     """``klue_file_name("nli", "1.1", "dev")`` -> ``klue-nli-v1.1_dev.json``."""
-    spec = _spec(task_slug)
+    spec = klue_spec(task_slug)
     return f"{spec.name}-v{version}_{split}.{spec.extension}"
 
 
-def _spec(task_slug: str) -> KlueFile:
+def klue_spec(task_slug: str) -> KlueFile:
+    """The KLUE file the task type declares (``TaskType.klue_file``)."""
     try:
-        return FILES[task_slug]
-    except KeyError:
-        raise ValueError(f"unknown task type {task_slug!r}; expected one of {', '.join(FILES)}") from None
+        return get_task_type(task_slug).declared("klue_file", "KLUE file layout")
+    except MissingLayer as exc:
+        raise ValueError(str(exc)) from None
 
 
 # -- reading --------------------------------------------------------------------------------------------
@@ -97,14 +76,14 @@ def iter_klue_records(path: Source, task_slug: str, max_record_chars: int = 1 <<
     header the tags disagree with (or a tag sequence that is not valid BIO) is passed to ``warn`` instead of
     raised.
     """
-    _spec(task_slug)
+    layout = klue_spec(task_slug).layout
     with _open_text(path) as stream:
         lines = _Lines(stream, max_record_chars)
-        if task_slug == "ner":
+        if layout == CHAR_TSV:
             yield from _read_ner(lines, warn)
-        elif task_slug == "dp":
+        elif layout == EOJEOL_TSV:
             yield from _read_dp(lines)
-        elif task_slug == "mrc":
+        elif layout == SQUAD:
             yield from _read_mrc(_JsonStream(stream, max_record_chars))
         else:
             for line, value in _JsonStream(stream, max_record_chars).array_items():
@@ -426,13 +405,13 @@ def write_klue_file(path: str | os.PathLike[str] | IO[str], task_slug: str, reco
     Records stream through; MRC buffers one document (consecutive questions sharing title and context
     form one document and paragraph, so pass them grouped by passage).
     """
-    spec = _spec(task_slug)
+    spec = klue_spec(task_slug)
     with _open_for_writing(path, spec.newline if newline is None else newline) as out:
-        if task_slug == "ner":
+        if spec.layout == CHAR_TSV:
             return _write_tsv(out, NER_HEADER, records, _ner_block)
-        if task_slug == "dp":
+        if spec.layout == EOJEOL_TSV:
             return _write_tsv(out, DP_HEADER, records, _dp_block)
-        if task_slug == "mrc":
+        if spec.layout == SQUAD:
             return _write_mrc(out, records, f"{spec.name}-v{version.split('.')[0]}")
         return _write_json_array(out, records, 1)
 

@@ -60,17 +60,6 @@ DUPLICATE_POLICIES = ("skip", "refuse")
 BATCH_SIZE = 1000
 #: The annotator name of a corpus label without an annotator id (task types use ``""``).
 CORPUS_ANNOTATOR = "corpus"
-#: Columns a CSV must have per task type (nested ones by their prefix); see docs/import.md.
-CSV_REQUIRED: dict[str, tuple[str, ...]] = {
-    "tc": ("title",),
-    "sts": ("sentence1", "sentence2"),
-    "nli": ("premise",),
-    "ner": ("sentence",),
-    "re": ("sentence", "subject_entity", "object_entity"),
-    "dp": ("sentence",),
-    "mrc": ("title", "context"),
-    "dst": ("domains", "dialogue"),
-}
 
 
 def max_errors() -> int:
@@ -221,7 +210,7 @@ class ImportPipeline:
         if self.fmt == "jsonl":
             yield from iter_jsonl(self.path, self.encoding)
         elif self.fmt == "csv":
-            yield from iter_csv(self.path, self.encoding, CSV_REQUIRED.get(self.task.slug, ()))
+            yield from iter_csv(self.path, self.encoding, self.task.declared("csv_columns", "CSV columns"))
         elif self.fmt in INTEROP_READERS:
             if self.encoding not in ("auto", "utf-8"):
                 raise FatalReadError(0, "encoding", f"{self.fmt} exports are UTF-8; import them with encoding auto")

@@ -55,8 +55,6 @@ IN_FLIGHT_CHUNKS = 12
 #: The default's cap: the importer itself keeps up with a few workers only (docs/performance.md), and a
 #: machine's core count (a container sees its host's) must not become dozens of processes.
 MAX_DEFAULT_PROCESSES = 4
-#: DP records that carry these (KLUE TSV rows, or the Hugging Face layout) need no analyser.
-_DP_COLUMNS = ("word_form", "tokens", "rows")
 
 
 def import_processes(file_bytes: int) -> int:
@@ -152,10 +150,7 @@ class RecordPreparer:
 
     def prepare(self, record_no: int, record: dict[str, Any]) -> Prepared:
         task = self.task
-        if task.slug == "dp" and not any(k in record for k in _DP_COLUMNS) and isinstance(
-                record.get("sentence"), str) and record["sentence"].strip():
-            # A raw sentence: annotators start from the same columns KLUE-DP has.
-            record = {**record, **morph.analyse_sentence(record["sentence"])}
+        record = task.complete_record(record)
         try:
             if problem := _structure_problem(record, 0):
                 if problem == "depth":

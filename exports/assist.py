@@ -63,58 +63,11 @@ Progress = Callable[[int, str], None]
 # -- records in, payloads out ---------------------------------------------------------------------------
 
 
-def _ner_entities(tags: list[str]) -> list[dict[str, Any]]:
-    """IOB2 tags to spans, reading a stray ``I-X`` (a model's, not a corpus's) as the start of an entity."""
-    entities: list[dict[str, Any]] = []
-    current: dict[str, Any] | None = None
-    for i, tag in enumerate(tags):
-        if tag == "O" or not isinstance(tag, str) or len(tag) < 3:
-            current = None
-        elif tag.startswith("I-") and current is not None and current["type"] == tag[2:]:
-            current["end"] = i + 1
-        else:
-            current = {"start": i, "end": i + 1, "type": tag[2:]}
-            entities.append(current)
-    return entities
-
-
-def _sts_score(record: dict[str, Any], item: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
-    low, high, step = float(schema.get("min", 0)), float(schema.get("max", 5)), float(schema.get("step", 1) or 0)
-    value = float(record["labels"]["real-label"])
-    if step > 0:
-        value = low + round((value - low) / step) * step
-    value = min(high, max(low, value))
-    return {"score": int(value) if float(value).is_integer() else round(value, 6)}
-
-
-def _mrc_answer(record: dict[str, Any], item: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
-    text = record.get("answer") or ""
-    start = item.get("context", "").find(text) if text else -1
-    return {"answer": {"text": text, "start": start} if start >= 0 else None}
-
-
-#: A prediction record (the baseline's output, in the split's record format) -> the annotation payload.
-PAYLOAD_OF: dict[str, Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], dict[str, Any]]] = {
-    "tc": lambda r, item, schema: {"label": r["label"], "second": None, "third": None},
-    "nli": lambda r, item, schema: {"label": r["gold_label"]},
-    "re": lambda r, item, schema: {"label": r["label"]},
-    "sts": _sts_score,
-    "ner": lambda r, item, schema: {"entities": _ner_entities(list(r["tags"]))},
-    "dp": lambda r, item, schema: {"heads": [int(h) for h in r["head"]], "deprels": [str(d) for d in r["deprel"]]},
-    "mrc": _mrc_answer,
-    "dst": lambda r, item, schema: {"states": [list(t.get("state") or []) for t in r["dialogue"]
-                                               if t.get("role") == "user"]},
-}
-
-
 def prediction_input(task: TaskType, item: Item) -> dict[str, Any]:
     """The KLUE record of an item still to be annotated, in the shape the baseline reads."""
     record = task.build_record(external_id=item.external_id or f"item-{item.pk}", payload=item.payload,
                                meta=item.meta or {}, annotations=[], gold=None)
-    if task.slug == "ner":
-        chars = list(item.payload.get("sentence", ""))
-        record.update(chars=chars, tags=["O"] * len(chars))
-    return record
+    return task.prediction_record(record, item.payload)
 
 
 def _held_out(item_id: int) -> bool:
@@ -202,7 +155,6 @@ def _rows(project: Project, model: Any, report: Progress) -> Iterator[Suggestion
     stage = task.suggestion_stages[0]
     schema = project.label_schema or {}
     measure = assist.assist_settings(project).uncertainty
-    payload_of = PAYLOAD_OF[task.slug]
     chunk: list[Item] = []
     done = 0
 
@@ -210,7 +162,7 @@ def _rows(project: Project, model: Any, report: Progress) -> Iterator[Suggestion
         records = [prediction_input(task, item) for item in chunk]
         for item, scored in zip(chunk, model.scored(records), strict=True):
             try:
-                payload = payload_of(scored.record, item.payload, schema)
+                payload = task.suggestion_payload(scored.record, item.payload, schema)
             except (KeyError, TypeError, ValueError):
                 continue
             yield SuggestionRow(item.pk, stage, payload, confidence=float(scored.confidence),
@@ -242,11 +194,13 @@ def _update(run: SuggesterRun, **fields: Any) -> None:
 def suggester_request(*, project: Project, user: User | None = None, trigger: str = "manual") -> SuggesterRun:
     """Queue a retraining of the project's baseline (after commit). A queued or running retraining is
     returned instead of starting a second one."""
-    from .baselines import BASELINES
+    from .baselines import ReleaseError, get_baseline
     from .tasks import suggester_run_task
 
-    if project.task_type not in BASELINES:
-        raise ServiceError(f"no baseline for task {project.task_type!r}", field="task_type")
+    try:
+        get_baseline(project.task_type)
+    except ReleaseError:
+        raise ServiceError(f"no baseline for task {project.task_type!r}", field="task_type") from None
     with transaction.atomic():
         Project.objects.select_for_update().get(pk=project.pk)
         running = SuggesterRun.objects.filter(project=project, kind=SuggesterRunKind.TRAIN, status__in=[
@@ -308,7 +262,7 @@ def _train(run: SuggesterRun, report: Progress) -> None:
     if len(gold) < MIN_GOLD:
         raise ServiceError(f"the baseline needs at least {MIN_GOLD} gold items to suggest anything; the project "
                            f"has {len(gold)}", code="conflict")
-    ontology = (project.label_schema or {}).get("ontology") if slug == "dst" else None
+    ontology = (project.label_schema or {}).get("ontology")
     curve = learning_curve(slug, gold, ontology, report)
     report(45, f"training on all {len(gold)} gold items")
     model = get_baseline(slug).train([r for _, r in gold], SEED, ontology)

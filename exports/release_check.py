@@ -22,10 +22,11 @@ from typing import Any
 
 from django.conf import settings
 
+from annotation.task_types import JSON_ARRAY
+from datasets_build.klue_formats import klue_spec
 from exports.baselines import BaselineResult, release_files, train_and_evaluate
 from exports.baselines.release_files import Reservoir, sampled_release
 from exports.metrics import finite_or_zero
-from exports.writers.klue import JSON_ARRAY_TASKS
 
 #: Points (0-100 scale) by which the baseline must beat the trivial baseline on the primary metric.
 DEFAULT_MARGIN = 5.0
@@ -45,7 +46,7 @@ def check_samples(task_slug: str, formats: list[str], splits: list[str], seed: i
     """Reservoirs the release builder fills as it writes each split, so that :func:`release_check` need not
     read the files back: the same seeded sample ``load_release`` would draw from the files. Empty (the check
     reads the folder) unless the release has KLUE files that are JSON arrays of exactly the written records."""
-    if "klue" not in formats or task_slug not in JSON_ARRAY_TASKS:
+    if "klue" not in formats or klue_spec(task_slug).layout != JSON_ARRAY:
         return {}
     return {split: Reservoir(release_files.MAX_SPLIT_RECORDS, seed) for split in splits if split in SPLITS}
 

@@ -10,12 +10,13 @@ from typing import Any
 
 import pytest
 
-from exports.baselines import BASELINES, ReleaseError, train_and_evaluate
+from annotation.task_types import slugs
+from exports.baselines import ReleaseError, get_baseline, train_and_evaluate
 from exports.baselines.release_files import load_release, split_file
 from exports.baselines.synthetic import synthetic_records, write_synthetic_release
-from exports.metrics import METRICS, finite_or_zero
+from exports.metrics import finite_or_zero, get_task_metrics
 
-TASKS = sorted(BASELINES)
+TASKS = sorted(slugs())
 
 
 def halves(task: str, n: int = 400) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -24,7 +25,9 @@ def halves(task: str, n: int = 400) -> tuple[list[dict[str, Any]], list[dict[str
 
 
 def test_every_task_type_has_a_baseline_and_metrics() -> None:
-    assert set(BASELINES) == set(METRICS) == {"tc", "sts", "nli", "ner", "re", "dp", "mrc", "dst"}
+    assert set(TASKS) == {"tc", "sts", "nli", "ner", "re", "dp", "mrc", "dst"}
+    for task in TASKS:
+        assert get_baseline(task).train and get_task_metrics(task).primary
 
 
 @pytest.mark.parametrize("task", TASKS)
@@ -46,18 +49,18 @@ def test_baseline_is_deterministic_given_the_seed(task: str) -> None:
 
 def test_trivial_baselines() -> None:
     _, dev = halves("dp")
-    predicted = BASELINES["dp"].trivial(dev)(dev)
+    predicted = get_baseline("dp").trivial(dev)(dev)
     for record in predicted:
         n = len(record["head"])
         assert record["head"] == [*range(2, n + 1), 0]
     _, dev = halves("ner")
-    assert all(set(r["tags"]) == {"O"} for r in BASELINES["ner"].trivial(dev)(dev))
-    assert set(BASELINES["mrc"].trivial(dev)([{"guid": "q"}]).values()) == {""}
+    assert all(set(r["tags"]) == {"O"} for r in get_baseline("ner").trivial(dev)(dev))
+    assert set(get_baseline("mrc").trivial(dev)([{"guid": "q"}]).values()) == {""}
     train, dev = halves("sts")
-    values = {r["labels"]["real-label"] for r in BASELINES["sts"].trivial(train)(dev)}
+    values = {r["labels"]["real-label"] for r in get_baseline("sts").trivial(train)(dev)}
     assert len(values) == 1
     train, dev = halves("re")
-    probs = BASELINES["re"].trivial(train)(dev)[0]["probs"]
+    probs = get_baseline("re").trivial(train)(dev)[0]["probs"]
     assert len(probs) == 30 and sum(probs) == pytest.approx(1.0)
 
 

@@ -14,7 +14,8 @@ import pytest
 from django.core.management import call_command
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from datasets_build.klue_formats import FILES, write_klue_file
+from annotation.task_types import JSON_ARRAY, all_task_types
+from datasets_build.klue_formats import klue_spec, write_klue_file
 from exports.baselines import char_ngrams
 from exports.baselines.char_ngrams import CharTfidf
 from exports.models import Release
@@ -34,14 +35,14 @@ AWKWARD = [
 ]
 
 
-@pytest.mark.parametrize("slug", klue.JSON_ARRAY_TASKS)
+@pytest.mark.parametrize("slug", [t.slug for t in all_task_types() if t.klue_file.layout == JSON_ARRAY])
 @pytest.mark.parametrize("batch", [1, 3, 1000])
 def test_klue_json_fast_path_writes_the_bytes_of_write_klue_file(slug, batch, tmp_path, monkeypatch):
     monkeypatch.setattr(klue, "BATCH", batch)
     records = [*sample_records(slug, 7), *AWKWARD, *sample_records(slug, 5, prefix="t")]
     for name, chosen in (("all", records), ("none", []), ("one", records[:1]), ("plain", records[:7])):
         fast, plain = tmp_path / f"{name}-fast.json", tmp_path / f"{name}-plain.json"
-        assert klue.write_json_array(fast, chosen, FILES[slug].newline) == len(chosen)
+        assert klue.write_json_array(fast, chosen, klue_spec(slug).newline) == len(chosen)
         assert write_klue_file(plain, slug, chosen) == len(chosen)
         assert fast.read_bytes() == plain.read_bytes(), (slug, name)
 

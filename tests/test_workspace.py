@@ -119,6 +119,8 @@ def test_workspace_page_hands_the_widget_its_config(tc_project, annotator_in) ->
     page = response.content.decode()
     config = response.context["config"]
     assert config["task"] == "tc" and config["widget"].endswith("annotation/widgets/tc.js")
+    assert 'href="/static/annotation/widgets/tc.css"' in page  # the widget's stylesheet, from the task type
+    assert config["strings"]["tc_instruction"].startswith("Choose the topic")  # its strings, from the task type
     assert config["schema"]["labels"][0] == "IT과학"
     assert config["api"]["next"] == f"/api/projects/{tc_project.pk}/next/"
     assert 'id="workspace-config"' in page and "workspace.js" in page

@@ -1,7 +1,7 @@
 """Per-task agreement measures: which coefficients a task reports, and how payloads become units.
 
-``MEASURES`` maps a task slug to its measure; nothing else in the code branches on slugs. A ninth task
-type adds an entry here (or reuses one of the classes below).
+Each task type names its measure (``TaskType.agreement_measure``, one of the classes below or its own);
+:func:`measure_for` finds it, so nothing here branches on task slugs.
 
 Every measure works on the frame of :mod:`.data` (one row per item × annotator, with the payload keys
 it declared in ``fields``) and returns a :class:`MeasureResult`: the coefficients with bootstrap
@@ -23,6 +23,7 @@ import pandas as pd
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
+from ..task_types import MissingLayer, PayloadError, get_task_type
 from . import coefficients as co
 from .coefficients import Coefficient
 
@@ -1090,20 +1091,9 @@ class StateMeasure(_Structured):
         return format_html('<ol class="states">{}</ol>', rows)
 
 
-MEASURES: dict[str, Measure] = {
-    "tc": CategoricalMeasure(),
-    "nli": CategoricalMeasure(),
-    "re": CategoricalMeasure(),
-    "sts": ScoreMeasure(),
-    "ner": SpanMeasure(),
-    "dp": TreeMeasure(),
-    "mrc": AnswerMeasure(),
-    "dst": StateMeasure(),
-}
-
-
 def measure_for(slug: str) -> Measure:
+    """The measure the task type names (``TaskType.agreement_measure``)."""
     try:
-        return MEASURES[slug]
-    except KeyError:
-        raise LookupError(f"no agreement measure for task type {slug!r}") from None
+        return get_task_type(slug).agreement_measure()
+    except (PayloadError, MissingLayer) as exc:
+        raise LookupError(f"no agreement measure for task type {slug!r}") from exc

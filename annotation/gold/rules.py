@@ -1,9 +1,10 @@
 """Gold rules: how one item's annotations become its gold label, per task type.
 
-``RULES`` maps a task slug to its default rule (the table in DESIGN.md); ``ALTERNATIVE_RULES`` lists what a
-project may choose instead through ``project.options["gold_rule"]``. Rules are pure functions of the
-item's annotation payloads, so the release builder, the adjudication page and the tests share them.
-Dawid–Skene needs every item at once and is applied by :mod:`annotation.gold.services`.
+Each task type names its default rule (``TaskType.gold_rule``, the table in DESIGN.md) and :func:`rule_for`
+finds it; ``ALTERNATIVE_RULES`` lists what a project may choose instead through
+``project.options["gold_rule"]``. Rules are pure functions of the item's annotation payloads, so the release
+builder, the adjudication page and the tests share them. Dawid–Skene needs every item at once and is
+applied by :mod:`annotation.gold.services`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
+
+from ..task_types import MissingLayer, PayloadError, get_task_type
 
 RESOLVED = "resolved"
 NEEDS_ADJUDICATION = "needs_adjudication"
@@ -150,23 +153,14 @@ class ExactMajorityRule(GoldRule):
         return {f: payload.get(f) for f in self.fields}
 
 
-RULES: dict[str, GoldRule] = {
-    "tc": MajorityRule("label"),
-    "re": MajorityRule("label"),
-    "nli": MajorityRule("label", on_failure=DISCARDED),
-    "sts": MeanRule(),
-    "ner": SpanMajorityRule(),
-    "dp": ExactMajorityRule(("heads", "deprels")),
-    "mrc": ExactMajorityRule(("answer",)),
-    "dst": ExactMajorityRule(("states",)),
-}
 DAWID_SKENE = "dawid_skene"
 #: Rules a project may pick instead of its task's default (``options["gold_rule"]``).
 ALTERNATIVE_RULES = (DAWID_SKENE,)
 
 
 def rule_for(slug: str) -> GoldRule:
+    """The default rule the task type names (``TaskType.gold_rule``)."""
     try:
-        return RULES[slug]
-    except KeyError:
-        raise LookupError(f"no gold rule for task type {slug!r}") from None
+        return get_task_type(slug).gold_rule()
+    except (PayloadError, MissingLayer) as exc:
+        raise LookupError(f"no gold rule for task type {slug!r}") from exc

@@ -1,7 +1,7 @@
 """The task-type registry: one module per task type, discovered at import time.
 
-Adding a ninth task type means adding a module here that defines ``TASK_TYPE``; nothing else in the
-code branches on task slugs.
+Adding a ninth task type means adding a module here that defines ``TASK_TYPE``: the module declares what
+every layer does for the task (see :mod:`.base`), and nothing else in the code branches on task slugs.
 """
 
 from __future__ import annotations
@@ -10,18 +10,26 @@ import importlib
 import pkgutil
 
 from .base import (
+    CHAR_TSV,
+    EOJEOL_TSV,
+    JSON_ARRAY,
     LABEL_STAGE,
+    SQUAD,
     GuidelineTemplate,
+    KlueFile,
+    MissingLayer,
     ParsedRecord,
     PayloadError,
     RecordAnnotation,
+    SpanField,
     Stage,
     TaskType,
     reject_nul_characters,
 )
 
-__all__ = ["LABEL_STAGE", "GuidelineTemplate", "ParsedRecord", "PayloadError", "RecordAnnotation", "Stage",
-           "TaskType", "all_task_types", "get_task_type", "reject_nul_characters", "slugs"]
+__all__ = ["CHAR_TSV", "EOJEOL_TSV", "JSON_ARRAY", "LABEL_STAGE", "SQUAD", "GuidelineTemplate", "KlueFile",
+           "MissingLayer", "ParsedRecord", "PayloadError", "RecordAnnotation", "SpanField", "Stage", "TaskType",
+           "all_task_types", "get_task_type", "register", "reject_nul_characters", "slugs", "unregister"]
 
 _REGISTRY: dict[str, TaskType] = {}
 
@@ -33,7 +41,18 @@ def _discover() -> None:
         module = importlib.import_module(f"{__name__}.{module_info.name}")
         task_type = getattr(module, "TASK_TYPE", None)
         if isinstance(task_type, TaskType):
-            _REGISTRY[task_type.slug] = task_type
+            register(task_type)
+
+
+def register(task_type: TaskType) -> None:
+    """Add a task type to the registry (the modules here are registered at import; tests register their own)."""
+    if task_type.slug in _REGISTRY and _REGISTRY[task_type.slug] is not task_type:
+        raise ValueError(f"task type {task_type.slug!r} is already registered")
+    _REGISTRY[task_type.slug] = task_type
+
+
+def unregister(slug: str) -> None:
+    _REGISTRY.pop(slug, None)
 
 
 def get_task_type(slug: str) -> TaskType:

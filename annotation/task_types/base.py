@@ -2,7 +2,14 @@
 
 A task type is pure Python: it knows the shape of an item (what annotators see), the shape of an
 annotation payload, the default label schema, the stages of work, and how to validate. It imports
-nothing from the Django apps, so the registry can be used by importers, exporters and metrics alike.
+nothing from the Django apps at import time, so the registry can be used by importers, exporters and
+metrics alike.
+
+It is also the one place that says what every other layer does for the task (docs/ARCHITECTURE.md, "Adding
+a task type"): data the layers read (text and span fields, CSV columns, the KLUE file layout, the
+suggestion payload, the widget) as class attributes, and the layer's own object (agreement measure, gold
+rule, flat export schema, metrics, baseline) from a hook that imports the layer's building blocks when it
+is called. A hook the task type does not implement raises :class:`MissingLayer` naming the layer.
 """
 
 from __future__ import annotations
@@ -42,6 +49,56 @@ def reject_nul_characters(value: Any, field: str = "") -> None:
     elif isinstance(value, list):
         for index, inner in enumerate(value):
             reject_nul_characters(inner, f"{field}[{index}]")
+
+
+class MissingLayer(NotImplementedError):
+    """A layer the task type declares nothing for (``layer`` is its name: ``"gold rule"``, ``"metrics"``...)."""
+
+    def __init__(self, layer: str, slug: str) -> None:
+        super().__init__(f"task type {slug!r} declares no {layer}")
+        self.layer = layer
+        self.slug = slug
+
+
+@dataclass(frozen=True)
+class SpanField:
+    """Character offsets into an item text field, declared so PII pseudonymization remaps them."""
+
+    #: ``payload`` (the item), ``meta`` or ``annotation`` (each imported annotation's payload).
+    where: str
+    #: Key of the span object; a trailing ``[]`` means a list of span objects.
+    path: str
+    #: The item text field the offsets point into.
+    text_field: str
+    start: str
+    #: Key of the end offset, or ``None`` when the end is ``start + len(quote)``.
+    end: str | None = None
+    #: ``end`` is inclusive (KLUE-RE's ``end_idx``).
+    inclusive: bool = False
+    #: Key holding the quoted text, refreshed from the new text.
+    quote: str | None = None
+
+
+#: The KLUE file layouts ``datasets_build.klue_formats`` reads and writes.
+JSON_ARRAY = "json_array"
+CHAR_TSV = "char_tsv"
+EOJEOL_TSV = "eojeol_tsv"
+SQUAD = "squad"
+
+
+@dataclass(frozen=True)
+class KlueFile:
+    """How one task's KLUE files are named and laid out."""
+
+    name: str
+    extension: str
+    #: :data:`JSON_ARRAY` (one JSON array of records), :data:`CHAR_TSV` (KLUE-NER: a character and its tag
+    #: per line), :data:`EOJEOL_TSV` (KLUE-DP: an eojeol row per line) or :data:`SQUAD` (KLUE-MRC's nesting).
+    layout: str = JSON_ARRAY
+    #: KLUE's line ending for the file (the STS files were written on Windows).
+    newline: str = "\n"
+    #: The release ships ``<name>-v<version>_ontology.json`` beside the splits (WoS).
+    ontology: bool = False
 
 
 @dataclass(frozen=True)
@@ -108,6 +165,67 @@ class TaskType:
     #: What another annotation tool's export (doccano, Label Studio) labels for this task type:
     #: ``"categories"``, ``"spans"`` or ``"relations"``; ``None`` when such exports do not import into it.
     interop_labels: ClassVar[str | None] = None
+    #: Offsets into the text fields carried by items, meta or annotations (remapped when PII is replaced);
+    #: required, ``()`` for a task without offsets, so a span task cannot be left un-remapped by omission.
+    span_fields: ClassVar[tuple[SpanField, ...]]
+    #: The columns a CSV import must have (a nested field by its prefix: ``subject_entity`` for
+    #: ``subject_entity.word``).
+    csv_columns: ClassVar[tuple[str, ...]]
+    #: The KLUE file the task reads and writes.
+    klue_file: ClassVar[KlueFile]
+    #: The annotation widget: a module under ``annotation/static/`` (``annotation/widgets/tc.js``).
+    widget: ClassVar[str]
+    #: The widget's stylesheet under ``annotation/static/``, loaded after the workspace's; ``None`` for none.
+    widget_styles: ClassVar[str | None] = None
+
+    # -- what the other layers use, found here (each raises MissingLayer when not declared) --------
+
+    def declared(self, attribute: str, layer: str) -> Any:
+        """A class attribute another layer reads, or :class:`MissingLayer` naming ``layer``."""
+        try:
+            return getattr(self, attribute)
+        except AttributeError:
+            raise MissingLayer(layer, self.slug) from None
+
+    def agreement_measure(self) -> Any:
+        """The ``annotation.agreement.measures.Measure`` of the task's annotations."""
+        raise MissingLayer("agreement measure", self.slug)
+
+    def gold_rule(self) -> Any:
+        """The default ``annotation.gold.rules.GoldRule`` turning an item's annotations into gold."""
+        raise MissingLayer("gold rule", self.slug)
+
+    def flat_schema(self) -> Any:
+        """The ``exports.writers.flat.FlatSchema`` of the JSONL, CSV and Parquet release files."""
+        raise MissingLayer("flat export schema", self.slug)
+
+    def metrics(self) -> Any:
+        """The ``exports.metrics.TaskMetrics``: the official KLUE scorer and its primary metric."""
+        raise MissingLayer("metrics", self.slug)
+
+    def baseline(self) -> Any:
+        """The ``exports.baselines.TaskBaseline`` that checks a release (and trains the suggester)."""
+        raise MissingLayer("baseline", self.slug)
+
+    def widget_strings(self) -> dict[str, str]:
+        """The widget's interface text in the request's language, beside the workspace's own (keys prefixed
+        with the slug by convention)."""
+        return {}
+
+    def suggestion_payload(self, record: dict[str, Any], item: dict[str, Any], schema: dict[str, Any]
+                           ) -> dict[str, Any]:
+        """The annotation payload a model suggests, from its prediction record (the split's KLUE record)."""
+        raise MissingLayer("suggestion payload", self.slug)
+
+    def prediction_record(self, record: dict[str, Any], item: dict[str, Any]) -> dict[str, Any]:
+        """The KLUE record of an unannotated item as the baseline reads it (``build_record`` without gold);
+        task types whose records need label columns to be read fill them with a neutral value."""
+        return record
+
+    def complete_record(self, record: dict[str, Any]) -> dict[str, Any]:
+        """An imported record before :meth:`parse_record`: task types that can start from raw text (DP from a
+        sentence) fill in what annotators start from; the default keeps the record."""
+        return record
 
     def default_schema(self) -> dict[str, Any]:
         """The project's label schema when it is created (editable afterwards)."""

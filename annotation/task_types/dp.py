@@ -16,7 +16,16 @@ from ._common import (
     str_field,
 )
 from ._records import CORPUS, external_id, first_payload, ordered, rest, split_from_guid
-from .base import LABEL_STAGE, GuidelineTemplate, ParsedRecord, PayloadError, RecordAnnotation, TaskType
+from .base import (
+    EOJEOL_TSV,
+    LABEL_STAGE,
+    GuidelineTemplate,
+    KlueFile,
+    ParsedRecord,
+    PayloadError,
+    RecordAnnotation,
+    TaskType,
+)
 
 #: The Hugging Face klue/dp columns (one list per column, one entry per eojeol), as the TSV reader yields.
 TOKEN_COLUMNS = ("index", "word_form", "lemma", "pos")
@@ -107,6 +116,9 @@ def _find_cycle(heads: list[int]) -> list[int] | None:
         done.update(path)
     return None
 
+#: DP records that carry these (KLUE TSV rows, or the Hugging Face layout) need no analyser.
+_DP_COLUMNS = ("word_form", "tokens", "rows")
+
 
 class DependencyParsing(TaskType):
     slug = "dp"
@@ -114,6 +126,80 @@ class DependencyParsing(TaskType):
     title = "Dependency parsing"
     order = 6
     text_fields = ("sentence",)
+    span_fields = ()
+    csv_columns = ("sentence",)
+    klue_file = KlueFile("klue-dp", "tsv", EOJEOL_TSV)
+    widget = "annotation/widgets/dp.js"
+    widget_styles = "annotation/widgets/dp.css"
+
+    def widget_strings(self) -> dict[str, str]:
+        from django.utils.translation import gettext as _
+
+        return {
+            "dp_instruction": _("For each eojeol choose its head (click the head token or type its number; 0 = root) "
+                                "and its DEPREL."),
+            "dp_token": _("Eojeol"),
+            "dp_pos": _("POS"),
+            "dp_head": _("Head"),
+            "dp_deprel": _("DEPREL"),
+            "dp_key_select": _("select the previous / next eojeol"),
+            "dp_key_next": _("attach to the next eojeol"),
+            "dp_key_root": _("make it the root"),
+            "dp_key_head": _("type the head number"),
+            "dp_key_deprel": _("type the DEPREL"),
+            "dp_key_reset": _("attach every eojeol to the next one (head-final default)"),
+            "dp_attach_next": _("Attach all to the next eojeol"),
+            "dp_cycle": _("cycle through eojeol %(tokens)s"),
+            "dp_roots": _("exactly one eojeol must be the root (head 0); now %(n)s"),
+            "dp_bad_head": _("eojeol %(i)s: head must be a number from 0 to %(n)s, not itself"),
+            "dp_bad_deprel": _("eojeol %(i)s: choose a DEPREL from the list"),
+            "dp_root": _("root"),
+            "dp_arcs": _("Dependency arcs, from each head to its dependents"),
+        }
+
+    def agreement_measure(self) -> Any:
+        from annotation.agreement.measures import TreeMeasure
+
+        return TreeMeasure()
+
+    def gold_rule(self) -> Any:
+        from annotation.gold.rules import ExactMajorityRule
+
+        return ExactMajorityRule(("heads", "deprels"))
+
+    def flat_schema(self) -> Any:
+        from exports.writers.flat import INTS, STRINGS, FlatSchema, column
+
+        return FlatSchema((
+            column("guid"), column("source"), column("sentence"), column("index", INTS),
+            column("word_form", STRINGS), column("lemma", STRINGS), column("pos", STRINGS), column("head", INTS),
+            column("deprel", STRINGS),
+        ), hf_categories=("token-classification",), hf_task_ids=("parsing",))
+
+    def metrics(self) -> Any:
+        from exports.baselines.bootstrap import dp_stats
+        from exports.metrics import TaskMetrics
+        from exports.metrics.dp import score_dp
+
+        return TaskMetrics(self.slug, score_dp, ("uas_macro_f1", "las_macro_f1"), ("uas", "las"), "uas", dp_stats)
+
+    def baseline(self) -> Any:
+        from exports.baselines.dp import BASELINE
+
+        return BASELINE
+
+    def suggestion_payload(self, record: dict[str, Any], item: dict[str, Any], schema: dict[str, Any]
+                           ) -> dict[str, Any]:
+        return {"heads": [int(h) for h in record["head"]], "deprels": [str(d) for d in record["deprel"]]}
+
+    def complete_record(self, record: dict[str, Any]) -> dict[str, Any]:
+        """A raw sentence gets the eojeol columns KLUE-DP has, so annotators start from the same columns."""
+        if any(k in record for k in _DP_COLUMNS) or not isinstance(record.get("sentence"), str) or not (
+                record["sentence"].strip()):
+            return record
+        from datasets_build import morph
+
+        return {**record, **morph.analyse_sentence(record["sentence"])}
 
     def default_schema(self) -> dict[str, Any]:
         return {"deprels": list(DEPRELS), "phrase_tags": dict(PHRASE_TAGS), "functions": dict(FUNCTIONS)}

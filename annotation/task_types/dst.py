@@ -15,7 +15,7 @@ from ._common import (
     str_field,
 )
 from ._records import CORPUS, external_id, first_payload, ordered, rest, split_from_guid
-from .base import LABEL_STAGE, GuidelineTemplate, ParsedRecord, PayloadError, RecordAnnotation, TaskType
+from .base import LABEL_STAGE, GuidelineTemplate, KlueFile, ParsedRecord, PayloadError, RecordAnnotation, TaskType
 
 ROLES = ["user", "sys"]
 SPECIAL_VALUES = ["none", "dontcare"]
@@ -110,6 +110,70 @@ class DialogueStateTracking(TaskType):
     title = "Dialogue state tracking"
     order = 8
     text_fields = ("dialogue",)
+    span_fields = ()
+    csv_columns = ("domains", "dialogue")
+    klue_file = KlueFile("wos", "json", ontology=True)
+    widget = "annotation/widgets/dst.js"
+    widget_styles = "annotation/widgets/dst.css"
+
+    def widget_strings(self) -> dict[str, str]:
+        from django.utils.translation import gettext as _
+
+        return {
+            "dst_instruction": _("For each user turn, edit the cumulative dialogue state; it carries over from the "
+                                 "previous user turn."),
+            "dst_turn": _("Turn %(n)s"),
+            "dst_user": _("User"),
+            "dst_system": _("System"),
+            "dst_state": _("State after this turn"),
+            "dst_domain": _("Domain"),
+            "dst_slot": _("Slot"),
+            "dst_value": _("Value"),
+            "dst_add": _("Add"),
+            "dst_empty_state": _("No slots yet."),
+            "dst_key_turns": _("previous / next user turn"),
+            "dst_key_add": _("add a slot (domain → slot → value, Enter to add)"),
+            "dst_unknown_slot": _("unknown slot %(slot)s"),
+            "dst_bad_value": _("%(value)s is not a value of %(slot)s"),
+            "dst_carried": _("carried over from the previous turn"),
+        }
+
+    def agreement_measure(self) -> Any:
+        from annotation.agreement.measures import StateMeasure
+
+        return StateMeasure()
+
+    def gold_rule(self) -> Any:
+        from annotation.gold.rules import ExactMajorityRule
+
+        return ExactMajorityRule(("states",))
+
+    def flat_schema(self) -> Any:
+        from exports.writers.flat import STRING_LISTS, STRINGS, Extra, FlatSchema, column
+
+        return FlatSchema((
+            column("guid"), column("domains", STRINGS),
+            column("roles", STRINGS, "dialogue.*.role"), column("texts", STRINGS, "dialogue.*.text"),
+            column("states", STRING_LISTS, "dialogue.*.state"),
+        ), hf_categories=("text-classification",), hf_task_ids=("dialogue-state-tracking",),
+            extras=(Extra("ontology", release_ontology, 2, False),))
+
+    def metrics(self) -> Any:
+        from exports.baselines.bootstrap import dst_stats
+        from exports.metrics import TaskMetrics
+        from exports.metrics.dst import score_dst
+
+        return TaskMetrics(self.slug, score_dst, ("joint_goal_accuracy", "slot_micro_f1"), ("slot_f1_pooled",),
+                           "slot_micro_f1", dst_stats)
+
+    def baseline(self) -> Any:
+        from exports.baselines.dst import BASELINE
+
+        return BASELINE
+
+    def suggestion_payload(self, record: dict[str, Any], item: dict[str, Any], schema: dict[str, Any]
+                           ) -> dict[str, Any]:
+        return {"states": [list(t.get("state") or []) for t in record["dialogue"] if t.get("role") == "user"]}
 
     def default_schema(self) -> dict[str, Any]:
         return {
@@ -237,6 +301,14 @@ class DialogueStateTracking(TaskType):
             dialogue.append(turn if state is None else {**turn, "state": list(state)})
         return ordered(("guid", "domains", "dialogue"), {"guid": external_id, "domains": payload["domains"],
                                                           "dialogue": dialogue}, meta)
+
+
+
+def release_ontology(schema: dict[str, Any]) -> dict[str, list[str]]:
+    """WoS's ontology file from the project's schema: each slot's special values first, then its values."""
+    special = list(schema.get("special_values") or ["none", "dontcare"])
+    return {slot: special + [v for v in values if v not in special]
+            for slot, values in (schema.get("ontology") or {}).items()}
 
 
 TASK_TYPE = DialogueStateTracking()

@@ -17,7 +17,17 @@ from ._common import (
     str_field,
 )
 from ._records import CORPUS, external_id, first_payload, individual, ordered, rest, split_from_guid, text_key
-from .base import GuidelineTemplate, ParsedRecord, PayloadError, RecordAnnotation, Stage, TaskType
+from .base import (
+    SQUAD,
+    GuidelineTemplate,
+    KlueFile,
+    ParsedRecord,
+    PayloadError,
+    RecordAnnotation,
+    SpanField,
+    Stage,
+    TaskType,
+)
 
 WRITING = "writing"
 VALIDATION = "validation"
@@ -109,6 +119,82 @@ class MachineReadingComprehension(TaskType):
     title = "Machine reading comprehension"
     order = 7
     text_fields = ("title", "context", "question")
+    span_fields = (
+        SpanField("annotation", "answer", "context", "start", quote="text"),
+        SpanField("annotation", "plausible", "context", "start", quote="text"),
+        SpanField("meta", "answers[]", "context", "answer_start", quote="text"),
+        SpanField("meta", "plausible_answers[]", "context", "answer_start", quote="text"),
+    )
+    csv_columns = ("title", "context")
+    klue_file = KlueFile("klue-mrc", "json", SQUAD)
+    widget = "annotation/widgets/mrc.js"
+    widget_styles = "annotation/widgets/mrc.css"
+
+    def widget_strings(self) -> dict[str, str]:
+        from django.utils.translation import gettext as _
+
+        return {
+            "mrc_passage": _("Passage"),
+            "mrc_question": _("Question"),
+            "mrc_question_type": _("Question type"),
+            "mrc_write_instruction": _("Write a question about the passage, pick its type and select the answer in "
+                                       "the passage."),
+            "mrc_validate_instruction": _("Select the answer to the question in the passage, or mark it "
+                                          "unanswerable."),
+            "mrc_key_select": _("move in the passage / extend the selection"),
+            "mrc_key_answer": _("use the selection as the answer (the plausible answer for type 3)"),
+            "mrc_key_types": _("question type"),
+            "mrc_key_unanswerable": _("unanswerable"),
+            "mrc_answer": _("Answer"),
+            "mrc_plausible": _("Plausible answer"),
+            "mrc_unanswerable": _("Unanswerable"),
+            "mrc_need_question": _("write a question"),
+            "mrc_need_type": _("choose the question type"),
+            "mrc_need_answer": _("select the answer in the passage"),
+            "mrc_need_plausible": _("select the plausible (tempting but wrong) answer in the passage"),
+            "mrc_need_answer_or_unanswerable": _("select the answer, or mark the question unanswerable"),
+        }
+
+    def agreement_measure(self) -> Any:
+        from annotation.agreement.measures import AnswerMeasure
+
+        return AnswerMeasure()
+
+    def gold_rule(self) -> Any:
+        from annotation.gold.rules import ExactMajorityRule
+
+        return ExactMajorityRule(("answer",))
+
+    def flat_schema(self) -> Any:
+        from exports.writers.flat import BOOL, INT, INTS, STRINGS, FlatSchema, column
+
+        return FlatSchema((
+            column("guid"), column("title"), column("news_category"), column("source"), column("context"),
+            column("question"), column("question_type", INT), column("is_impossible", BOOL),
+            column("answer_texts", STRINGS, "answers.*.text"), column("answer_starts", INTS, "answers.*.answer_start"),
+            column("plausible_answer_texts", STRINGS, "plausible_answers.*.text"),
+            column("plausible_answer_starts", INTS, "plausible_answers.*.answer_start"),
+        ), stratify="question_type", hf_categories=("question-answering",), hf_task_ids=("extractive-qa",))
+
+    def metrics(self) -> Any:
+        from exports.baselines.bootstrap import mrc_stats
+        from exports.metrics import TaskMetrics
+        from exports.metrics.mrc import score_mrc
+
+        return TaskMetrics(self.slug, score_mrc, ("exact_match", "rouge_w"), ("rouge_w_lcs",), "rouge_w", mrc_stats,
+                           answer_map=True)
+
+    def baseline(self) -> Any:
+        from exports.baselines.mrc import BASELINE
+
+        return BASELINE
+
+    def suggestion_payload(self, record: dict[str, Any], item: dict[str, Any], schema: dict[str, Any]
+                           ) -> dict[str, Any]:
+        """The predicted answer text, placed where it first occurs in the context (none when it does not)."""
+        text = record.get("answer") or ""
+        start = item.get("context", "").find(text) if text else -1
+        return {"answer": {"text": text, "start": start} if start >= 0 else None}
     # Only the question moves into the item: the answer (and type 3 = unanswerable) would give it away.
     stages = (
         Stage(WRITING, "Write a question", annotators=1, produces=(("question", "question"),)),

@@ -19,7 +19,17 @@ from ._common import (
     str_field,
 )
 from ._records import CORPUS, external_id, first_payload, ordered, rest, split_from_guid
-from .base import LABEL_STAGE, GuidelineTemplate, ParsedRecord, PayloadError, RecordAnnotation, TaskType
+from .base import (
+    CHAR_TSV,
+    LABEL_STAGE,
+    GuidelineTemplate,
+    KlueFile,
+    ParsedRecord,
+    PayloadError,
+    RecordAnnotation,
+    SpanField,
+    TaskType,
+)
 
 LABELS = ["PS", "LC", "OG", "DT", "TI", "QT"]
 DESCRIPTIONS = {"PS": "인물", "LC": "지명·장소", "OG": "기관·단체", "DT": "날짜", "TI": "시간", "QT": "수량"}
@@ -80,6 +90,79 @@ class NamedEntityRecognition(TaskType):
     order = 4
     text_fields = ("sentence",)
     interop_labels = "spans"
+    span_fields = (SpanField("annotation", "entities[]", "sentence", "start", "end"),)
+    csv_columns = ("sentence",)
+    klue_file = KlueFile("klue-ner", "tsv", CHAR_TSV)
+    widget = "annotation/widgets/ner.js"
+    widget_styles = "annotation/widgets/ner.css"
+
+    def widget_strings(self) -> dict[str, str]:
+        from django.utils.translation import gettext as _
+
+        return {
+            "ner_group": _("Entity type"),
+            "ner_instruction": _("Select characters with the mouse or with Shift+arrows, then press the number of "
+                                 "the entity type."),
+            "ner_key_move": _("move the cursor / extend the selection"),
+            "ner_key_types": _("label the selection with a type"),
+            "ner_key_delete": _("delete the entity under the cursor"),
+            "ner_key_adjust": _("move the end / the start of the entity under the cursor"),
+            "ner_entities": _("Entities"),
+            "ner_no_entities": _("No entities yet. A sentence without entities can be submitted as it is."),
+            "ner_overlap": _("spans may not overlap"),
+            "ner_select_first": _("select some characters first"),
+        }
+
+    def agreement_measure(self) -> Any:
+        from annotation.agreement.measures import SpanMeasure
+
+        return SpanMeasure()
+
+    def gold_rule(self) -> Any:
+        from annotation.gold.rules import SpanMajorityRule
+
+        return SpanMajorityRule()
+
+    def flat_schema(self) -> Any:
+        from exports.writers.flat import STRINGS, FlatSchema, column
+
+        return FlatSchema((
+            column("guid"), column("source"), column("sentence"), column("markup"), column("chars", STRINGS),
+            column("tags", STRINGS),
+        ), hf_categories=("token-classification",), hf_task_ids=("named-entity-recognition",))
+
+    def metrics(self) -> Any:
+        from exports.baselines.bootstrap import ner_stats
+        from exports.metrics import TaskMetrics
+        from exports.metrics.ner import score_ner
+
+        return TaskMetrics(self.slug, score_ner, ("entity_macro_f1", "char_macro_f1"), ("char_macro_f1_without_o",),
+                           "entity_macro_f1", ner_stats)
+
+    def baseline(self) -> Any:
+        from exports.baselines.ner import BASELINE
+
+        return BASELINE
+
+    def suggestion_payload(self, record: dict[str, Any], item: dict[str, Any], schema: dict[str, Any]
+                           ) -> dict[str, Any]:
+        """IOB2 tags to spans, reading a stray ``I-X`` (a model's, not a corpus's) as the start of an entity."""
+        entities: list[dict[str, Any]] = []
+        current: dict[str, Any] | None = None
+        for i, tag in enumerate(record["tags"]):
+            if tag == "O" or not isinstance(tag, str) or len(tag) < 3:
+                current = None
+            elif tag.startswith("I-") and current is not None and current["type"] == tag[2:]:
+                current["end"] = i + 1
+            else:
+                current = {"start": i, "end": i + 1, "type": tag[2:]}
+                entities.append(current)
+        return {"entities": entities}
+
+    def prediction_record(self, record: dict[str, Any], item: dict[str, Any]) -> dict[str, Any]:
+        """The sentence's characters, all tagged ``O`` (the baseline reads the character column)."""
+        chars = list(item.get("sentence", ""))
+        return {**record, "chars": chars, "tags": ["O"] * len(chars)}
 
     def default_schema(self) -> dict[str, Any]:
         return {"labels": list(LABELS), "descriptions": dict(DESCRIPTIONS), "allow_overlap": False}

@@ -15,7 +15,7 @@ from ._common import (
     str_field,
 )
 from ._records import CORPUS, external_id, first_payload, individual, majority, ordered, rest, split_from_guid, text_key
-from .base import GuidelineTemplate, ParsedRecord, PayloadError, RecordAnnotation, Stage, TaskType
+from .base import GuidelineTemplate, KlueFile, ParsedRecord, PayloadError, RecordAnnotation, Stage, TaskType
 
 LABELS = ["entailment", "neutral", "contradiction"]
 WRITING = "writing"
@@ -83,6 +83,64 @@ class NaturalLanguageInference(TaskType):
     title = "Natural language inference"
     order = 3
     text_fields = ("premise", "hypothesis")
+    span_fields = ()
+    csv_columns = ("premise",)
+    klue_file = KlueFile("klue-nli", "json")
+    widget = "annotation/widgets/nli.js"
+    widget_styles = "annotation/widgets/nli.css"
+
+    def widget_strings(self) -> dict[str, str]:
+        from django.utils.translation import gettext as _
+
+        return {
+            "nli_group": _("Relation"),
+            "nli_premise": _("Premise"),
+            "nli_hypothesis": _("Hypothesis"),
+            "nli_write_instruction": _("Write one hypothesis sentence that stands in this relation to the premise:"),
+            "nli_choose_target": _("Choose the relation your hypothesis will have, then write it."),
+            "nli_validate_instruction": _("What is the relation between the premise and the hypothesis?"),
+            "nli_key_labels": _("choose the relation"),
+            "nli_key_labels_alt": _("choose the relation while typing"),
+            "nli_need_hypothesis": _("write a hypothesis"),
+            "nli_need_label": _("choose a relation"),
+            "nli_copy": _("the hypothesis copies the premise"),
+        }
+
+    def agreement_measure(self) -> Any:
+        from annotation.agreement.measures import CategoricalMeasure
+
+        return CategoricalMeasure()
+
+    def gold_rule(self) -> Any:
+        from annotation.gold.rules import DISCARDED, MajorityRule
+
+        return MajorityRule("label", on_failure=DISCARDED)
+
+    def flat_schema(self) -> Any:
+        from exports.writers.flat import STRING, FlatSchema, column
+
+        return FlatSchema((
+            column("guid"), column("source", STRING, "source", "genre"), column("premise"), column("hypothesis"),
+            column("gold_label"), column("author"), column("label2"), column("label3"), column("label4"),
+            column("label5"),
+        ), stratify="gold_label", hf_categories=("text-classification",),
+            hf_task_ids=("natural-language-inference",))
+
+    def metrics(self) -> Any:
+        from exports.baselines.bootstrap import nli_stats
+        from exports.metrics import TaskMetrics
+        from exports.metrics.classification import score_nli
+
+        return TaskMetrics(self.slug, score_nli, ("accuracy",), (), "accuracy", nli_stats)
+
+    def baseline(self) -> Any:
+        from exports.baselines.text import NLI_BASELINE
+
+        return NLI_BASELINE
+
+    def suggestion_payload(self, record: dict[str, Any], item: dict[str, Any], schema: dict[str, Any]
+                           ) -> dict[str, Any]:
+        return {"label": record["gold_label"]}
     # One writer per premise; validation uses the project's annotators_per_item (KLUE: 4 validators).
     # Only the hypothesis moves into the item: validators must not see the writer's label.
     stages = (

@@ -16,7 +16,16 @@ from ._common import (
     str_field,
 )
 from ._records import CORPUS, external_id, first_payload, ordered, rest, split_from_guid
-from .base import LABEL_STAGE, GuidelineTemplate, ParsedRecord, PayloadError, RecordAnnotation, TaskType
+from .base import (
+    LABEL_STAGE,
+    GuidelineTemplate,
+    KlueFile,
+    ParsedRecord,
+    PayloadError,
+    RecordAnnotation,
+    SpanField,
+    TaskType,
+)
 
 #: The official order of klue-re-v1.1_relation_list.json (label ids follow it).
 RELATIONS = [
@@ -102,6 +111,67 @@ class RelationExtraction(TaskType):
     order = 5
     text_fields = ("sentence",)
     interop_labels = "relations"
+    span_fields = (
+        SpanField("payload", "subject_entity", "sentence", "start_idx", "end_idx", inclusive=True, quote="word"),
+        SpanField("payload", "object_entity", "sentence", "start_idx", "end_idx", inclusive=True, quote="word"),
+    )
+    csv_columns = ("sentence", "subject_entity", "object_entity")
+    klue_file = KlueFile("klue-re", "json")
+    widget = "annotation/widgets/re.js"
+    widget_styles = "annotation/widgets/re.css"
+
+    def widget_strings(self) -> dict[str, str]:
+        from django.utils.translation import gettext as _
+
+        return {
+            "re_subject": _("Subject"),
+            "re_object": _("Object"),
+            "re_instruction": _("Which relation does the sentence state between the subject and the object?"),
+            "re_search": _("Search relations"),
+            "re_key_search": _("search the relation list"),
+            "re_key_updown": _("move in the list"),
+            "re_key_enter": _("pick the highlighted relation"),
+            "re_key_zero": _("no_relation"),
+            "re_need_label": _("choose a relation"),
+            "re_chosen": _("Chosen relation"),
+        }
+
+    def agreement_measure(self) -> Any:
+        from annotation.agreement.measures import CategoricalMeasure
+
+        return CategoricalMeasure()
+
+    def gold_rule(self) -> Any:
+        from annotation.gold.rules import MajorityRule
+
+        return MajorityRule("label")
+
+    def flat_schema(self) -> Any:
+        from exports.writers.flat import INT, STRING, Extra, FlatSchema, column
+
+        entity = [column(f"{prefix}_{name}", type_, f"{prefix}_entity.{key}") for prefix in ("subject", "object")
+                  for name, type_, key in (("word", STRING, "word"), ("start_idx", INT, "start_idx"),
+                                           ("end_idx", INT, "end_idx"), ("type", STRING, "type"))]
+        return FlatSchema((
+            column("guid"), column("sentence"), *entity, column("label"), column("source"),
+        ), stratify="label", hf_categories=("text-classification",), hf_task_ids=("multi-class-classification",),
+            extras=(Extra("relation_list", lambda schema: {"relations": list(schema.get("labels") or [])}, 4, True),))
+
+    def metrics(self) -> Any:
+        from exports.baselines.bootstrap import re_stats
+        from exports.metrics import TaskMetrics
+        from exports.metrics.re import score_re
+
+        return TaskMetrics(self.slug, score_re, ("micro_f1", "auprc"), ("auprc_present",), "micro_f1", re_stats)
+
+    def baseline(self) -> Any:
+        from exports.baselines.text import RE_BASELINE
+
+        return RE_BASELINE
+
+    def suggestion_payload(self, record: dict[str, Any], item: dict[str, Any], schema: dict[str, Any]
+                           ) -> dict[str, Any]:
+        return {"label": record["label"]}
 
     def default_schema(self) -> dict[str, Any]:
         return {"labels": list(RELATIONS), "entity_types": list(ENTITY_TYPES)}

@@ -17,7 +17,7 @@ from ._common import (
     str_field,
 )
 from ._records import CORPUS, external_id, individual, ordered, rest, split_from_guid
-from .base import LABEL_STAGE, GuidelineTemplate, ParsedRecord, PayloadError, RecordAnnotation, TaskType
+from .base import LABEL_STAGE, GuidelineTemplate, KlueFile, ParsedRecord, PayloadError, RecordAnnotation, TaskType
 
 #: KLUE's ``binary-label``: 1 when the mean score is at least this.
 BINARY_THRESHOLD = 3.0
@@ -79,6 +79,71 @@ class SemanticTextualSimilarity(TaskType):
     title = "Semantic textual similarity"
     order = 2
     text_fields = ("sentence1", "sentence2")
+    span_fields = ()
+    csv_columns = ("sentence1", "sentence2")
+    klue_file = KlueFile("klue-sts", "json", newline="\r\n")
+    widget = "annotation/widgets/sts.js"
+    widget_styles = "annotation/widgets/sts.css"
+
+    def widget_strings(self) -> dict[str, str]:
+        from django.utils.translation import gettext as _
+
+        return {
+            "sts_group": _("Similarity score"),
+            "sts_instruction": _("How similar are the meanings of the two sentences? 0 = unrelated, 5 = the same."),
+            "sts_sentence1": _("Sentence 1"),
+            "sts_sentence2": _("Sentence 2"),
+            "sts_key_digits": _("set the score"),
+            "sts_key_half": _("add half a point"),
+            "sts_key_arrows": _("one step down / up"),
+            "sts_need_score": _("choose a score"),
+        }
+
+    def agreement_measure(self) -> Any:
+        from annotation.agreement.measures import ScoreMeasure
+
+        return ScoreMeasure()
+
+    def gold_rule(self) -> Any:
+        from annotation.gold.rules import MeanRule
+
+        return MeanRule()
+
+    def flat_schema(self) -> Any:
+        from exports.writers.flat import FLOAT, FLOATS, INT, STRING, STRINGS, FlatSchema, column
+
+        return FlatSchema((
+            column("guid"), column("source"), column("sentence1"), column("sentence2"),
+            column("label", FLOAT, "labels.label"), column("real_label", FLOAT, "labels.real-label"),
+            column("binary_label", INT, "labels.binary-label"),
+            column("agreement", STRING, "annotations.agreement"),
+            column("annotators", STRINGS, "annotations.annotators"),
+            column("scores", FLOATS, "annotations.annotations"),
+        ), stratify="labels.binary-label", hf_categories=("sentence-similarity",),
+            hf_task_ids=("semantic-similarity-scoring",))
+
+    def metrics(self) -> Any:
+        from exports.baselines.bootstrap import sts_stats
+        from exports.metrics import TaskMetrics
+        from exports.metrics.classification import score_sts
+
+        return TaskMetrics(self.slug, score_sts, ("pearsonr", "f1"), (), "pearsonr", sts_stats)
+
+    def baseline(self) -> Any:
+        from exports.baselines.text import STS_BASELINE
+
+        return STS_BASELINE
+
+    def suggestion_payload(self, record: dict[str, Any], item: dict[str, Any], schema: dict[str, Any]
+                           ) -> dict[str, Any]:
+        """The predicted real-valued score on the project's scale and step."""
+        low, high = float(schema.get("min", 0)), float(schema.get("max", 5))
+        step = float(schema.get("step", 1) or 0)
+        value = float(record["labels"]["real-label"])
+        if step > 0:
+            value = low + round((value - low) / step) * step
+        value = min(high, max(low, value))
+        return {"score": int(value) if float(value).is_integer() else round(value, 6)}
 
     def default_schema(self) -> dict[str, Any]:
         # KLUE collected integer scores; a project may set step 0.5 for finer judgements.

@@ -17,7 +17,7 @@ from ._common import (
     str_field,
 )
 from ._records import CORPUS, external_id, individual, majority, ordered, rest, split_from_guid
-from .base import LABEL_STAGE, GuidelineTemplate, ParsedRecord, PayloadError, RecordAnnotation, TaskType
+from .base import LABEL_STAGE, GuidelineTemplate, KlueFile, ParsedRecord, PayloadError, RecordAnnotation, TaskType
 
 LABELS = ["IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치"]
 #: YNAT writes "no 2nd/3rd topic" as this string; Goldset payloads use null instead.
@@ -83,6 +83,61 @@ class TopicClassification(TaskType):
     order = 1
     text_fields = ("title",)
     interop_labels = "categories"
+    span_fields = ()
+    csv_columns = ("title",)
+    klue_file = KlueFile("ynat", "json")
+    widget = "annotation/widgets/tc.js"
+    widget_styles = "annotation/widgets/tc.css"
+
+    def widget_strings(self) -> dict[str, str]:
+        from django.utils.translation import gettext as _
+
+        return {
+            "tc_group": _("Topic"),
+            "tc_instruction": _("Choose the topic of the headline. Press a second or third number for optional "
+                                "2nd and 3rd topics."),
+            "tc_key_digits": _("choose a topic (again to remove it)"),
+            "tc_key_backspace": _("remove the last choice"),
+            "tc_need_first": _("choose at least the first topic"),
+        }
+
+    def agreement_measure(self) -> Any:
+        from annotation.agreement.measures import CategoricalMeasure
+
+        return CategoricalMeasure()
+
+    def gold_rule(self) -> Any:
+        from annotation.gold.rules import MajorityRule
+
+        return MajorityRule("label")
+
+    def flat_schema(self) -> Any:
+        from exports.writers.flat import STRINGS, FlatSchema, column
+
+        return FlatSchema((
+            column("guid"), column("title"), column("label"), column("predefined_news_category"),
+            column("annotators", STRINGS, "annotations.annotators"),
+            column("first_scope", STRINGS, "annotations.annotations.first-scope"),
+            column("second_scope", STRINGS, "annotations.annotations.second-scope"),
+            column("third_scope", STRINGS, "annotations.annotations.third-scope"),
+            column("url"), column("date"),
+        ), stratify="label", hf_categories=("text-classification",), hf_task_ids=("topic-classification",))
+
+    def metrics(self) -> Any:
+        from exports.baselines.bootstrap import tc_stats
+        from exports.metrics import TaskMetrics
+        from exports.metrics.classification import score_tc
+
+        return TaskMetrics(self.slug, score_tc, ("macro_f1",), (), "macro_f1", tc_stats)
+
+    def baseline(self) -> Any:
+        from exports.baselines.text import TC_BASELINE
+
+        return TC_BASELINE
+
+    def suggestion_payload(self, record: dict[str, Any], item: dict[str, Any], schema: dict[str, Any]
+                           ) -> dict[str, Any]:
+        return {"label": record["label"], "second": None, "third": None}
 
     def default_schema(self) -> dict[str, Any]:
         return {"labels": list(LABELS), "none_label": NONE_LABEL}

@@ -1,7 +1,7 @@
 """Pseudonymize a whole record — item texts, and every offset and quote that points into them.
 
-Which payload fields carry character offsets is declared per task type in :data:`OFFSET_SPANS` (a table,
-so a new task type with offsets adds a row). Offsets of spans are remapped with the scrub's offset map; a
+Which payload fields carry character offsets each task type declares (``TaskType.span_fields``), so a new
+task type with offsets is remapped without a change here. Offsets of spans are remapped with the scrub's offset map; a
 span that overlapped a replaced value grows to cover the whole replacement, so it keeps pointing at the
 same words. Any other copy of a replaced value (a label quoting the text, a meta field) is replaced too,
 and a final check refuses the record if a pseudonymized raw value is still anywhere in it.
@@ -15,40 +15,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from annotation.task_types import SpanField, get_task_type
+
 from .detectors import detect
 from .pseudonymize import PiiPolicy, Scrubber, ScrubResult, finding_hash, pii_salt
 
 
-@dataclass(frozen=True)
-class SpanSpec:
-    #: ``payload`` (the item), ``meta`` or ``annotation`` (each imported annotation's payload).
-    where: str
-    #: Key of the span object; a trailing ``[]`` means a list of span objects.
-    path: str
-    #: The item text field the offsets point into.
-    text_field: str
-    start: str
-    #: Key of the end offset, or ``None`` when the end is ``start + len(quote)``.
-    end: str | None = None
-    #: ``end`` is inclusive (KLUE-RE's ``end_idx``).
-    inclusive: bool = False
-    #: Key holding the quoted text, refreshed from the new text.
-    quote: str | None = None
-
-
-OFFSET_SPANS: dict[str, tuple[SpanSpec, ...]] = {
-    "ner": (SpanSpec("annotation", "entities[]", "sentence", "start", "end"),),
-    "re": (
-        SpanSpec("payload", "subject_entity", "sentence", "start_idx", "end_idx", inclusive=True, quote="word"),
-        SpanSpec("payload", "object_entity", "sentence", "start_idx", "end_idx", inclusive=True, quote="word"),
-    ),
-    "mrc": (
-        SpanSpec("annotation", "answer", "context", "start", quote="text"),
-        SpanSpec("annotation", "plausible", "context", "start", quote="text"),
-        SpanSpec("meta", "answers[]", "context", "answer_start", quote="text"),
-        SpanSpec("meta", "plausible_answers[]", "context", "answer_start", quote="text"),
-    ),
-}
+def _span_fields(task_slug: str) -> tuple[SpanField, ...]:
+    return get_task_type(task_slug).declared("span_fields", "span fields")
 
 
 @dataclass
@@ -85,7 +59,7 @@ def _span_objects(container: dict[str, Any], path: str) -> list[dict[str, Any]]:
     return [value] if isinstance(value, dict) else []
 
 
-def _remap(span: dict[str, Any], spec: SpanSpec, result: ScrubResult, new_text: str) -> None:
+def _remap(span: dict[str, Any], spec: SpanField, result: ScrubResult, new_text: str) -> None:
     start = span.get(spec.start)
     if not isinstance(start, int) or isinstance(start, bool):
         return  # the task type reports malformed spans; nothing to remap
@@ -147,8 +121,7 @@ def _meta_findings(scrubber: Scrubber, task_slug: str, meta: dict[str, Any]) -> 
     """Screen the other fields a record brought along (kept in ``meta`` and exported: a ``url``, a ``reporter``
     column): the scrubber learns their values, and the copy replacement below pseudonymizes them. Span lists
     quoting the text (MRC answers) are left to the offset remapping."""
-    specs = OFFSET_SPANS.get(task_slug)
-    spans = {spec.path.removesuffix("[]") for spec in specs if spec.where == "meta"} if specs else ()
+    spans = {spec.path.removesuffix("[]") for spec in _span_fields(task_slug) if spec.where == "meta"}
     found: list[dict[str, Any]] = []
     for key, value in meta.items():
         if key in spans:
@@ -182,7 +155,7 @@ def scrub_record(
     payload, meta, annotations = copy.deepcopy(payload), copy.deepcopy(meta), copy.deepcopy(annotations)
     for field, container, key in _text_slots(payload, text_fields):
         container[key] = results[field].text
-    for spec in OFFSET_SPANS.get(task_slug, ()):
+    for spec in _span_fields(task_slug):
         if spec.text_field not in results:
             continue
         result = results[spec.text_field]

@@ -3,7 +3,7 @@ KLUE metrics, beside a trivial baseline (majority / mean / all-O / attach-to-nex
 
 ``train_and_evaluate(release_dir or (train_records, dev_records) or ReleaseData, task_slug, seed)`` ->
 ``BaselineResult``.
-A new task type adds a module with a ``BASELINES`` list of ``TaskBaseline`` rows.
+Each task type names its ``TaskBaseline`` (``TaskType.baseline``); a new baseline is a module here.
 """
 
 from __future__ import annotations
@@ -17,17 +17,15 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from annotation.task_types import MissingLayer, PayloadError, get_task_type
 from exports.metrics import get_task_metrics, score
 
-from . import dp, dst, mrc, ner, text
 from ._base import Records, TaskBaseline
 from .bootstrap import difference_interval
 from .release_files import ReleaseData, ReleaseError, load_release
 
-__all__ = ["BASELINES", "BaselineResult", "ReleaseData", "ReleaseError", "environment", "get_baseline",
+__all__ = ["BaselineResult", "ReleaseData", "ReleaseError", "environment", "get_baseline",
            "train_and_evaluate"]
-
-BASELINES: dict[str, TaskBaseline] = {b.slug: b for module in (text, ner, dp, mrc, dst) for b in module.BASELINES}
 
 
 @dataclass
@@ -71,10 +69,11 @@ def environment() -> dict[str, Any]:
 
 
 def get_baseline(task_slug: str) -> TaskBaseline:
+    """The baseline the task type names (``TaskType.baseline``)."""
     try:
-        return BASELINES[task_slug]
-    except KeyError:
-        raise ReleaseError(f"no baseline for task {task_slug!r}; expected one of {', '.join(BASELINES)}") from None
+        return get_task_type(task_slug).baseline()
+    except (PayloadError, MissingLayer) as exc:
+        raise ReleaseError(f"no baseline for task {task_slug!r}: {exc}") from None
 
 
 def _labelled(task_slug: str, records: Records) -> bool:
@@ -82,7 +81,8 @@ def _labelled(task_slug: str, records: Records) -> bool:
     if not records:
         return False
     try:
-        score(task_slug, records[:1], records[:1] if task_slug != "mrc" else {records[0]["guid"]: ""})
+        empty = {records[0]["guid"]: ""} if get_task_metrics(task_slug).answer_map else records[:1]
+        score(task_slug, records[:1], empty)
     except (KeyError, TypeError, ValueError):
         return False
     return True

@@ -13,7 +13,8 @@ Predictor = Callable[[Records], Any]
 
 @dataclass(frozen=True)
 class TaskBaseline:
-    slug: str
+    """What a task type's ``baseline`` hook returns."""
+
     #: ``train(train_records, seed, ontology)`` -> predictor; ontology is the WoS ontology or None.
     train: Callable[[Records, int, dict[str, list[str]] | None], Predictor]
     trivial: Callable[[Records], Predictor]

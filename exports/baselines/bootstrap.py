@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from exports.metrics import classification, dp, dst, mrc, ner
+from exports.metrics import classification, dp, dst, get_task_metrics, mrc, ner
 from exports.metrics import re as re_metrics
 from exports.metrics._common import align_by_guid
 
@@ -64,7 +64,7 @@ def _macro_f1(k: int) -> Callable[[np.ndarray], np.ndarray]:
     return finish
 
 
-def _tc(dev: Records, predicted: Any) -> Stats:
+def tc_stats(dev: Records, predicted: Any) -> Stats:
     gold = classification._labels(dev, "label")
     pred = classification._labels(align_by_guid(dev, predicted), "label")
     kinds = sorted(set(gold) | set(pred))
@@ -72,14 +72,14 @@ def _tc(dev: Records, predicted: Any) -> Stats:
     return np.hstack([g, p, g * p]), _macro_f1(len(kinds))
 
 
-def _nli(dev: Records, predicted: Any) -> Stats:
+def nli_stats(dev: Records, predicted: Any) -> Stats:
     gold = classification._labels(dev, "gold_label")
     pred = classification._labels(align_by_guid(dev, predicted), "gold_label")
     stats = np.array([[float(a == b), 1.0] for a, b in zip(gold, pred, strict=True)])
     return stats, lambda s: 100.0 * _ratio(s[:, 0], s[:, 1])
 
 
-def _sts(dev: Records, predicted: Any) -> Stats:
+def sts_stats(dev: Records, predicted: Any) -> Stats:
     y = np.array([classification.sts_value(r) for r in dev])
     x = np.array([classification.sts_value(r) for r in align_by_guid(dev, predicted)])
     stats = np.column_stack([x, y, x * x, y * y, x * y, np.ones_like(x)])
@@ -96,7 +96,7 @@ def _sts(dev: Records, predicted: Any) -> Stats:
     return stats, finish
 
 
-def _re(dev: Records, predicted: Any) -> Stats:
+def re_stats(dev: Records, predicted: Any) -> Stats:
     labels = set(re_metrics.RELATIONS) - {re_metrics.NO_RELATION}
     gold = [re_metrics._label(r) for r in dev]
     pred = [re_metrics._label(r) for r in align_by_guid(dev, predicted)]
@@ -105,7 +105,7 @@ def _re(dev: Records, predicted: Any) -> Stats:
     return stats, lambda s: 100.0 * _ratio(2 * s[:, 0], s[:, 1] + s[:, 2])
 
 
-def _ner(dev: Records, predicted: Any) -> Stats:
+def ner_stats(dev: Records, predicted: Any) -> Stats:
     rows: list[tuple[Counter[str], Counter[str], Counter[str]]] = []
     for gold_record, pred_record in zip(dev, align_by_guid(dev, predicted), strict=True):
         chars, gold_tags = ner._tags(gold_record)
@@ -119,7 +119,7 @@ def _ner(dev: Records, predicted: Any) -> Stats:
     return stats, _macro_f1(len(kinds))
 
 
-def _dp(dev: Records, predicted: Any) -> Stats:
+def dp_stats(dev: Records, predicted: Any) -> Stats:
     stats = []
     for gold_record, pred_record in zip(dev, align_by_guid(dev, predicted), strict=True):
         gold_heads, _ = dp._columns(gold_record)
@@ -128,7 +128,7 @@ def _dp(dev: Records, predicted: Any) -> Stats:
     return np.array(stats, dtype=float), lambda s: 100.0 * _ratio(s[:, 0], s[:, 1])
 
 
-def _mrc(dev: Records, predicted: Any) -> Stats:
+def mrc_stats(dev: Records, predicted: Any) -> Stats:
     stats = []
     for record in dev:
         answer = mrc.normalize_answer(str(predicted[record["guid"]] or ""))
@@ -136,7 +136,7 @@ def _mrc(dev: Records, predicted: Any) -> Stats:
     return np.array(stats, dtype=float), lambda s: 100.0 * _ratio(s[:, 0], s[:, 1])
 
 
-def _dst(dev: Records, predicted: Any) -> Stats:
+def dst_stats(dev: Records, predicted: Any) -> Stats:
     stats = []
     for gold_record, pred_record in zip(dev, align_by_guid(dev, predicted), strict=True):
         turns = list(zip(dst.user_states(gold_record), dst.user_states(pred_record), strict=True))
@@ -144,14 +144,9 @@ def _dst(dev: Records, predicted: Any) -> Stats:
     return np.array(stats, dtype=float), lambda s: 100.0 * _ratio(s[:, 0], s[:, 1])
 
 
-#: The per-record statistics of each task's primary metric (``exports.metrics.METRICS[…].primary``).
-STATS: dict[str, Callable[[Records, Any], Stats]] = {
-    "tc": _tc, "nli": _nli, "sts": _sts, "re": _re, "ner": _ner, "dp": _dp, "mrc": _mrc, "dst": _dst}
-
-
 def resampled_scores(task_slug: str, dev: Records, predicted: Any, counts: np.ndarray) -> np.ndarray:
     """The primary metric of ``predicted`` on each resample, a row of ``counts`` (draws per dev record)."""
-    stats, finish = STATS[task_slug](dev, predicted)
+    stats, finish = get_task_metrics(task_slug).primary_stats(dev, predicted)
     return finish(counts @ stats)
 
 
@@ -159,8 +154,9 @@ def difference_interval(task_slug: str, dev: Records, baseline: Any, trivial: An
                         resamples: int = RESAMPLES) -> Interval:
     """The percentile bootstrap interval of primary(baseline) − primary(trivial), in points (0–100)."""
     n = len(dev)
-    ours, finish_ours = STATS[task_slug](dev, baseline)
-    theirs, finish_theirs = STATS[task_slug](dev, trivial)
+    primary_stats = get_task_metrics(task_slug).primary_stats
+    ours, finish_ours = primary_stats(dev, baseline)
+    theirs, finish_theirs = primary_stats(dev, trivial)
     rng = np.random.default_rng(seed)
     differences = []
     for start in range(0, resamples, _BLOCK):

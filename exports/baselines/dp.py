@@ -147,9 +147,8 @@ def trivial_dp(train: Records) -> Predictor:
     return predict
 
 
-BASELINES = [
-    TaskBaseline("dp", train_dp, trivial_dp,
-                 "arc-factored head selection (logistic regression over POS/morpheme pairs, distance, predicates "
-                 "in between; heads to the right, last eojeol root) + logistic-regression DEPREL labeller",
-                 "attach to the next eojeol, majority DEPREL"),
-]
+BASELINE = TaskBaseline(train_dp, trivial_dp,
+                        "arc-factored head selection (logistic regression over POS/morpheme pairs, distance, "
+                        "predicates in between; heads to the right, last eojeol root) + logistic-regression "
+                        "DEPREL labeller",
+                        "attach to the next eojeol, majority DEPREL")

@@ -148,8 +148,6 @@ def trivial_dst(train: Records) -> Predictor:
     return predict
 
 
-BASELINES = [
-    TaskBaseline("dst", train_dst, trivial_dst,
-                 "per-slot linear classifiers (SGD, logistic) over hashed word n-grams of the history; open-slot "
-                 "values from the ontology value mentioned last", "empty state"),
-]
+BASELINE = TaskBaseline(train_dst, trivial_dst,
+                        "per-slot linear classifiers (SGD, logistic) over hashed word n-grams of the history; "
+                        "open-slot values from the ontology value mentioned last", "empty state")

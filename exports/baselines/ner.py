@@ -90,9 +90,7 @@ def trivial_ner(train: Records) -> Predictor:
     return lambda records: [{**r, "tags": ["O"] * len(r["tags"])} for r in records]
 
 
-BASELINES = [
-    TaskBaseline("ner", train_ner, trivial_ner,
-                 "linear-chain CRF (sklearn-crfsuite, averaged perceptron) over characters: character, class, "
-                 "+-2 window, bigrams",
-                 "all O"),
-]
+BASELINE = TaskBaseline(train_ner, trivial_ner,
+                        "linear-chain CRF (sklearn-crfsuite, averaged perceptron) over characters: character, class, "
+                        "+-2 window, bigrams",
+                        "all O")

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from datasets_build.klue_formats import FILES, iter_klue_records, klue_file_name
+from annotation.task_types import slugs
+from datasets_build.klue_formats import iter_klue_records, klue_file_name, klue_spec
 
 #: Records per split the baseline reads at most: a larger split is sampled (seeded, file order kept), so the
 #: check's memory and time stop growing with the release. Normal-size releases are read whole.
@@ -78,8 +79,8 @@ def read_manifest(release_dir: Path) -> dict[str, Any]:
         raise ReleaseError(f"{release_dir}: no manifest.json") from None
     except ValueError as exc:
         raise ReleaseError(f"{path}: not JSON ({exc})") from None
-    if not isinstance(manifest, dict) or manifest.get("task_type") not in FILES:
-        raise ReleaseError(f"{path}: task_type must be one of {', '.join(FILES)}")
+    if not isinstance(manifest, dict) or manifest.get("task_type") not in slugs():
+        raise ReleaseError(f"{path}: task_type must be one of {', '.join(slugs())}")
     return manifest
 
 
@@ -90,13 +91,15 @@ def split_file(release_dir: Path, task_slug: str, version: str | None, split: st
         exact = release_dir / klue_file_name(task_slug, str(version), split)
         if exact.is_file():
             return exact
-    spec = FILES[task_slug]
+    spec = klue_spec(task_slug)
     matches = sorted(release_dir.glob(f"{spec.name}-v*_{split}.{spec.extension}"))
     return matches[0] if matches else None
 
 
-def ontology_file(release_dir: Path) -> Path | None:
-    matches = sorted(Path(release_dir).glob("wos-v*_ontology.json"))
+def ontology_file(release_dir: Path, task_slug: str) -> Path | None:
+    """The ontology the release ships beside its splits, for a task type whose KLUE files have one (WoS)."""
+    spec = klue_spec(task_slug)
+    matches = sorted(Path(release_dir).glob(f"{spec.name}-v*_ontology.json")) if spec.ontology else []
     return matches[0] if matches else None
 
 
@@ -120,7 +123,7 @@ def load_release(release_dir: Path, splits: tuple[str, ...] = ("train", "dev", "
         except ValueError as exc:
             raise ReleaseError(f"{path}: {exc}") from exc
         data.files[split] = path
-    if task_slug == "dst" and (path := ontology_file(release_dir)) is not None:
+    if (path := ontology_file(release_dir, task_slug)) is not None:
         data.ontology = json.loads(path.read_text(encoding="utf-8"))
     return data
 
@@ -135,6 +138,6 @@ def sampled_release(release_dir: Path, task_slug: str, samples: dict[str, Reserv
     data = ReleaseData(task_slug=task_slug, version="", splits={}, totals={})
     for split, reservoir in samples.items():
         data.splits[split], data.totals[split] = reservoir.records(), reservoir.total
-    if task_slug == "dst" and (path := ontology_file(release_dir)) is not None:
+    if (path := ontology_file(release_dir, task_slug)) is not None:
         data.ontology = json.loads(path.read_text(encoding="utf-8"))
     return data

@@ -158,6 +158,9 @@ def _dst(rng: random.Random, n: int) -> dict[str, Any]:
 GENERATORS: dict[str, Callable[[random.Random, int], dict[str, Any]]] = {
     "tc": _tc, "nli": _nli, "sts": _sts, "ner": _ner, "re": _re, "dp": _dp, "mrc": _mrc, "dst": _dst,
 }
+#: The ontology a synthetic release ships, for the generators whose records need one.
+ONTOLOGIES: dict[str, dict[str, list[str]]] = {
+    "dst": {slot: ["none", "dontcare", *values] for slot, values in _DST_SLOTS.items()}}
 
 
 def synthetic_records(task_slug: str, n: int, seed: int = 13) -> list[dict[str, Any]]:
@@ -188,7 +191,5 @@ def write_synthetic_release(release_dir: Path, task_slug: str, n: int, seed: int
     for split, rows in splits.items():
         for i, row in enumerate(rows):
             row["guid"] = row["guid"].replace("_train_", f"_{split}_").rsplit("_", 1)[0] + f"_{i:05d}"
-    ontology = None
-    if task_slug == "dst":
-        ontology = {slot: ["none", "dontcare", *values] for slot, values in _DST_SLOTS.items()}
+    ontology = ONTOLOGIES.get(task_slug)
     return write_release(release_dir, task_slug, splits, ontology=ontology)

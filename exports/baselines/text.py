@@ -218,17 +218,16 @@ def trivial_sts(train: Records) -> Predictor:
     return lambda records: [{**r, "labels": {"label": round(mean, 1), "real-label": mean}} for r in records]
 
 
-BASELINES = [
-    TaskBaseline("tc", train_tc, trivial_label("label"), "char 1-3-gram TF-IDF of the title + logistic regression",
-                 "majority topic"),
-    TaskBaseline("nli", train_nli, trivial_label("gold_label"),
-                 "char 1-3-gram TF-IDF of the hypothesis, its n-grams shared with / new to the premise "
-                 "+ logistic regression",
-                 "majority label"),
-    TaskBaseline("re", train_re, trivial_re,
-                 "char 2-4-gram TF-IDF of the sentence with typed entity markers + the text between the entities "
-                 "+ logistic regression (probabilities for AUPRC)", "majority relation, label prior as probabilities"),
-    TaskBaseline("sts", train_sts, trivial_sts,
-                 "char n-gram cosine / Jaccard / containment similarities of the two sentences + gradient-boosted "
-                 "regression", "training mean"),
-]
+TC_BASELINE = TaskBaseline(train_tc, trivial_label("label"),
+                           "char 1-3-gram TF-IDF of the title + logistic regression", "majority topic")
+NLI_BASELINE = TaskBaseline(train_nli, trivial_label("gold_label"),
+                            "char 1-3-gram TF-IDF of the hypothesis, its n-grams shared with / new to the premise "
+                            "+ logistic regression",
+                            "majority label")
+RE_BASELINE = TaskBaseline(train_re, trivial_re,
+                           "char 2-4-gram TF-IDF of the sentence with typed entity markers + the text between the "
+                           "entities + logistic regression (probabilities for AUPRC)",
+                           "majority relation, label prior as probabilities")
+STS_BASELINE = TaskBaseline(train_sts, trivial_sts,
+                            "char n-gram cosine / Jaccard / containment similarities of the two sentences "
+                            "+ gradient-boosted regression", "training mean")

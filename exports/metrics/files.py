@@ -43,8 +43,8 @@ def read_mrc_predictions(path: Path) -> dict[str, str]:
 
 def score_files(task_slug: str, gold_path: Path, pred_path: Path) -> dict[str, Any]:
     """``{"task", "n", "metrics", "warnings"}`` for a gold file and a prediction file of the same task."""
-    get_task_metrics(task_slug)
+    metrics = get_task_metrics(task_slug)
     gold = read_records(gold_path, task_slug)
     warnings: list[str] = []
-    pred = read_mrc_predictions(pred_path) if task_slug == "mrc" else read_records(pred_path, task_slug, warnings)
+    pred = read_mrc_predictions(pred_path) if metrics.answer_map else read_records(pred_path, task_slug, warnings)
     return {"task": task_slug, "n": len(gold), "metrics": score(task_slug, gold, pred), "warnings": warnings}

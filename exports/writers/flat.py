@@ -3,8 +3,8 @@
 Each task type has a list of columns; a column names a path into the record ``build_record`` returns
 (``labels.real-label``; ``*`` walks a list: ``answers.*.text``). Nested objects become columns of their
 own; lists stay lists (Parquet list columns, JSON arrays in JSONL, JSON text in CSV). Every row ends
-with ``split``. The column lists are data, so a ninth task type adds an entry here (docs/releases.md
-documents them). ``stratify`` names the record field whose value the split stratifies by, and
+with ``split``. Each task type declares its columns (``TaskType.flat_schema``, built from :func:`column`;
+docs/releases.md documents them). ``stratify`` names the record field whose value the split stratifies by, and
 ``extras`` the side files KLUE ships with the task (RE's relation list, WoS's ontology).
 """
 
@@ -18,6 +18,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from annotation.task_types import MissingLayer, PayloadError, get_task_type
+
 STRING = pa.string()
 INT = pa.int64()
 FLOAT = pa.float64()
@@ -25,6 +27,7 @@ BOOL = pa.bool_()
 STRINGS = pa.list_(pa.string())
 INTS = pa.list_(pa.int64())
 FLOATS = pa.list_(pa.float64())
+STRING_LISTS = pa.list_(STRINGS)
 
 
 @dataclass(frozen=True)
@@ -136,76 +139,14 @@ def _coerce(value: Any, type_: pa.DataType) -> Any:
     return value
 
 
-def _c(name: str, type_: pa.DataType = STRING, *paths: str) -> Column:
+def column(name: str, type_: pa.DataType = STRING, *paths: str) -> Column:
+    """A column named like the record field it reads, unless ``paths`` say where else to look."""
     return Column(name, paths or (name,), type_)
 
 
-def _entity(prefix: str) -> tuple[Column, ...]:
-    return (_c(f"{prefix}_word", STRING, f"{prefix}_entity.word"),
-            _c(f"{prefix}_start_idx", INT, f"{prefix}_entity.start_idx"),
-            _c(f"{prefix}_end_idx", INT, f"{prefix}_entity.end_idx"),
-            _c(f"{prefix}_type", STRING, f"{prefix}_entity.type"))
-
-
-def _ontology(schema: dict[str, Any]) -> dict[str, list[str]]:
-    special = list(schema.get("special_values") or ["none", "dontcare"])
-    return {slot: special + [v for v in values if v not in special]
-            for slot, values in (schema.get("ontology") or {}).items()}
-
-
-SCHEMAS: dict[str, FlatSchema] = {
-    "tc": FlatSchema((
-        _c("guid"), _c("title"), _c("label"), _c("predefined_news_category"),
-        _c("annotators", STRINGS, "annotations.annotators"),
-        _c("first_scope", STRINGS, "annotations.annotations.first-scope"),
-        _c("second_scope", STRINGS, "annotations.annotations.second-scope"),
-        _c("third_scope", STRINGS, "annotations.annotations.third-scope"),
-        _c("url"), _c("date"),
-    ), stratify="label", hf_categories=("text-classification",), hf_task_ids=("topic-classification",)),
-    "sts": FlatSchema((
-        _c("guid"), _c("source"), _c("sentence1"), _c("sentence2"),
-        _c("label", FLOAT, "labels.label"), _c("real_label", FLOAT, "labels.real-label"),
-        _c("binary_label", INT, "labels.binary-label"),
-        _c("agreement", STRING, "annotations.agreement"),
-        _c("annotators", STRINGS, "annotations.annotators"),
-        _c("scores", FLOATS, "annotations.annotations"),
-    ), stratify="labels.binary-label", hf_categories=("sentence-similarity",),
-        hf_task_ids=("semantic-similarity-scoring",)),
-    "nli": FlatSchema((
-        _c("guid"), _c("source", STRING, "source", "genre"), _c("premise"), _c("hypothesis"), _c("gold_label"),
-        _c("author"), _c("label2"), _c("label3"), _c("label4"), _c("label5"),
-    ), stratify="gold_label", hf_categories=("text-classification",), hf_task_ids=("natural-language-inference",)),
-    "ner": FlatSchema((
-        _c("guid"), _c("source"), _c("sentence"), _c("markup"), _c("chars", STRINGS), _c("tags", STRINGS),
-    ), hf_categories=("token-classification",), hf_task_ids=("named-entity-recognition",)),
-    "re": FlatSchema((
-        _c("guid"), _c("sentence"), *_entity("subject"), *_entity("object"), _c("label"), _c("source"),
-    ), stratify="label", hf_categories=("text-classification",), hf_task_ids=("multi-class-classification",),
-        extras=(
-        Extra("relation_list", lambda schema: {"relations": list(schema.get("labels") or [])}, 4, True),
-    )),
-    "dp": FlatSchema((
-        _c("guid"), _c("source"), _c("sentence"), _c("index", INTS), _c("word_form", STRINGS),
-        _c("lemma", STRINGS), _c("pos", STRINGS), _c("head", INTS), _c("deprel", STRINGS),
-    ), hf_categories=("token-classification",), hf_task_ids=("parsing",)),
-    "mrc": FlatSchema((
-        _c("guid"), _c("title"), _c("news_category"), _c("source"), _c("context"), _c("question"),
-        _c("question_type", INT), _c("is_impossible", BOOL),
-        _c("answer_texts", STRINGS, "answers.*.text"), _c("answer_starts", INTS, "answers.*.answer_start"),
-        _c("plausible_answer_texts", STRINGS, "plausible_answers.*.text"),
-        _c("plausible_answer_starts", INTS, "plausible_answers.*.answer_start"),
-    ), stratify="question_type", hf_categories=("question-answering",), hf_task_ids=("extractive-qa",)),
-    "dst": FlatSchema((
-        _c("guid"), _c("domains", STRINGS),
-        _c("roles", STRINGS, "dialogue.*.role"), _c("texts", STRINGS, "dialogue.*.text"),
-        _c("states", pa.list_(STRINGS), "dialogue.*.state"),
-    ), hf_categories=("text-classification",), hf_task_ids=("dialogue-state-tracking",),
-        extras=(Extra("ontology", _ontology, 2, False),)),
-}
-
-
 def flat_schema(task_slug: str) -> FlatSchema:
+    """The schema the task type declares (``TaskType.flat_schema``)."""
     try:
-        return SCHEMAS[task_slug]
-    except KeyError:
-        raise ValueError(f"no flat export schema for task type {task_slug!r}") from None
+        return get_task_type(task_slug).flat_schema()
+    except (PayloadError, MissingLayer) as exc:
+        raise ValueError(f"no flat export schema for task type {task_slug!r}") from exc

@@ -22,15 +22,14 @@ from typing import Any
 
 import orjson
 
-from datasets_build.klue_formats import FILES, klue_file_name, write_klue_file
+from annotation.task_types import JSON_ARRAY
+from datasets_build.klue_formats import klue_file_name, klue_spec, write_klue_file
 
 from .base import WrittenFile
 from .flat import FlatSchema
 
 KLUE_FORMAT_VERSION = "1.1"
 
-#: Tasks whose KLUE file is a JSON array of records (the others are TSVs or MRC's SQuAD nesting).
-JSON_ARRAY_TASKS = ("tc", "sts", "nli", "re", "dst")
 #: Records per orjson call: enough to amortise the call, few enough to keep memory flat.
 BATCH = 1000
 #: What orjson writes for the only values it spells differently from ``json``: a float under 1e-4 (fixed
@@ -43,8 +42,9 @@ _MARK = b"\x01"
 
 def write_klue_split(folder: Path, task_slug: str, split: str, records: Iterable[dict[str, Any]]) -> WrittenFile:
     name = klue_file_name(task_slug, KLUE_FORMAT_VERSION, split)
-    if task_slug in JSON_ARRAY_TASKS:
-        count = write_json_array(folder / name, records, FILES[task_slug].newline)
+    spec = klue_spec(task_slug)
+    if spec.layout == JSON_ARRAY:
+        count = write_json_array(folder / name, records, spec.newline)
     else:
         count = write_klue_file(folder / name, task_slug, records, version=KLUE_FORMAT_VERSION)
     return WrittenFile(name, "klue", split, count)

@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.agreement import services
-from annotation.agreement.measures import MEASURES
+from annotation.agreement.measures import measure_for
 from annotation.models import Project
 
 
@@ -23,8 +23,10 @@ class Command(BaseCommand):
         project = Project.objects.filter(slug=options["project"]).first()
         if project is None:
             raise CommandError(f"no project with slug {options['project']!r}")
-        if project.task_type not in MEASURES:
-            raise CommandError(f"task type {project.task_type!r} has no agreement measure")
+        try:
+            measure_for(project.task_type)
+        except LookupError as exc:
+            raise CommandError(f"task type {project.task_type!r} has no agreement measure") from exc
         report = services.report_now(project)
         if options["json"]:
             self.stdout.write(json.dumps(report, ensure_ascii=False))

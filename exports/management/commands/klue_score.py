@@ -9,7 +9,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from exports.metrics import METRICS, ScoringError
+from annotation.task_types import slugs
+from exports.metrics import ScoringError
 from exports.metrics.files import score_files
 
 #: Header warnings printed one by one; a prediction file from a real model can have thousands.
@@ -24,7 +25,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("task", choices=sorted(METRICS), help="Goldset task slug")
+        parser.add_argument("task", choices=sorted(slugs()), help="Goldset task slug")
         parser.add_argument("gold_file", type=Path)
         parser.add_argument("pred_file", type=Path)
         parser.add_argument("--json", action="store_true", help="print one JSON object")

@@ -3,7 +3,8 @@
 import { SpanText } from "./_spans.js";
 import { Incomplete, digitOf, h, isTyping, kbd, plain } from "./_util.js";
 
-const KNOWN_TYPES = new Set(["PS", "LC", "OG", "DT", "TI", "QT"]);
+/** Entity colours, taken in the order of the project's types (KLUE's PS, LC, OG, DT, TI, QT get one each). */
+const PALETTE_SIZE = 6;
 
 /** The widget's draft from an annotation payload (a model's suggestion pre-fills the widget with it). */
 export function draftFromPayload(payload) {
@@ -41,7 +42,8 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
   const fromModel = (e) => offered.has(spanKey(e));
 
   function typeClass(type) {
-    return KNOWN_TYPES.has(type) ? `ent-${type}` : "ent-other";
+    const index = types.indexOf(type);
+    return index >= 0 ? `ent-c${index % PALETTE_SIZE}` : "ent-other";
   }
 
   function overlaps(start, end, except = null) {
