@@ -51,8 +51,8 @@ from .writers import (
     DEFAULT_FORMATS,
     FORMATS,
     KLUE_FORMAT_VERSION,
-    STANDARD_FORMATS,
     WrittenFile,
+    fitting_tasks,
     flat_schema,
     unfit_formats,
     write_extras,
@@ -100,7 +100,7 @@ def _check_formats(formats: Any, task_slug: str) -> list[str]:
     if unfit:
         raise ServiceError("; ".join(
             _("format %(format)s is for %(tasks)s projects, not %(task)s") % {
-                "format": f, "tasks": ", ".join(STANDARD_FORMATS[f].tasks), "task": task_slug} for f in unfit),
+                "format": f, "tasks": ", ".join(fitting_tasks(f)), "task": task_slug} for f in unfit),
             field="formats")
     return [f for f in FORMATS if f in formats]
 

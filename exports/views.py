@@ -34,7 +34,7 @@ from .api_assist import overview
 from .archive import archive_response
 from .card import CARD_NAME
 from .models import Release, ReleaseFile, ReleaseStatus, SuggesterRun, SuggesterRunStatus
-from .writers import DEFAULT_FORMATS, FORMATS, STANDARD_FORMATS
+from .writers import DEFAULT_FORMATS, FORMATS, STANDARD_FORMATS, fits
 
 
 class ReleaseForm(forms.Form):
@@ -54,7 +54,7 @@ class ReleaseForm(forms.Form):
         # The standard formats (CoNLL-U, SQuAD…) are offered only to the task types they fit.
         self.fields["formats"].choices = [
             (f, f if f not in STANDARD_FORMATS else f"{f} — {_(STANDARD_FORMATS[f].description)}") for f in FORMATS
-            if f not in STANDARD_FORMATS or not task_slug or task_slug in STANDARD_FORMATS[f].tasks]
+            if not task_slug or fits(f, task_slug)]
 
 
 def _context(project, role: str) -> dict[str, object]:

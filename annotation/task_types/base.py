@@ -165,6 +165,9 @@ class TaskType:
     #: What another annotation tool's export (doccano, Label Studio) labels for this task type:
     #: ``"categories"``, ``"spans"`` or ``"relations"``; ``None`` when such exports do not import into it.
     interop_labels: ClassVar[str | None] = None
+    #: The release formats beyond KLUE's own, JSONL, CSV and Parquet that fit the task
+    #: (``exports.writers.standard.STANDARD_FORMATS`` names): ``("conllu",)`` for DP.
+    standard_formats: ClassVar[tuple[str, ...]] = ()
     #: Offsets into the text fields carried by items, meta or annotations (remapped when PII is replaced);
     #: required, ``()`` for a task without offsets, so a span task cannot be left un-remapped by omission.
     span_fields: ClassVar[tuple[SpanField, ...]]
@@ -216,6 +219,10 @@ class TaskType:
                            ) -> dict[str, Any]:
         """The annotation payload a model suggests, from its prediction record (the split's KLUE record)."""
         raise MissingLayer("suggestion payload", self.slug)
+
+    def doccano_record(self, record: dict[str, Any]) -> dict[str, Any]:
+        """The release record as a line of doccano's JSONL (for task types offering the ``doccano`` format)."""
+        raise MissingLayer("doccano record", self.slug)
 
     def prediction_record(self, record: dict[str, Any], item: dict[str, Any]) -> dict[str, Any]:
         """The KLUE record of an unannotated item as the baseline reads it (``build_record`` without gold);

@@ -129,6 +129,7 @@ class DependencyParsing(TaskType):
     span_fields = ()
     csv_columns = ("sentence",)
     klue_file = KlueFile("klue-dp", "tsv", EOJEOL_TSV)
+    standard_formats = ("conllu",)
     widget = "annotation/widgets/dp.js"
     widget_styles = "annotation/widgets/dp.css"
 

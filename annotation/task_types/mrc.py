@@ -127,6 +127,7 @@ class MachineReadingComprehension(TaskType):
     )
     csv_columns = ("title", "context")
     klue_file = KlueFile("klue-mrc", "json", SQUAD)
+    standard_formats = ("squad",)
     widget = "annotation/widgets/mrc.js"
     widget_styles = "annotation/widgets/mrc.css"
 

@@ -90,6 +90,7 @@ class NamedEntityRecognition(TaskType):
     order = 4
     text_fields = ("sentence",)
     interop_labels = "spans"
+    standard_formats = ("conll", "doccano", "labelstudio")
     span_fields = (SpanField("annotation", "entities[]", "sentence", "start", "end"),)
     csv_columns = ("sentence",)
     klue_file = KlueFile("klue-ner", "tsv", CHAR_TSV)
@@ -143,6 +144,11 @@ class NamedEntityRecognition(TaskType):
         from exports.baselines.ner import BASELINE
 
         return BASELINE
+
+    def doccano_record(self, record: dict[str, Any]) -> dict[str, Any]:
+        from exports.writers.standard import doccano_ner_record
+
+        return doccano_ner_record(record)
 
     def suggestion_payload(self, record: dict[str, Any], item: dict[str, Any], schema: dict[str, Any]
                            ) -> dict[str, Any]:

@@ -111,6 +111,7 @@ class RelationExtraction(TaskType):
     order = 5
     text_fields = ("sentence",)
     interop_labels = "relations"
+    standard_formats = ("doccano", "labelstudio")
     span_fields = (
         SpanField("payload", "subject_entity", "sentence", "start_idx", "end_idx", inclusive=True, quote="word"),
         SpanField("payload", "object_entity", "sentence", "start_idx", "end_idx", inclusive=True, quote="word"),
@@ -168,6 +169,11 @@ class RelationExtraction(TaskType):
         from exports.baselines.text import RE_BASELINE
 
         return RE_BASELINE
+
+    def doccano_record(self, record: dict[str, Any]) -> dict[str, Any]:
+        from exports.writers.standard import doccano_re_record
+
+        return doccano_re_record(record)
 
     def suggestion_payload(self, record: dict[str, Any], item: dict[str, Any], schema: dict[str, Any]
                            ) -> dict[str, Any]:

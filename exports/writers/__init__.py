@@ -19,7 +19,7 @@ from .flat import FlatSchema, flat_schema
 from .jsonl import JsonlWriter
 from .klue import KLUE_FORMAT_VERSION, write_klue_extras, write_klue_split
 from .parquet import ParquetWriter
-from .standard import STANDARD_FORMATS, record_writers, unfit_formats, write_extras
+from .standard import STANDARD_FORMATS, fits, fitting_tasks, record_writers, unfit_formats, write_extras
 
 #: What every task type can be released as (the default of a build).
 DEFAULT_FORMATS = ("klue", "jsonl", "csv", "parquet")
@@ -43,7 +43,8 @@ def file_format(kind: str) -> tuple[str, str]:
 
 
 __all__ = ["DEFAULT_FORMATS", "FORMATS", "KLUE_FORMAT_VERSION", "STANDARD_FORMATS", "FlatSchema", "WrittenFile",
-           "file_format", "flat_schema", "unfit_formats", "write_extras", "write_klue_extras", "write_split"]
+           "file_format", "fits", "fitting_tasks", "flat_schema", "unfit_formats", "write_extras", "write_klue_extras",
+           "write_split"]
 
 
 def _row_writers(folder: Path, split: str, schema: FlatSchema, formats: Iterable[str]) -> list[RowWriter]:

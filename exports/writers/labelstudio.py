@@ -20,7 +20,7 @@ from xml.sax.saxutils import quoteattr
 
 import orjson
 
-from annotation.task_types import all_task_types, get_task_type
+from annotation.task_types import get_task_type
 from annotation.task_types.ner import spans_from_tags
 
 from .base import WrittenFile, target
@@ -75,11 +75,6 @@ TASKS: dict[str, tuple[Callable[[dict[str, Any]], dict[str, Any]],
                        Callable[[dict[str, Any]], tuple[list[str], list[str]]]]] = {
     "spans": (_spans_task, _spans_config), "relations": (_relations_task, _relations_config),
 }
-
-
-def fitting_tasks() -> tuple[str, ...]:
-    """The task types whose records this format writes."""
-    return tuple(t.slug for t in all_task_types() if t.interop_labels in TASKS)
 
 
 class LabelStudioWriter:

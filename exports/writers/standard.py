@@ -18,8 +18,10 @@ from typing import Any, Protocol
 import orjson
 from django.utils.translation import gettext_noop
 
+from annotation.task_types import all_task_types, get_task_type
+
 from .base import WrittenFile, target
-from .labelstudio import LabelStudioWriter, fitting_tasks, write_config
+from .labelstudio import LabelStudioWriter, write_config
 
 
 class RecordWriter(Protocol):
@@ -177,12 +179,12 @@ def _answers(values: Any) -> list[dict[str, Any]]:
             if isinstance(a, dict) and "text" in a and "answer_start" in a]
 
 
-def _doccano_ner(record: dict[str, Any]) -> dict[str, Any]:
+def doccano_ner_record(record: dict[str, Any]) -> dict[str, Any]:
     return {"text": record.get("sentence", ""), "label": [list(span) for span in ner_spans(record)],
             "guid": record.get("guid", "")}
 
 
-def _doccano_re(record: dict[str, Any]) -> dict[str, Any]:
+def doccano_re_record(record: dict[str, Any]) -> dict[str, Any]:
     """One sentence and its entity pair; the relation (absent while unlabelled) goes from subject to object.
     KLUE's ``end_idx`` is inclusive, doccano's ``end_offset`` exclusive."""
     entities = [{"id": n, "label": e["type"], "start_offset": e["start_idx"], "end_offset": e["end_idx"] + 1}
@@ -190,10 +192,6 @@ def _doccano_re(record: dict[str, Any]) -> dict[str, Any]:
     relations = [{"id": 0, "from_id": 0, "to_id": 1, "type": record["label"]}] if record.get("label") else []
     return {"text": record.get("sentence", ""), "entities": entities, "relations": relations,
             "guid": record.get("guid", "")}
-
-
-#: What a doccano line holds per task type: NER as sequence labelling, RE as relation extraction.
-DOCCANO_RECORDS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {"ner": _doccano_ner, "re": _doccano_re}
 
 
 class DoccanoWriter(_Lines):
@@ -206,7 +204,7 @@ class DoccanoWriter(_Lines):
 
     def __init__(self, folder: Path, split: str, task_slug: str) -> None:
         super().__init__(folder, split)
-        self.convert = DOCCANO_RECORDS[task_slug]
+        self.convert = get_task_type(task_slug).doccano_record
 
     def write(self, record: dict[str, Any]) -> None:
         self.out.write(orjson.dumps(self.convert(record)).decode() + "\n")
@@ -215,9 +213,9 @@ class DoccanoWriter(_Lines):
 
 @dataclass(frozen=True)
 class StandardFormat:
-    """A release format beyond KLUE's own: the task types it fits, how to open its writer, how to load it."""
+    """A release format beyond KLUE's own: how to open its writer, how to load it (the task types it fits
+    say so: ``TaskType.standard_formats``)."""
 
-    tasks: tuple[str, ...]
     opener: Callable[[Path, str, str], RecordWriter]
     description: str
     load: str
@@ -225,21 +223,21 @@ class StandardFormat:
     extras: Callable[[Path, str, dict[str, Any]], list[WrittenFile]] | None = None
 
 
-#: ``build_release --format`` names of the standard formats, each with the task types it fits.
+#: ``build_release --format`` names of the standard formats.
 STANDARD_FORMATS: dict[str, StandardFormat] = {
-    "conllu": StandardFormat(("dp",), lambda folder, split, _: ConlluWriter(folder, split),
+    "conllu": StandardFormat(lambda folder, split, _: ConlluWriter(folder, split),
                              gettext_noop("CoNLL-U (Universal Dependencies)"),
                              "`conllu.parse_incr(open(path, encoding='utf-8'))`"),
-    "conll": StandardFormat(("ner",), lambda folder, split, _: ConllWriter(folder, split),
+    "conll": StandardFormat(lambda folder, split, _: ConllWriter(folder, split),
                             gettext_noop("CoNLL-2003 BIO (`token POS chunk NER`)"),
                             "the `conll2003` reader: split each line on spaces, token = column 1, tag = column 4"),
-    "squad": StandardFormat(("mrc",), lambda folder, split, _: SquadWriter(folder, split),
+    "squad": StandardFormat(lambda folder, split, _: SquadWriter(folder, split),
                             gettext_noop("SQuAD v2.0 JSON"),
                             "`json.load`, or `datasets.load_dataset('json', data_files=path, field='data')`"),
-    "doccano": StandardFormat(("ner", "re"), DoccanoWriter, gettext_noop("doccano JSONL"),
+    "doccano": StandardFormat(DoccanoWriter, gettext_noop("doccano JSONL"),
                               "doccano's import (sequence labelling / relation extraction), or `pandas.read_json(path, "
                               "lines=True)`"),
-    "labelstudio": StandardFormat(fitting_tasks(), LabelStudioWriter, gettext_noop("Label Studio JSON tasks"),
+    "labelstudio": StandardFormat(LabelStudioWriter, gettext_noop("Label Studio JSON tasks"),
                                   "Label Studio: a project with the labelling config `labelstudio/config.xml`, then "
                                   "Import the JSON file (its labels come in as annotations); or `json.load`",
                                   write_config),
@@ -263,6 +261,16 @@ def write_extras(folder: Path, task_slug: str, formats: list[str], label_schema:
     return written
 
 
+def fits(fmt: str, task_slug: str) -> bool:
+    """Whether a release of ``task_slug`` can be written in ``fmt`` (every task fits the default formats)."""
+    return fmt not in STANDARD_FORMATS or fmt in get_task_type(task_slug).standard_formats
+
+
+def fitting_tasks(fmt: str) -> list[str]:
+    """The task types a standard format fits, in KLUE's order."""
+    return [task.slug for task in all_task_types() if fmt in task.standard_formats]
+
+
 def unfit_formats(task_slug: str, formats: list[str]) -> list[str]:
     """Those of ``formats`` that are standard formats for other task types."""
-    return [fmt for fmt in formats if fmt in STANDARD_FORMATS and task_slug not in STANDARD_FORMATS[fmt].tasks]
+    return [fmt for fmt in formats if not fits(fmt, task_slug)]
