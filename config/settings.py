@@ -194,6 +194,8 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
+    # Service errors (and the domain's other refusals) become responses here, never in the views.
+    "EXCEPTION_HANDLER": "annotation.api.exceptions.exception_handler",
 }
 # The OpenAPI schema (/api/schema/) and docs (/api/docs/) need a login in production; /healthz stays open.
 GOLDSET_API_SCHEMA_PUBLIC = env_bool("GOLDSET_API_SCHEMA_PUBLIC", not PRODUCTION)
