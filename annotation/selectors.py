@@ -76,8 +76,8 @@ class ProjectAccess:
 
 
 # The queries below run on every API request or every take. They are written in SQL because building the
-# same queries with the ORM (subqueries, OuterRef) cost 2–3 ms of CPU each, several times their execution
-# (docs/performance.md, "The annotate workload"); the SQL is plain enough for SQLite and PostgreSQL alike.
+# same queries with the ORM (subqueries, OuterRef) costs more CPU than running them (docs/performance.md,
+# "The annotate workload"); the SQL is plain enough for SQLite and PostgreSQL alike.
 _PROJECT, _MEMBERSHIP, _GUIDELINE, _ACK = (m._meta.db_table for m in (Project, Membership, Guideline,
                                                                      GuidelineAcknowledgement))
 _ITEM, _SLOT, _ASSIGNMENT, _ANNOTATION, _FLAG = (m._meta.db_table for m in (Item, QueueSlot, Assignment,
@@ -102,8 +102,8 @@ _CONVERTED: dict[tuple[type[Model], str], list[tuple[int, Col]]] = {}
 def fetch_instance(model: type[M], sql: str, params: list[Any]) -> tuple[M, tuple[Any, ...]] | None:
     """The first row of ``sql`` (which selects :func:`columns` of ``model`` first) as an instance, converted as
     the ORM converts (JSON, SQLite's dates and booleans), with the row's further columns; ``None`` without a
-    row. ``Model.objects.raw`` does the same but resolves the columns again on every call, ~0.1 ms of CPU on
-    queries that run on every request."""
+    row. ``Model.objects.raw`` does the same but resolves the columns again on every call, which these
+    queries, run on every request, would pay each time."""
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
@@ -551,20 +551,6 @@ def acknowledgement_of_current(user: User, project: Project) -> GuidelineAcknowl
     if guideline is None:
         return None
     return GuidelineAcknowledgement.objects.filter(user=user, guideline=guideline).select_related("guideline").first()
-
-
-def annotator_worklist(user: User) -> list[dict[str, Any]]:
-    """Where an annotator can work: each of their annotator projects with the workspace path and their
-    own progress. The ``demo`` command prints it so a newcomer knows where to click."""
-    from django.urls import reverse
-
-    rows = []
-    for project, role in projects_with_roles(user):
-        if role != Role.ANNOTATOR:
-            continue
-        rows.append({"project": project.slug, "task_type": project.task_type,
-                     "path": reverse("annotate", args=[project.pk]), **annotator_progress(project, user)})
-    return rows
 
 
 def audit_events(project: Project, *, object_type: str | None = None) -> QuerySet[AuditEvent]:

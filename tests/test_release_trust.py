@@ -22,12 +22,19 @@ from annotation.task_types import slugs
 from datasets_build.klue_formats import write_klue_file
 from exports import services
 from exports.baselines import BaselineResult
-from exports.baselines.bootstrap import STATS, resampled_scores
+from exports.baselines.bootstrap import STATS
 from exports.metrics import get_task_metrics, score
 from exports.models import ItemSplit, RaterId, Release, ReleaseStatus
 from exports.release_check import check_result
 from exports.writers.klue import JSON_ARRAY_TASKS
 from tests.release_helpers import load_records, sample_records
+
+
+def resampled_scores(task_slug, dev, predicted, counts: np.ndarray) -> np.ndarray:
+    """The primary metric of ``predicted`` on each resample, a row of ``counts`` (draws per dev record)."""
+    stats, finish = STATS[task_slug](dev, predicted)
+    return finish(counts @ stats)
+
 
 pytestmark = pytest.mark.django_db
 

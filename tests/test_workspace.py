@@ -306,19 +306,3 @@ def test_korean_catalogue_covers_the_manager_pages() -> None:
             assert translation.gettext(english) != english, english
 
 
-def test_annotator_worklist_for_the_demo(make_project, annotator_in, make_user, add_member) -> None:
-    from annotation.selectors import annotator_worklist
-
-    tc, ner = make_project("tc"), make_project("ner")
-    headlines(tc, 2)
-    items(ner, [{"sentence": "가상전자는 판교에 있다."}])
-    user = annotator_in(tc)
-    add_member(ner, user, Role.ANNOTATOR)
-    add_member(make_project("sts"), user, Role.MAINTAINER)  # not an annotator there: not listed
-    rows = annotator_worklist(user)
-    assert rows == [
-        {"project": ner.slug, "task_type": "ner", "path": f"/projects/{ner.pk}/annotate/", "done": 0, "skipped": 0,
-         "remaining": 1},
-        {"project": tc.slug, "task_type": "tc", "path": f"/projects/{tc.pk}/annotate/", "done": 0, "skipped": 0,
-         "remaining": 2},
-    ]

@@ -149,12 +149,6 @@ STATS: dict[str, Callable[[Records, Any], Stats]] = {
     "tc": _tc, "nli": _nli, "sts": _sts, "re": _re, "ner": _ner, "dp": _dp, "mrc": _mrc, "dst": _dst}
 
 
-def resampled_scores(task_slug: str, dev: Records, predicted: Any, counts: np.ndarray) -> np.ndarray:
-    """The primary metric of ``predicted`` on each resample, a row of ``counts`` (draws per dev record)."""
-    stats, finish = STATS[task_slug](dev, predicted)
-    return finish(counts @ stats)
-
-
 def difference_interval(task_slug: str, dev: Records, baseline: Any, trivial: Any, seed: int,
                         resamples: int = RESAMPLES) -> Interval:
     """The percentile bootstrap interval of primary(baseline) − primary(trivial), in points (0–100)."""
