@@ -28,7 +28,7 @@ SEED = 1
 
 
 def threshold() -> float:
-    return float(getattr(settings, "GOLDSET_NEAR_DUPLICATE_THRESHOLD", 0.8))
+    return float(settings.GOLDSET_NEAR_DUPLICATE_THRESHOLD)
 
 
 def normalise(text: str) -> str:

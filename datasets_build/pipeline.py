@@ -74,7 +74,7 @@ CSV_REQUIRED: dict[str, tuple[str, ...]] = {
 
 
 def max_errors() -> int:
-    return int(getattr(settings, "GOLDSET_IMPORT_MAX_ERRORS", 100))
+    return int(settings.GOLDSET_IMPORT_MAX_ERRORS)
 
 
 class ImportStopped(Exception):
