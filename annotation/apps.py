@@ -4,6 +4,8 @@ from django.apps import AppConfig
 class AnnotationConfig(AppConfig):
     name = "annotation"
     verbose_name = "Annotation"
+    #: The tabs this app adds to every project page (``annotation.tabs``).
+    project_tabs = "annotation.tabs.PROJECT_TABS"
 
     def ready(self) -> None:
         from django.db.models.signals import post_save

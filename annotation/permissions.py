@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-from .models import Project, Role, User
-from .selectors import role_in_project
+from .models import Role, User
 
 MANAGE = frozenset({Role.MANAGER.value, "superuser"})
 CURATE = frozenset({Role.MANAGER.value, Role.MAINTAINER.value, "superuser"})
 MEMBERS = frozenset({Role.ANNOTATOR.value, Role.MANAGER.value, Role.MAINTAINER.value, "superuser"})
 ANNOTATE = frozenset({Role.ANNOTATOR.value})
-
-
-def can(user: User, project: Project, allowed: frozenset[str]) -> bool:
-    return role_in_project(user, project) in allowed
 
 
 def can_create_projects(user: User) -> bool:

@@ -9,15 +9,12 @@ from typing import Any, TypeVar
 from django.db import connection
 from django.db.models import Count, F, IntegerField, Model, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.expressions import Col
-from django.db.models.fields.json import compile_json_path
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from .gold.selectors import releasable_items
 from .models import (
     ANNOTATABLE_SCREENING,
-    SLOT_HOLDING,
-    UNSET_PRIORITY_LAST,
     Annotation,
     Assignment,
     AssignmentStatus,
@@ -31,7 +28,6 @@ from .models import (
     Item,
     Membership,
     Project,
-    QueueSlot,
     Role,
     User,
 )
@@ -76,12 +72,12 @@ class ProjectAccess:
 
 
 # The queries below run on every API request or every take. They are written in SQL because building the
-# same queries with the ORM (subqueries, OuterRef) cost 2–3 ms of CPU each, several times their execution
-# (docs/performance.md, "The annotate workload"); the SQL is plain enough for SQLite and PostgreSQL alike.
+# same queries with the ORM (subqueries, OuterRef) costs more CPU than running them (docs/performance.md,
+# "The annotate workload"); the SQL is plain enough for SQLite and PostgreSQL alike.
 _PROJECT, _MEMBERSHIP, _GUIDELINE, _ACK = (m._meta.db_table for m in (Project, Membership, Guideline,
                                                                      GuidelineAcknowledgement))
-_ITEM, _SLOT, _ASSIGNMENT, _ANNOTATION, _FLAG = (m._meta.db_table for m in (Item, QueueSlot, Assignment,
-                                                                            Annotation, Flag))
+_ITEM, _ASSIGNMENT, _ANNOTATION = (m._meta.db_table for m in (Item, Assignment, Annotation))
+
 
 def _is_row_id(value: int) -> bool:
     """Whether an id from a URL or a request body fits the id columns (the ORM's lookups check this themselves;
@@ -102,8 +98,8 @@ _CONVERTED: dict[tuple[type[Model], str], list[tuple[int, Col]]] = {}
 def fetch_instance(model: type[M], sql: str, params: list[Any]) -> tuple[M, tuple[Any, ...]] | None:
     """The first row of ``sql`` (which selects :func:`columns` of ``model`` first) as an instance, converted as
     the ORM converts (JSON, SQLite's dates and booleans), with the row's further columns; ``None`` without a
-    row. ``Model.objects.raw`` does the same but resolves the columns again on every call, ~0.1 ms of CPU on
-    queries that run on every request."""
+    row. ``Model.objects.raw`` does the same but resolves the columns again on every call, which these
+    queries, run on every request, would pay each time."""
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
@@ -156,43 +152,6 @@ def access_to(project: Project, user: User) -> ProjectAccess:
     return found[1]
 
 
-@dataclass(frozen=True)
-class QueueState:
-    """What the take must know before choosing: a live lease to resume (with its item, as
-    :func:`assignment_to_submit` loads it), and whether any lease of the project ran out without being marked
-    expired yet (only then does the take expire leases)."""
-
-    resumable: Assignment | None
-    stale_leases: bool
-
-
-# The caller's oldest live lease joined to a one-row table, so that the row exists without one.
-_QUEUE_STATE_SQL = f"""
-SELECT {_ASSIGNMENT_COLUMNS}, i.payload, i.is_gold_check, i.screening_status,
-  EXISTS (SELECT 1 FROM {_ASSIGNMENT} x JOIN {_ITEM} xi ON xi.id = x.item_id
-          WHERE xi.project_id = %s AND x.status = %s AND x.lease_expires_at <= %s)
-FROM (SELECT 1 AS one) q
-LEFT JOIN {_ASSIGNMENT} a ON a.id = (
-  SELECT r.id FROM {_ASSIGNMENT} r JOIN {_ITEM} ri ON ri.id = r.item_id
-  WHERE ri.project_id = %s AND r.annotator_id = %s AND r.status = %s AND r.lease_expires_at > %s
-  ORDER BY r.created_at LIMIT 1)
-LEFT JOIN {_ITEM} i ON i.id = a.item_id
-"""
-
-
-def queue_state(project: Project, user: User) -> QueueState:
-    """The caller's :class:`QueueState` in one query (both halves are index probes)."""
-    now = connection.ops.adapt_datetimefield_value(timezone.now())
-    leased = AssignmentStatus.LEASED.value
-    found = fetch_instance(Assignment, _QUEUE_STATE_SQL, [project.pk, leased, now, project.pk, user.pk, leased, now])
-    assert found is not None  # the one-row table
-    assignment, (payload, is_gold_check, screening_status, stale) = found
-    if assignment.pk is None:
-        return QueueState(resumable=None, stale_leases=bool(stale))
-    assignment.item = _item(assignment.item_id, project, payload, is_gold_check, screening_status)
-    return QueueState(resumable=assignment, stale_leases=bool(stale))
-
-
 def current_guideline(project: Project) -> Guideline | None:
     return Guideline.objects.filter(project=project, is_current=True).first()
 
@@ -205,8 +164,6 @@ def has_acknowledged_current(user: User, project: Project) -> bool:
 
 
 _PAYLOAD = Item._meta.get_field("payload")
-#: The constant of the "uncertainty" order's index expression (unset priorities last).
-_UNSET_PRIORITY = UNSET_PRIORITY_LAST.get_source_expressions()[1].value
 
 
 def live_assignments(*, now: datetime | None = None) -> QuerySet[Assignment]:
@@ -305,13 +262,15 @@ def _count_of(queryset: QuerySet) -> Coalesce:
 
 
 def _live_count(item_ref: Any, stage: str, now: Any) -> Any:
-    """The item's taken places in the stage: live assignments and imported annotations (see :func:`places_held`)."""
+    """The item's taken places in the stage: live assignments and imported annotations (see
+    :func:`queue_sql.places_held`)."""
     return (_count_of(live_assignments(now=now).filter(item=item_ref, stage=stage))
             + _count_of(Annotation.objects.filter(item=item_ref, stage=stage, imported=True)))
 
 
 def eligible_items(project: Project, user: User, stage: str) -> QuerySet[Item]:
-    """Items this annotator may receive in this stage, closest to completion first.
+    """Items this annotator may receive in this stage, closest to completion first: the queue's rules with the
+    ORM (the take reads the same rules in SQL, :func:`annotation.queue_sql.queue_candidate`).
 
     Never an item they already had in this stage (except their own expired lease), never one whose k places
     are taken (live assignments and imported annotations), never an item whose previous stage is unfinished, and never a
@@ -337,79 +296,6 @@ def eligible_items(project: Project, user: User, stage: str) -> QuerySet[Item]:
             annotations__annotator=user, annotations__stage=previous.name
         )
     return qs.order_by(F("live").desc(), "id")
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """The take's choice: a queue slot and its item (id, project, payload, gold flag and screening status
-    loaded, the other fields deferred), and the caller's expired assignment of the item in the stage, if any
-    (the candidate rules exclude their live ones)."""
-
-    slot_id: int
-    item: Item
-    expired_own: int | None
-
-
-def _has_key(column: str, key: str) -> tuple[str, str]:
-    if connection.vendor == "postgresql":
-        return f"{column} ? %s", key
-    return f"JSON_TYPE({column}, %s) IS NOT NULL", compile_json_path([key])
-
-
-def queue_candidate(project: Project, user: User, stage: str, *, lock: bool = False,
-                    slot_id: int | None = None) -> Candidate | None:
-    """The take's next candidate: the same rules as :func:`eligible_items`, read from the maintained counter.
-
-    ``QueueSlot.live`` counts leases not yet marked expired, so callers expire leases first. Ordered
-    closest-to-completion first, or by ``priority`` (highest first, unset last) when the project's
-    ``options["queue_order"]`` is ``"uncertainty"``; either order is an index range scan. ``lock`` (inside a
-    transaction) locks the slot row ``FOR UPDATE SKIP LOCKED`` where the database can. ``slot_id`` reads only
-    that slot, and a lock then waits for it instead of passing it over (one row: waiting for several, locked
-    in orders that differ between snapshots, deadlocks).
-    """
-    stages = project.task.stages
-    index = [s.name for s in stages].index(stage)
-    where = [
-        "s.project_id = %s", "s.stage = %s", "s.live < %s", "i.screening_status IN (%s, %s)",
-        f"NOT EXISTS (SELECT 1 FROM {_FLAG} f WHERE f.item_id = s.item_id AND f.resolution = %s)",
-        f"NOT EXISTS (SELECT 1 FROM {_ASSIGNMENT} a WHERE a.item_id = s.item_id AND a.annotator_id = %s"
-        " AND a.stage = %s AND a.status <> %s)",
-    ]
-    params: list[Any] = [user.pk, stage,  # the select list's subquery
-                         project.pk, stage, project.annotations_needed(stage), *ANNOTATABLE_SCREENING,
-                         FlagResolution.OPEN.value, user.pk, stage, AssignmentStatus.EXPIRED.value]
-    if slot_id is not None:
-        where.append("s.id = %s")
-        params.append(slot_id)
-    if stages[index].done_marker:  # a writing stage: items that already carry the text (e.g. imported) skip it
-        condition, key = _has_key("i.payload", stages[index].done_marker)
-        where.append(f"NOT ({condition})")
-        params.append(key)
-    if index > 0 and stages[index - 1].done_marker:  # after a writing stage: written, and not by the caller
-        previous = stages[index - 1]
-        condition, key = _has_key("i.payload", previous.done_marker)
-        where += [condition, f"NOT EXISTS (SELECT 1 FROM {_ANNOTATION} n WHERE n.item_id = s.item_id"
-                             " AND n.annotator_id = %s AND n.stage = %s)"]
-        params += [key, user.pk, previous.name]
-    if project.options.get("queue_order") == "uncertainty":
-        order = "COALESCE(s.priority, %s) DESC, s.item_id"  # the expression of the index queueslot_take_priority
-        params.append(_UNSET_PRIORITY)
-    else:
-        order = "s.live DESC, s.item_id"
-    sql = (f"SELECT s.id, i.id, i.payload, i.is_gold_check, i.screening_status,"
-           f" (SELECT a.id FROM {_ASSIGNMENT} a WHERE a.item_id = s.item_id AND a.annotator_id = %s AND a.stage = %s)"
-           f" FROM {_SLOT} s JOIN {_ITEM} i ON i.id = s.item_id WHERE {' AND '.join(where)}"
-           f" ORDER BY {order} LIMIT 1")
-    if lock and connection.features.has_select_for_update_skip_locked:
-        sql += " FOR UPDATE OF s" if slot_id is not None else " FOR UPDATE OF s SKIP LOCKED"
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    found, item_id, payload, is_gold_check, screening_status, expired_own = row
-    return Candidate(slot_id=found, item=_item(item_id, project, payload, is_gold_check, screening_status),
-                     expired_own=expired_own)
 
 
 def annotator_queue_key(project: Project, user: User) -> int:
@@ -446,25 +332,6 @@ def assignment_to_submit(project: Project, user: User, item_id: int, stage: str 
     assignment, (payload, is_gold_check, screening_status, *_locked) = found
     assignment.item = _item(assignment.item_id, project, payload, is_gold_check, screening_status)
     return assignment
-
-
-#: SQL for how many places of an item in a stage are taken (see :func:`places_held`); its parameters are
-#: :func:`places_taken_params`.
-PLACES_TAKEN_SQL = (f"(SELECT count(*) FROM {_ASSIGNMENT} WHERE item_id = %s AND stage = %s AND status IN (%s, %s))"
-                    f" + (SELECT count(*) FROM {_ANNOTATION} WHERE item_id = %s AND stage = %s AND imported)")
-
-
-def places_taken_params(item_id: int, stage: str) -> list[Any]:
-    return [item_id, stage, *(status.value for status in SLOT_HOLDING), item_id, stage]
-
-
-def places_held(item_id: int, stage: str) -> int:
-    """How many places of the item in the stage are taken: assignments that hold one (leased or submitted) and
-    the annotations its corpus came with (an item is complete with k annotations, imported ones included).
-    What ``QueueSlot.live`` stands for."""
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {PLACES_TAKEN_SQL}", places_taken_params(item_id, stage))
-        return int(cursor.fetchone()[0])
 
 
 _ANNOTATION_OF_SQL = (f"SELECT {columns(Annotation, 'n')} FROM {_ANNOTATION} n"
@@ -551,20 +418,6 @@ def acknowledgement_of_current(user: User, project: Project) -> GuidelineAcknowl
     if guideline is None:
         return None
     return GuidelineAcknowledgement.objects.filter(user=user, guideline=guideline).select_related("guideline").first()
-
-
-def annotator_worklist(user: User) -> list[dict[str, Any]]:
-    """Where an annotator can work: each of their annotator projects with the workspace path and their
-    own progress. The ``demo`` command prints it so a newcomer knows where to click."""
-    from django.urls import reverse
-
-    rows = []
-    for project, role in projects_with_roles(user):
-        if role != Role.ANNOTATOR:
-            continue
-        rows.append({"project": project.slug, "task_type": project.task_type,
-                     "path": reverse("annotate", args=[project.pk]), **annotator_progress(project, user)})
-    return rows
 
 
 def audit_events(project: Project, *, object_type: str | None = None) -> QuerySet[AuditEvent]:

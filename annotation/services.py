@@ -43,18 +43,15 @@ from .models import (
     User,
     content_hash,
 )
+from .queue_sql import place_reserve as _place_reserve
+from .queue_sql import places_held, queue_candidate, queue_state
 from .selectors import (
-    PLACES_TAKEN_SQL,
     ProjectAccess,
     access_to,
     annotation_of,
     annotator_queue_key,
     assignment_to_submit,
     current_guideline,
-    places_held,
-    places_taken_params,
-    queue_candidate,
-    queue_state,
 )
 from .task_types import PayloadError, TaskType, get_task_type, reject_nul_characters
 
@@ -258,7 +255,7 @@ def _holding_losses(rows: list[tuple[int, int, str, str]]) -> Counter[tuple[int,
 
 
 def _slot_rows(items: QuerySet[Item], stage: str) -> list[QueueSlot]:
-    """New slots for ``items``, counting the places already taken (:func:`selectors.places_held`): assignments
+    """New slots for ``items``, counting the places already taken (:func:`queue_sql.places_held`): assignments
     that hold one and the annotations the corpus came with."""
     held = Subquery(Assignment.objects.filter(item=OuterRef("pk"), stage=stage, status__in=SLOT_HOLDING)
                     .values("item").annotate(n=Count("id")).values("n"))
@@ -423,20 +420,6 @@ def _take(project: Project, user: User, stage: str) -> Assignment | None:
             assignment.save(update_fields=["status", "lease_expires_at", "updated_at"])
         return assignment
     raise ServiceError("the queue is busy; ask again", code="conflict")
-
-
-_SLOT_TABLE = QueueSlot._meta.db_table
-_RESERVE_SQL = (f"UPDATE {_SLOT_TABLE} SET live = {PLACES_TAKEN_SQL} + 1"
-                f" WHERE id = %s AND {PLACES_TAKEN_SQL} < %s")
-
-
-def _place_reserve(slot_id: int, item_id: int, stage: str, needed: int) -> bool:
-    """Recount the item's taken places under the slot's lock and, when one is free, count the lease about to be
-    written (one statement); ``False`` when the item has none free."""
-    taken = places_taken_params(item_id, stage)
-    with connection.cursor() as cursor:
-        cursor.execute(_RESERVE_SQL, [*taken, slot_id, *taken, needed])
-        return cursor.rowcount == 1
 
 
 @transaction.atomic

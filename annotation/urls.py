@@ -1,9 +1,12 @@
-"""Browser pages."""
+"""Browser pages of the annotation app (namespace ``annotation``), with the agreement and gold pages of
+``urls_review``."""
 
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
-from . import views
+from . import urls_review, views
+
+app_name = "annotation"
 
 urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
@@ -21,4 +24,5 @@ urlpatterns = [
     path("projects/<int:project_id>/guideline/read/", views.guideline_read, name="guideline-read"),
     path("projects/<int:project_id>/annotate/", views.annotate, name="annotate"),
     path("projects/<int:project_id>/audit/", views.project_audit, name="project-audit"),
+    path("", include(urls_review.urlpatterns)),
 ]

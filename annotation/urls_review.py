@@ -1,4 +1,4 @@
-"""Manager pages of agreement, gold and adjudication."""
+"""Manager pages of agreement, gold and adjudication (included by ``annotation.urls``, in its namespace)."""
 
 from django.urls import path
 

@@ -97,7 +97,7 @@ def project_new(request: HttpRequest) -> HttpResponse:
             form.add_error("slug", _("A project with this slug already exists."))
         else:
             messages.success(request, _("Project created with the task's template guideline as version 1."))
-            return redirect("project-detail", project.pk)
+            return redirect("annotation:project-detail", project.pk)
     return render(request, "annotation/project_new.html", {"form": form})
 
 
@@ -152,7 +152,7 @@ def project_guideline(request: HttpRequest, project_id: int) -> HttpResponse:
                                                 "acknowledge it.") % {"v": guideline.version})
                 else:
                     messages.success(request, _("Draft version %(v)s saved.") % {"v": guideline.version})
-                return redirect("project-guideline", project.pk)
+                return redirect("annotation:project-guideline", project.pk)
         elif action not in {"draft", "publish"}:
             messages.error(request, _("Unknown action."))
     context = _project_context(project, role, "guideline")
@@ -176,7 +176,7 @@ def _publish_draft(request: HttpRequest, project: Project) -> HttpResponse:
         messages.error(request, error.message)
     else:
         messages.success(request, _("Version %(v)s published.") % {"v": guideline.version})
-    return redirect("project-guideline", project.pk)
+    return redirect("annotation:project-guideline", project.pk)
 
 
 @login_required
@@ -203,7 +203,7 @@ def project_members(request: HttpRequest, project_id: int) -> HttpResponse:
                 messages.success(request, _member_change(request, project, action, add_form))
             except services.ServiceError as error:
                 messages.error(request, error.message)
-            return redirect("project-members", project.pk)
+            return redirect("annotation:project-members", project.pk)
     context = _project_context(project, role, "members")
     context.update({"members": selectors.project_members(project), "add_form": add_form,
                     "roles": MemberRoleForm.base_fields["role"].choices})
@@ -299,11 +299,11 @@ def guideline_read(request: HttpRequest, project_id: int) -> HttpResponse:
             raise Http404("No guideline published yet.")
         if request.POST.get("confirm") != "yes":
             messages.error(request, _("Tick the box to confirm that you have read the guideline."))
-            return redirect(f"{reverse('guideline-read', args=[project.pk])}?next={_safe_next(request, '')}")
+            return redirect(f"{reverse('annotation:guideline-read', args=[project.pk])}?next={_safe_next(request, '')}")
         services.guideline_acknowledge(user=request.user, project=project)
         messages.success(request, _("Guideline version %(v)s acknowledged.") % {"v": guideline.version})
-        fallback = reverse("annotate", args=[project.pk]) if role in ANNOTATE else reverse("project-detail",
-                                                                                           args=[project.pk])
+        fallback = (reverse("annotation:annotate", args=[project.pk]) if role in ANNOTATE
+                    else reverse("annotation:project-detail", args=[project.pk]))
         return redirect(_safe_next(request, fallback))
     context = _project_context(project, role, "read")
     context.update({
@@ -328,8 +328,8 @@ def annotate(request: HttpRequest, project_id: int) -> HttpResponse:
     """The workspace: the widget of the project's task type, fed by the queue API."""
     project, role = project_for(request, project_id, ANNOTATE)
     if not selectors.has_acknowledged_current(request.user, project):
-        gate = reverse("guideline-read", args=[project.pk])
-        return redirect(f"{gate}?next={reverse('annotate', args=[project.pk])}")
+        gate = reverse("annotation:guideline-read", args=[project.pk])
+        return redirect(f"{gate}?next={reverse('annotation:annotate', args=[project.pk])}")
     guideline = selectors.current_guideline(project)
     scoped = {"project_pk": project.pk}
     config = {
@@ -340,13 +340,14 @@ def annotate(request: HttpRequest, project_id: int) -> HttpResponse:
         "schema": project.label_schema,
         "stages": {stage.name: stage_title(stage.title) for stage in project.task.stages},
         "api": {
-            "next": reverse("next-item", kwargs=scoped),
-            "annotations": reverse("annotation-list", kwargs=scoped),
-            "flags": reverse("flag-list", kwargs=scoped),
-            "progress": reverse("project-progress", args=[project.pk]),
-            "assignment": reverse("assignment-list", kwargs=scoped),
+            "next": reverse("api:next-item", kwargs=scoped),
+            "annotations": reverse("api:annotation-list", kwargs=scoped),
+            "flags": reverse("api:flag-list", kwargs=scoped),
+            "progress": reverse("api:project-progress", args=[project.pk]),
+            "assignment": reverse("api:assignment-list", kwargs=scoped),
         },
-        "gate": f"{reverse('guideline-read', args=[project.pk])}?next={reverse('annotate', args=[project.pk])}",
+        "gate": (f"{reverse('annotation:guideline-read', args=[project.pk])}"
+                 f"?next={reverse('annotation:annotate', args=[project.pk])}"),
         "user": request.user.pk,
         "single_keys": request.user.single_key_shortcuts,
         "strings": workspace_strings(project.task),
@@ -379,5 +380,5 @@ def shortcuts_set(request: HttpRequest) -> HttpResponse:
     target = request.POST.get("next", "")
     if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
                                            require_https=request.is_secure()):
-        target = reverse("home")
+        target = reverse("annotation:home")
     return redirect(target)

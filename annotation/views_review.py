@@ -214,7 +214,7 @@ def adjudicate(request: HttpRequest, project_id: int, item_id: int) -> HttpRespo
                 gold = GoldLabel.objects.get(item=item)
         else:
             messages.success(request, _("Decision saved."))
-            return redirect(reverse("review-item", args=[project.pk, item.pk]))
+            return redirect(reverse("annotation:review-item", args=[project.pk, item.pk]))
     initial = gold.payload if gold and gold.payload else (
         comparison["annotations"][0]["annotation"].payload if comparison["annotations"] else {})
     comparison["gold"] = gold
@@ -253,4 +253,4 @@ def gold_compute(request: HttpRequest, project_id: int) -> HttpResponse:
     else:
         messages.success(request, _("Gold labels recomputed: %(counts)s") % {
             "counts": ", ".join(f"{k} {v}" for k, v in sorted(statuses.items()))})
-    return redirect(reverse("review-gold", args=[project.pk]))
+    return redirect(reverse("annotation:review-gold", args=[project.pk]))

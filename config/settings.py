@@ -152,9 +152,9 @@ CONTENT_SECURITY_POLICY = {
     },
 }
 
-LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "home"
-LOGOUT_REDIRECT_URL = "login"
+LOGIN_URL = "annotation:login"
+LOGIN_REDIRECT_URL = "annotation:home"
+LOGOUT_REDIRECT_URL = "annotation:login"
 
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", _("English")), ("ko", _("Korean"))]
@@ -194,6 +194,8 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
+    # Service errors (and the domain's other refusals) become responses here, never in the views.
+    "EXCEPTION_HANDLER": "annotation.api.exceptions.exception_handler",
 }
 # The OpenAPI schema (/api/schema/) and docs (/api/docs/) need a login in production; /healthz stays open.
 GOLDSET_API_SCHEMA_PUBLIC = env_bool("GOLDSET_API_SCHEMA_PUBLIC", not PRODUCTION)
@@ -242,6 +244,22 @@ GOLDSET_IMPORT_PROCESSES = int(os.environ.get("GOLDSET_IMPORT_PROCESSES", "0"))
 # The largest record an import reads, in KiB of characters (a JSONL line, a CSV row, a KLUE record or TSV
 # sentence): a larger one is refused before it is parsed. KLUE's largest records are a few KiB.
 GOLDSET_IMPORT_MAX_RECORD_KB = int(os.environ.get("GOLDSET_IMPORT_MAX_RECORD_KB", "1024"))
+# The largest upload (import files, predictions files), in MB.
+GOLDSET_MAX_UPLOAD_MB = int(os.environ.get("GOLDSET_MAX_UPLOAD_MB", "200"))
+# An import reports at most this many bad records (and writes nothing when there is one).
+GOLDSET_IMPORT_MAX_ERRORS = int(os.environ.get("GOLDSET_IMPORT_MAX_ERRORS", "100"))
+# Estimated Jaccard similarity from which an imported item is a near duplicate of an earlier one.
+GOLDSET_NEAR_DUPLICATE_THRESHOLD = float(os.environ.get("GOLDSET_NEAR_DUPLICATE_THRESHOLD", "0.8"))
+# The salt of stored PII finding hashes; empty: one derived from SECRET_KEY.
+GOLDSET_PII_SALT = os.environ.get("GOLDSET_PII_SALT", "")
+# Toxicity and bias screeners run on every imported item (dotted paths of classes; docs/screening.md).
+GOLDSET_SCREENERS = env_list("GOLDSET_SCREENERS", "datasets_build.screening.lexicon.LexiconScreener,"
+                             "datasets_build.screening.threats.ThreatScreener")
+
+# Releases: where those built from the browser or the API go (empty: MEDIA_ROOT/releases), and the dev records
+# below which the baseline check gives no verdict.
+GOLDSET_RELEASE_ROOT = os.environ.get("GOLDSET_RELEASE_ROOT", "")
+GOLDSET_RELEASE_CHECK_MIN_DEV = int(os.environ.get("GOLDSET_RELEASE_CHECK_MIN_DEV", "20"))
 
 # Annotation queue: how long an item handed to an annotator stays reserved for them.
 GOLDSET_LEASE_MINUTES = int(os.environ.get("GOLDSET_LEASE_MINUTES", "30"))

@@ -12,10 +12,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.api.parsers import CheckedJSONParser
-from annotation.api.views import ProjectScoped, service_error_response
+from annotation.api.views import ProjectScoped
 from annotation.models import Item
 from annotation.permissions import CURATE, MANAGE
-from annotation.services import ServiceError
 
 from . import selectors, services
 from .models import ImportJob
@@ -38,14 +37,11 @@ class ImportListView(ProjectScoped, APIView):
         serializer = ImportCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        try:
-            job = services.import_job_create(
-                project=self.project, upload=data["file"], file_name=data["file"].name, fmt=data["format"],
-                user=request.user, source=data["source"], license=data["license"], pii=data["pii"],
-                encoding=data["encoding"], duplicates=data["duplicates"],
-            )
-        except ServiceError as error:
-            return service_error_response(error)
+        job = services.import_job_create(
+            project=self.project, upload=data["file"], file_name=data["file"].name, fmt=data["format"],
+            user=request.user, source=data["source"], license=data["license"], pii=data["pii"],
+            encoding=data["encoding"], duplicates=data["duplicates"],
+        )
         return Response(ImportJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -123,9 +119,6 @@ class ReviewDecisionView(ProjectScoped, APIView):
         serializer = ReviewDecisionSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         item = get_object_or_404(Item, pk=item_pk, project=self.project)
-        try:
-            item = services.screening_review(item=item, decision=serializer.validated_data["decision"],
-                                             reason=serializer.validated_data["reason"], by=request.user)
-        except ServiceError as error:
-            return service_error_response(error)
+        item = services.screening_review(item=item, decision=serializer.validated_data["decision"],
+                                         reason=serializer.validated_data["reason"], by=request.user)
         return Response(ReviewItemSerializer(item).data)

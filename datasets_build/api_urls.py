@@ -1,4 +1,5 @@
-"""Project-scoped API routes of this app (included under ``api/projects/<int:project_pk>/``)."""
+"""Project-scoped API routes of this app (included by ``urls.py`` under
+``api/projects/<int:project_pk>/``, in the app's namespace)."""
 
 from django.urls import path
 

@@ -28,7 +28,7 @@ SEED = 1
 
 
 def threshold() -> float:
-    return float(getattr(settings, "GOLDSET_NEAR_DUPLICATE_THRESHOLD", 0.8))
+    return float(settings.GOLDSET_NEAR_DUPLICATE_THRESHOLD)
 
 
 def normalise(text: str) -> str:
@@ -98,7 +98,7 @@ def signatures(texts: Iterable[str]) -> np.ndarray:
     if not len(offsets):
         return np.empty((0, NUM_PERM), dtype=np.uint32)
     with np.errstate(over="ignore"):
-        # One row per permutation, one column per shingle: reducing along rows is ~4x faster than columns.
+        # One row per permutation, one column per shingle: numpy reduces along rows faster than along columns.
         # The addition in place: a second temporary of this size (megabytes a chunk) cost more than the
         # arithmetic (docs/performance.md).
         permuted = np.multiply(_A.reshape(-1, 1), _fmix32(hashes).reshape(1, -1))

@@ -95,8 +95,3 @@ def release_notes(spdx: str) -> list[str]:
     if terms.share_alike:
         notes.append("share-alike: release under the same or a compatible licence")
     return notes
-
-
-def redistributable(spdx: str) -> bool:
-    terms = license_terms(spdx)
-    return bool(terms and terms.redistribution and terms.derivatives)

@@ -55,15 +55,15 @@ from .readers import FatalReadError, RecordError, iter_csv, iter_jsonl, max_reco
 
 FORMATS = ("klue", "jsonl", "csv", *INTEROP_READERS)
 DUPLICATE_POLICIES = ("skip", "refuse")
-#: Records per written batch: larger batches spread the per-batch queries thinner (1,000 cost ~5–8 % less CPU
-#: than 500 at 25,000 records) but hold more in memory (peak RSS ~+20 MB); memory stays bounded by it.
+#: Records per written batch: larger batches spread the per-batch queries thinner but hold more in memory
+#: (docs/performance.md, "Import"); memory stays bounded by it.
 BATCH_SIZE = 1000
 #: The annotator name of a corpus label without an annotator id (task types use ``""``).
 CORPUS_ANNOTATOR = "corpus"
 
 
 def max_errors() -> int:
-    return int(getattr(settings, "GOLDSET_IMPORT_MAX_ERRORS", 100))
+    return int(settings.GOLDSET_IMPORT_MAX_ERRORS)
 
 
 class ImportStopped(Exception):
@@ -506,8 +506,7 @@ class ImportPipeline:
         Python object per row cost more than the database's work), executemany elsewhere."""
         table = MinHashBand._meta.db_table
         item_ids = np.repeat(np.array(ids, dtype=np.int64), band_keys.shape[1])
-        # In key order: an index takes sorted keys faster than random ones (PostgreSQL ~20 %, SQLite more;
-        # docs/performance.md).
+        # In key order: an index takes sorted keys faster than random ones (docs/performance.md).
         order = np.argsort(band_keys.ravel(), kind="stable")
         keys = band_keys.ravel()[order]
         item_ids = item_ids[order]

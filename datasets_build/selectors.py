@@ -124,12 +124,3 @@ def near_duplicate_groups_page(project: Project, *, offset: int = 0, limit: int 
                                 "similarity": None if row.similarity is None else round(row.similarity, 4)})
     return [{"group": group, "items": items} for group, items in page.items()]
 
-
-def near_duplicate_groups(project: Project) -> list[set[int]]:
-    """The project's near-duplicate groups as sets of item ids, ordered by their first item (for leak-free
-    splits a group goes to one split)."""
-    groups: dict[int, set[int]] = {}
-    for item_id, group in NearDuplicate.objects.filter(project=project).values_list("item_id", "group").iterator(
-            chunk_size=10_000):
-        groups.setdefault(group, set()).add(item_id)
-    return sorted(groups.values(), key=min)

@@ -80,7 +80,7 @@ class _Rollback(Exception):
 
 
 def max_upload_bytes() -> int:
-    return int(getattr(settings, "GOLDSET_MAX_UPLOAD_MB", 200)) * 1024 * 1024
+    return int(settings.GOLDSET_MAX_UPLOAD_MB) * 1024 * 1024
 
 
 def items_import(

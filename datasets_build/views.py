@@ -43,7 +43,7 @@ def project_import(request: HttpRequest, project_id: int) -> HttpResponse:
         except ServiceError as error:
             form.add_error("file" if error.field == "file" else None, error.message)
         else:
-            return redirect(f"{reverse('project-import', args=[project.pk])}?job={job.pk}")
+            return redirect(f"{reverse('datasets_build:project-import', args=[project.pk])}?job={job.pk}")
     job = None
     job_id = request.GET.get("job", "")
     if job_id.isdigit():
@@ -60,7 +60,8 @@ def project_review(request: HttpRequest, project_id: int) -> HttpResponse:
     project, role = project_for(request, project_id, MANAGE)
     kind = request.GET.get("kind", "")
     kind = kind if kind in FlagKind.values else ""
-    here = f"{reverse('project-review', args=[project.pk])}?kind={kind}&page={request.GET.get('page', '1')}"
+    here = (f"{reverse('datasets_build:project-review', args=[project.pk])}"
+            f"?kind={kind}&page={request.GET.get('page', '1')}")
     if request.method == "POST" and "scope" in request.POST:
         return _review_bulk(request, project, here)
     if request.method == "POST":

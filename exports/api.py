@@ -19,10 +19,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.api.views import ProjectScoped, service_error_response
+from annotation.api.views import ProjectScoped
 from annotation.models import Role
 from annotation.permissions import CURATE, MANAGE
-from annotation.services import ServiceError
 
 from . import selectors, services
 from .archive import archive_response
@@ -98,13 +97,10 @@ class ReleaseListView(ProjectScoped, APIView):
         serializer = ReleaseCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        try:
-            release = services.release_request(
-                project=self.project, version=data["version"], splits=data.get("splits") or None,
-                seed=data.get("seed"), keep_splits=data["keep_splits"], formats=data["formats"], user=request.user,
-            )
-        except ServiceError as error:
-            return service_error_response(error)
+        release = services.release_request(
+            project=self.project, version=data["version"], splits=data.get("splits") or None,
+            seed=data.get("seed"), keep_splits=data["keep_splits"], formats=data["formats"], user=request.user,
+        )
         return Response(ReleaseSerializer(release).data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -124,10 +120,7 @@ class ReleaseDetailView(ReleaseScoped, APIView):
 
     @extend_schema(responses={204: None, 409: OpenApiResponse(description="Published or still building.")})
     def delete(self, request: Request, project_pk: int, pk: int) -> Response:
-        try:
-            services.release_delete(release=self.release(), by=request.user)
-        except ServiceError as error:
-            return service_error_response(error)
+        services.release_delete(release=self.release(), by=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -206,9 +199,6 @@ class ReleasePublishView(ReleaseScoped, APIView):
     def post(self, request: Request, project_pk: int, pk: int) -> Response:
         serializer = ReleasePublishSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            release = services.release_publish(release=self.release(), user=request.user,
-                                               override_reason=serializer.validated_data.get("override_reason", ""))
-        except ServiceError as error:
-            return service_error_response(error)
+        release = services.release_publish(release=self.release(), user=request.user,
+                                           override_reason=serializer.validated_data.get("override_reason", ""))
         return Response(ReleaseSerializer(release).data)

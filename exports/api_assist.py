@@ -16,10 +16,9 @@ from rest_framework.views import APIView
 
 from annotation import assist as annotation_assist
 from annotation.api.parsers import CheckedJSONParser
-from annotation.api.views import ProjectScoped, service_error_response
+from annotation.api.views import ProjectScoped
 from annotation.models import Project
 from annotation.permissions import CURATE, MANAGE
-from annotation.services import ServiceError
 
 from . import assist
 from .models import SuggesterRun
@@ -76,10 +75,7 @@ class SuggesterView(ProjectScoped, APIView):
     def patch(self, request: Request, project_pk: int) -> Response:
         if not isinstance(request.data, dict):
             return Response({"detail": "send a JSON object of settings", "code": "invalid"}, status=400)
-        try:
-            annotation_assist.assist_settings_update(project=self.project, **dict(request.data))
-        except annotation_assist.AssistError as error:
-            return Response({"detail": error.message, "code": "invalid", "field": error.field}, status=400)
+        annotation_assist.assist_settings_update(project=self.project, **dict(request.data))
         return Response(overview(self.project))
 
 
@@ -90,10 +86,7 @@ class SuggesterTrainView(ProjectScoped, APIView):
 
     @extend_schema(request=None, responses={202: SuggesterRunSerializer})
     def post(self, request: Request, project_pk: int) -> Response:
-        try:
-            run = assist.suggester_request(project=self.project, user=request.user)
-        except ServiceError as error:
-            return service_error_response(error)
+        run = assist.suggester_request(project=self.project, user=request.user)
         run.refresh_from_db()
         return Response(SuggesterRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
@@ -111,11 +104,8 @@ class SuggesterUploadView(ProjectScoped, APIView):
         serializer = PredictionsUploadSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        try:
-            run = assist.predictions_upload(project=self.project, upload=data["file"], file_name=data["file"].name,
-                                            fmt=data["format"], user=request.user, model=data["model"])
-        except ServiceError as error:
-            return service_error_response(error)
+        run = assist.predictions_upload(project=self.project, upload=data["file"], file_name=data["file"].name,
+                                        fmt=data["format"], user=request.user, model=data["model"])
         run.refresh_from_db()
         return Response(SuggesterRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 

@@ -4,3 +4,5 @@ from django.apps import AppConfig
 class ExportsConfig(AppConfig):
     name = "exports"
     verbose_name = "Releases"
+    #: The tabs this app adds to every project page (``annotation.tabs``).
+    project_tabs = "exports.tabs.PROJECT_TABS"

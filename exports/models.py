@@ -138,10 +138,6 @@ class Release(models.Model):
     def is_published(self) -> bool:
         return self.status == ReleaseStatus.PUBLISHED
 
-    @property
-    def folder_name(self) -> str:
-        return f"{self.project.slug}-{self.version}"
-
 
 class ReleaseFile(models.Model):
     """One file of a release folder with its checksum (``path`` is relative to the folder)."""

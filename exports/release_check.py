@@ -31,12 +31,13 @@ from exports.metrics import finite_or_zero
 #: Points (0-100 scale) by which the baseline must beat the trivial baseline on the primary metric.
 DEFAULT_MARGIN = 5.0
 DEFAULT_SEED = 13
-#: Dev records below which no verdict is given (``GOLDSET_RELEASE_CHECK_MIN_DEV`` overrides it).
-DEFAULT_MIN_DEV = 20
 
 
 def min_dev_records() -> int:
-    return int(getattr(settings, "GOLDSET_RELEASE_CHECK_MIN_DEV", DEFAULT_MIN_DEV))
+    """Dev records below which no verdict is given (``GOLDSET_RELEASE_CHECK_MIN_DEV``)."""
+    return int(settings.GOLDSET_RELEASE_CHECK_MIN_DEV)
+
+
 #: The splits the check reads (a KLUE-style unlabelled test is skipped when scoring).
 SPLITS = ("train", "dev", "test")
 

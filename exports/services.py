@@ -82,7 +82,7 @@ def _empty_message(project: Project, keep: bool) -> str:
 
 def release_root() -> Path:
     """Where releases built from the browser or the API go (``GOLDSET_RELEASE_ROOT``, else media/releases)."""
-    return Path(getattr(settings, "GOLDSET_RELEASE_ROOT", None) or Path(settings.MEDIA_ROOT) / "releases")
+    return Path(settings.GOLDSET_RELEASE_ROOT or Path(settings.MEDIA_ROOT) / "releases")
 
 
 # -- creating -------------------------------------------------------------------------------------

@@ -1,8 +1,11 @@
-"""Release pages."""
+"""The exports app's routes (namespace ``exports``): its pages and, under ``api/projects/<id>/``, its project-scoped
+API (``api_urls``)."""
 
-from django.urls import path
+from django.urls import include, path
 
-from . import views
+from . import api_urls, views
+
+app_name = "exports"
 
 urlpatterns = [
     path("projects/<int:project_id>/releases/", views.release_list, name="release-list"),
@@ -16,4 +19,5 @@ urlpatterns = [
          name="release-archive"),
     path("projects/<int:project_id>/releases/<int:release_id>/files/<int:file_id>/", views.release_file,
          name="release-file"),
+    path("api/projects/<int:project_pk>/", include(api_urls.urlpatterns)),
 ]

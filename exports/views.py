@@ -79,7 +79,7 @@ def release_list(request: HttpRequest, project_id: int) -> HttpResponse:
             form.add_error(error.field if error.field in form.fields else None, error.message)
         else:
             messages.success(request, _("Release %(version)s is being built.") % {"version": release.version})
-            return redirect("release-detail", project.pk, release.pk)
+            return redirect("exports:release-detail", project.pk, release.pk)
     context = _context(project, role)
     context.update({"releases": selectors.releases_of(project), "form": form,
                     "raters": selectors.rater_ids(project) if role in MANAGE else None})
@@ -158,7 +158,7 @@ def release_publish(request: HttpRequest, project_id: int, release_id: int) -> H
     else:
         messages.success(request, _("Release %(version)s is published and can no longer change.")
                          % {"version": release.version})
-    return redirect("release-detail", project.pk, release.pk)
+    return redirect("exports:release-detail", project.pk, release.pk)
 
 
 @login_required
@@ -174,7 +174,7 @@ def release_verify(request: HttpRequest, project_id: int, release_id: int) -> Ht
             f"{key}: {', '.join(result[key])}" for key in ("missing", "changed", "unlisted", "differs_from_record")
             if result.get(key))
         messages.error(request, _("Verification failed: %(problems)s") % {"problems": problems})
-    return redirect("release-detail", project.pk, release.pk)
+    return redirect("exports:release-detail", project.pk, release.pk)
 
 
 @login_required
@@ -243,7 +243,7 @@ def suggester(request: HttpRequest, project_id: int) -> HttpResponse:
                 messages.error(request, error.message)
             else:
                 messages.success(request, _("Retraining the suggester; annotators keep working meanwhile."))
-            return redirect("suggester", project.pk)
+            return redirect("exports:suggester", project.pk)
         if form.is_valid():
             data = form.cleaned_data
             try:
@@ -255,7 +255,7 @@ def suggester(request: HttpRequest, project_id: int) -> HttpResponse:
                 form.add_error(error.field if error.field in form.fields else None, str(error))
             else:
                 messages.success(request, _("Suggester settings saved."))
-                return redirect("suggester", project.pk)
+                return redirect("exports:suggester", project.pk)
     state = overview(project)
     runs = list(SuggesterRun.objects.filter(project=project).select_related("requested_by")[:20])
     context = _context(project, role)

@@ -38,7 +38,7 @@ def reviewed(make_project, make_user, add_member):
 @pytest.mark.django_db
 def test_dashboard_computes_then_shows_numbers_and_plots(reviewed, django_capture_on_commit_callbacks):
     project, manager, coders, _ = reviewed
-    url = reverse("review-dashboard", args=[project.pk])
+    url = reverse("annotation:review-dashboard", args=[project.pk])
     with django_capture_on_commit_callbacks(execute=True):
         first = client_for(manager).get(url)
     assert first.status_code == 200 and 'http-equiv="refresh"' in first.content.decode()
@@ -57,27 +57,31 @@ def test_dashboard_computes_then_shows_numbers_and_plots(reviewed, django_captur
 @pytest.mark.django_db
 def test_dashboard_is_hidden_from_outsiders(reviewed, make_user):
     project, *_ = reviewed
-    assert client_for(make_user("nosy")).get(reverse("review-dashboard", args=[project.pk])).status_code == 404
+    assert client_for(make_user("nosy")).get(reverse("annotation:review-dashboard",
+                                                     args=[project.pk])).status_code == 404
 
 
 @pytest.mark.django_db
 def test_items_by_disagreement_page_and_comparison(reviewed):
     project, manager, coders, items = reviewed
-    page = client_for(manager).get(reverse("review-items", args=[project.pk])).content.decode()
+    page = client_for(manager).get(reverse("annotation:review-items", args=[project.pk])).content.decode()
     assert page.index(">split<") < page.index(">pair<") < page.index(">same0<")
-    filtered = client_for(manager).get(reverse("review-items", args=[project.pk]), {"label": "정치"}).content.decode()
+    filtered = client_for(manager).get(reverse("annotation:review-items", args=[project.pk]),
+                                       {"label": "정치"}).content.decode()
     assert ">split<" in filtered and ">pair<" not in filtered
-    compare = client_for(manager).get(reverse("review-item", args=[project.pk, items["split"].pk])).content.decode()
+    compare = client_for(manager).get(reverse("annotation:review-item", args=[project.pk,
+                                                                              items["split"].pk])).content.decode()
     assert all(f"page-coder{i}" in compare for i in range(3))
     assert '<span class="chip">정치</span>' in compare and "{&quot;label&quot;" not in compare
-    assert client_for(coders[1]).get(reverse("review-item", args=[project.pk, items["split"].pk])).status_code == 403
+    assert client_for(coders[1]).get(reverse("annotation:review-item", args=[project.pk,
+                                                                             items["split"].pk])).status_code == 403
 
 
 @pytest.mark.django_db
 def test_adjudication_page_accepts_an_annotation_and_reports_conflicts(reviewed, make_user, add_member):
     project, manager, coders, items = reviewed
     other = add_member(project, make_user("page-manager2"), Role.MANAGER)
-    url = reverse("review-adjudicate", args=[project.pk, items["split"].pk])
+    url = reverse("annotation:review-adjudicate", args=[project.pk, items["split"].pk])
     form = client_for(manager).get(url)
     assert form.status_code == 200 and 'name="version"' in form.content.decode()
     version = gold_for_item(items["split"]).version
@@ -92,7 +96,8 @@ def test_adjudication_page_accepts_an_annotation_and_reports_conflicts(reviewed,
     assert bad.status_code == 400 and "not valid JSON" in bad.content.decode()
     assert GoldLabel.objects.get(item=items["split"]).payload == {"label": "정치"}
     assert Adjudication.objects.get(item=items["split"]).decided_by == manager
-    detail = client_for(manager).get(reverse("review-item", args=[project.pk, items["split"].pk])).content.decode()
+    detail = client_for(manager).get(reverse("annotation:review-item", args=[project.pk,
+                                                                             items["split"].pk])).content.decode()
     assert "정치 기사" in detail
     maintainer = add_member(project, make_user("page-maintainer"), Role.MAINTAINER)
     assert client_for(maintainer).get(url).status_code == 403
@@ -102,9 +107,9 @@ def test_adjudication_page_accepts_an_annotation_and_reports_conflicts(reviewed,
 def test_gold_page_recomputes(reviewed):
     project, manager, *_ = reviewed
     client = client_for(manager)
-    response = client.post(reverse("review-gold-compute", args=[project.pk]))
+    response = client.post(reverse("annotation:review-gold-compute", args=[project.pk]))
     assert response.status_code == 302
-    page = client.get(reverse("review-gold", args=[project.pk])).content.decode()
+    page = client.get(reverse("annotation:review-gold", args=[project.pk])).content.decode()
     assert ">split<" in page and "Needs adjudication" in page
 
 
@@ -115,7 +120,8 @@ def test_structured_payloads_render_as_spans_trees_and_states(make_project, make
     item = services.item_create(project=project, payload={"sentence": "홍길동은 서울에 산다"}, external_id="s1")
     Annotation.objects.create(item=item, annotator=coder, stage="label",
                               payload={"entities": [{"start": 0, "end": 3, "type": "PS"}]})
-    page = client_for(project.created_by).get(reverse("review-item", args=[project.pk, item.pk])).content.decode()
+    page = client_for(project.created_by).get(reverse("annotation:review-item", args=[project.pk,
+                                                                                      item.pk])).content.decode()
     assert '<mark class="ent ent-PS" title="PS">홍길동<sub>PS</sub></mark>은 서울에 산다' in page
 
     from annotation.agreement.measures import measure_for

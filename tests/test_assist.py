@@ -38,11 +38,11 @@ def suggest(project, items, payload, *, version: str = "test-1", confidence: flo
 
 
 def next_url(project) -> str:
-    return reverse("next-item", args=[project.pk])
+    return reverse("api:next-item", args=[project.pk])
 
 
 def annotations_url(project) -> str:
-    return reverse("annotation-list", args=[project.pk])
+    return reverse("api:annotation-list", args=[project.pk])
 
 
 def test_next_returns_the_suggestion_when_shown(api, make_project, annotator_in):
@@ -316,7 +316,7 @@ def test_simulated_annotators_half_assisted_split_alpha_and_record_acceptance(ap
 
     manager = Client()
     manager.force_login(project.created_by)
-    page = manager.get(reverse("review-dashboard", args=[project.pk])).content.decode()
+    page = manager.get(reverse("annotation:review-dashboard", args=[project.pk])).content.decode()
     assert "Assisted vs unassisted annotations" in page
     assert f"{shown_to_us} annotations were made with a model suggestion on screen, {total - shown_to_us} without" \
         in page
@@ -342,7 +342,7 @@ def test_dashboard_without_assisted_annotations_says_so(api, make_project, annot
     report_now(project)
     manager = Client()
     manager.force_login(project.created_by)
-    page = manager.get(reverse("review-dashboard", args=[project.pk])).content.decode()
+    page = manager.get(reverse("annotation:review-dashboard", args=[project.pk])).content.decode()
     assert "No annotation was made with a suggestion on screen" in page
     assert "of assisted vs unassisted annotations" not in page
 

@@ -224,7 +224,7 @@ def test_suggester_api(api, make_project, annotator_in, django_capture_on_commit
     project = seeded_project(make_project, "tc", gold=30, todo=6)
     manager = project.created_by
     client = api(manager)
-    url = reverse("api-suggester", args=[project.pk])
+    url = reverse("exports:api-suggester", args=[project.pk])
     body = client.get(url).json()
     assert body["settings"]["show"] is False and body["latest_run"] is None
     response = client.patch(url, {"show": True, "fraction": 0.5, "queue_order": "uncertainty"}, format="json")
@@ -233,23 +233,23 @@ def test_suggester_api(api, make_project, annotator_in, django_capture_on_commit
     bad = client.patch(url, {"fraction": 2}, format="json")
     assert bad.status_code == 400 and bad.json()["field"] == "fraction"
     with django_capture_on_commit_callbacks(execute=True):
-        train = client.post(reverse("api-suggester-train", args=[project.pk]), format="json")
+        train = client.post(reverse("exports:api-suggester-train", args=[project.pk]), format="json")
     assert train.status_code == 202
-    run_url = reverse("api-suggester-run", args=[project.pk, train.json()["id"]])
+    run_url = reverse("exports:api-suggester-run", args=[project.pk, train.json()["id"]])
     run = client.get(run_url).json()
     assert run["status"] == "done" and run["progress"] == 100 and run["suggestions"] == 6
     body = client.get(url).json()
     assert body["current"]["suggestions"] == 6 and body["latest_run"]["id"] == run["id"]
     assert "expected_effect" in body
     with django_capture_on_commit_callbacks(execute=True):
-        upload = client.post(reverse("api-suggester-upload", args=[project.pk]),
+        upload = client.post(reverse("exports:api-suggester-upload", args=[project.pk]),
                              {"file": SimpleUploadedFile("p.jsonl", '{"external_id": "t", "payload": {"label": '
                                                          '"경제"}}\n'.encode()), "format": "jsonl"}, format="multipart")
     assert upload.status_code == 202, upload.json()
     # Annotators never see the suggester's settings or runs.
     annotator = annotator_in(project)
     assert api(annotator).get(url).status_code == 403
-    assert api(annotator).post(reverse("api-suggester-train", args=[project.pk])).status_code == 403
+    assert api(annotator).post(reverse("exports:api-suggester-train", args=[project.pk])).status_code == 403
 
 
 # -- a live worker: retraining does not block annotators ------------------------------------------------------
@@ -279,8 +279,8 @@ def test_retrain_on_a_worker_reports_progress_and_does_not_block_annotators(live
         if run.is_finished:
             break
         started = time.perf_counter()
-        body = client.get(reverse("next-item", args=[project.pk])).json()
-        response = client.post(reverse("annotation-list", args=[project.pk]),
+        body = client.get(reverse("api:next-item", args=[project.pk])).json()
+        response = client.post(reverse("api:annotation-list", args=[project.pk]),
                                {"item": body["item"]["id"], "payload": {"entities": []}}, format="json")
         latencies.append(time.perf_counter() - started)
         assert response.status_code == 201
@@ -296,7 +296,7 @@ def test_suggester_page_retrains_shows_the_curve_and_saves_settings(make_project
     from django.test import Client
 
     project = seeded_project(make_project, "tc", gold=80, todo=5)
-    url = reverse("suggester", args=[project.pk])
+    url = reverse("exports:suggester", args=[project.pk])
     manager = Client()
     manager.force_login(project.created_by)
     empty = manager.get(url).content.decode()

@@ -111,7 +111,7 @@ def test_annotation_edit_adjudication_guideline_and_release_are_recorded(team, a
 
     page = Client()
     page.force_login(manager)
-    html = page.get(reverse("project-audit", args=[project.pk]), {"object_type": "gold"}).content.decode()
+    html = page.get(reverse("annotation:project-audit", args=[project.pk]), {"object_type": "gold"}).content.decode()
     assert "지침 3.2" in html and "adjudicate" in html and "새 지침" not in html
 
 
@@ -122,7 +122,7 @@ def test_annotators_and_maintainers_cannot_read_the_trail(team, api, make_user, 
     assert api(team["maintainer"]).get(url).status_code == 403
     assert api(make_user("audit-outsider")).get(url).status_code == 404
     client.force_login(team["annotator"])
-    assert client.get(reverse("project-audit", args=[project.pk])).status_code == 403
+    assert client.get(reverse("annotation:project-audit", args=[project.pk])).status_code == 403
 
 
 def test_an_import_is_one_event_and_a_failed_one_none(team, tmp_path):

@@ -14,7 +14,6 @@ from annotation.models import Item
 from annotation.services import project_delete
 from datasets_build import dedup
 from datasets_build.models import MinHashBand, NearDuplicate
-from datasets_build.selectors import near_duplicate_groups
 from datasets_build.services import items_import
 
 BASE = "호스트가 체크인 전에 자세한 안내를 보내 주셔서 처음 가는 길인데도 쉽게 찾아갈 수 있었어요"
@@ -49,6 +48,14 @@ def test_batch_signatures_equal_datasketch_minhash():
 
 def test_normalisation_makes_spacing_and_width_variants_equal():
     assert dedup.normalise("ＡＢＣ  호텔\n추천") == dedup.normalise("abc 호텔 추천")
+
+
+def near_duplicate_groups(project) -> list[set[int]]:
+    """The project's near-duplicate groups (``NearDuplicate`` rows) as sets of item ids, by first item."""
+    groups: dict[int, set[int]] = {}
+    for item_id, group in NearDuplicate.objects.filter(project=project).values_list("item_id", "group"):
+        groups.setdefault(group, set()).add(item_id)
+    return sorted(groups.values(), key=min)
 
 
 @pytest.mark.django_db

@@ -26,7 +26,7 @@ def client_for(user) -> Client:
 def test_favicon_is_served(client) -> None:
     response = client.get("/favicon.ico")
     assert response.status_code == 301 and response["Location"].endswith("annotation/favicon.svg")
-    home = client.get(reverse("login")).content.decode()
+    home = client.get(reverse("annotation:login")).content.decode()
     assert 'rel="icon"' in home
 
 
@@ -36,8 +36,8 @@ def test_items_tab_links_each_item_and_names_the_count_column(make_project, make
     coder = add_member(project, make_user("items-coder"), Role.ANNOTATOR)
     item = services.item_create(project=project, payload={"title": "기사 하나"}, external_id="art-1")
     Annotation.objects.create(item=item, annotator=coder, stage="label", payload={"label": "사회"})
-    page = client_for(project.created_by).get(reverse("project-items", args=[project.pk])).content.decode()
-    link = reverse("review-item", args=[project.pk, item.pk])
+    page = client_for(project.created_by).get(reverse("annotation:project-items", args=[project.pk])).content.decode()
+    link = reverse("annotation:review-item", args=[project.pk, item.pk])
     assert f'<a href="{link}">art-1</a>' in page
     headers = re.findall(r"<th[^>]*>(.*?)</th>", page)
     assert "Annotations (Label)" in headers and "Label" not in headers
@@ -49,7 +49,8 @@ def test_screening_review_drop_button_looks_destructive(make_project) -> None:
     item = services.item_create(project=project, payload={"title": "검토할 기사"}, external_id="held")
     item.screening_status = ScreeningStatus.NEEDS_REVIEW
     item.save(update_fields=["screening_status"])
-    page = client_for(project.created_by).get(reverse("project-review", args=[project.pk])).content.decode()
+    page = client_for(project.created_by).get(reverse("datasets_build:project-review",
+                                                      args=[project.pk])).content.decode()
     keep = re.search(r'<button[^>]*value="keep"[^>]*>', page).group(0)
     drop = re.search(r'<button[^>]*value="drop"[^>]*>', page).group(0)
     assert "danger" in drop and "danger" not in keep
@@ -61,9 +62,10 @@ def test_gold_page_says_which_status_it_shows_and_opens_on_a_non_empty_one(make_
     item = services.item_create(project=project, payload={"title": "기사"}, external_id="g1")
     GoldLabel.objects.create(item=item, status=GoldStatus.RESOLVED, payload={"label": "사회"}, rule="majority")
     client = client_for(project.created_by)
-    page = client.get(reverse("review-gold", args=[project.pk])).content.decode()
+    page = client.get(reverse("annotation:review-gold", args=[project.pk])).content.decode()
     assert "Showing: Resolved by the gold rule (1)" in page and ">g1<" in page
-    empty = client.get(reverse("review-gold", args=[project.pk]), {"status": "needs_adjudication"}).content.decode()
+    empty = client.get(reverse("annotation:review-gold", args=[project.pk]),
+                       {"status": "needs_adjudication"}).content.decode()
     assert "Showing: Needs adjudication (0)" in empty
     assert "No items have the status “Needs adjudication”" in empty
 

@@ -148,30 +148,30 @@ EXPECTED = {
 @pytest.mark.parametrize("role", sorted(EXPECTED))
 def test_project_pages_by_role(role: str, people: dict[str, User | None], project: Project) -> None:
     client = client_as(people[role])
-    got = [client.get(reverse(name, args=[project.pk])).status_code for name in PAGES]
+    got = [client.get(reverse(f"annotation:{name}", args=[project.pk])).status_code for name in PAGES]
     assert got == EXPECTED[role]
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("name", [*PAGES, "project-guideline-preview"])
 def test_anonymous_is_sent_to_login(name: str, project: Project) -> None:
-    url = reverse(name, args=[project.pk])
+    url = reverse(f"annotation:{name}", args=[project.pk])
     response = Client().post(url) if name.endswith("preview") else Client().get(url)
     assert response.status_code == 302
-    assert response.url.startswith(reverse("login"))
+    assert response.url.startswith(reverse("annotation:login"))
 
 
 @pytest.mark.django_db
 def test_anonymous_home_and_new_redirect_to_login() -> None:
-    for url in (reverse("home"), reverse("project-new")):
+    for url in (reverse("annotation:home"), reverse("annotation:project-new")):
         response = Client().get(url)
-        assert response.status_code == 302 and response.url.startswith(reverse("login"))
+        assert response.status_code == 302 and response.url.startswith(reverse("annotation:login"))
 
 
 @pytest.mark.django_db
 def test_unknown_project_is_404(people: dict[str, User | None]) -> None:
     for name in PAGES:
-        assert client_as(people["superuser"]).get(reverse(name, args=[999_999])).status_code == 404
+        assert client_as(people["superuser"]).get(reverse(f"annotation:{name}", args=[999_999])).status_code == 404
 
 
 @pytest.mark.django_db
@@ -179,22 +179,22 @@ def test_unknown_project_is_404(people: dict[str, User | None]) -> None:
                                               ("manager", 200), ("superuser", 200)])
 def test_preview_is_for_managers(role: str, status: int, people: dict[str, User | None],
                                  project: Project) -> None:
-    url = reverse("project-guideline-preview", args=[project.pk])
+    url = reverse("annotation:project-guideline-preview", args=[project.pk])
     assert client_as(people[role]).post(url, {"instructions": "# hi"}).status_code == status
 
 
 @pytest.mark.django_db
 def test_maintainers_read_but_do_not_write(people: dict[str, User | None], project: Project) -> None:
     client = client_as(people["maintainer"])
-    page = client.get(reverse("project-guideline", args=[project.pk])).content.decode()
+    page = client.get(reverse("annotation:project-guideline", args=[project.pk])).content.decode()
     assert "Only project managers can edit the guideline." in page
     assert "<textarea" not in page
-    post = client.post(reverse("project-guideline", args=[project.pk]),
+    post = client.post(reverse("annotation:project-guideline", args=[project.pk]),
                        {"action": "publish", "instructions": "a", "ethics": "b", "pii": "c"})
     assert post.status_code == 403
     assert project.guidelines.count() == 1
     outsider = people["outsider"]
-    post = client.post(reverse("project-members", args=[project.pk]),
+    post = client.post(reverse("annotation:project-members", args=[project.pk]),
                        {"action": "add", "username": outsider.username, "role": Role.MANAGER})
     assert post.status_code == 403
     assert not Membership.objects.filter(project=project, user=outsider).exists()
@@ -207,15 +207,15 @@ def test_annotator_sees_only_their_own_progress(people: dict[str, User | None], 
     other = new_user("other-annotator")
     services.membership_set(project=project, user=other, role=Role.ANNOTATOR)
     assert annotate_all(project, other) == 4
-    response = client_as(people["annotator"]).get(reverse("project-detail", args=[project.pk]))
+    response = client_as(people["annotator"]).get(reverse("annotation:project-detail", args=[project.pk]))
     assert response.status_code == 200
     assert "progress" not in response.context
     assert response.context["mine"] == {"done": 0, "skipped": 0, "remaining": 4}
     page = response.content.decode()
     assert "Your progress" in page and "Items complete" not in page and "other-annotator" not in page
-    assert reverse("project-items", args=[project.pk]) not in page  # no links to manager pages
+    assert reverse("annotation:project-items", args=[project.pk]) not in page  # no links to manager pages
 
-    manager_page = client_as(people["manager"]).get(reverse("project-detail", args=[project.pk]))
+    manager_page = client_as(people["manager"]).get(reverse("annotation:project-detail", args=[project.pk]))
     stage = manager_page.context["progress"]["stages"][0]
     assert (stage["annotations"], stage["items_started"]) == (4, 4)
     assert 'role="progressbar"' in manager_page.content.decode()
@@ -227,21 +227,21 @@ def test_annotator_sees_only_their_own_progress(people: dict[str, User | None], 
 @pytest.mark.django_db
 def test_home_lists_projects_and_offers_creation_to_creators(people: dict[str, User | None],
                                                              project: Project) -> None:
-    page = client_as(people["manager"]).get(reverse("home")).content.decode()
-    assert reverse("project-detail", args=[project.pk]) in page
-    assert reverse("project-new") in page
-    annotator_page = client_as(people["annotator"]).get(reverse("home")).content.decode()
-    assert reverse("project-detail", args=[project.pk]) in annotator_page
-    assert reverse("project-new") not in annotator_page
-    outsider_page = client_as(people["outsider"]).get(reverse("home")).content.decode()
+    page = client_as(people["manager"]).get(reverse("annotation:home")).content.decode()
+    assert reverse("annotation:project-detail", args=[project.pk]) in page
+    assert reverse("annotation:project-new") in page
+    annotator_page = client_as(people["annotator"]).get(reverse("annotation:home")).content.decode()
+    assert reverse("annotation:project-detail", args=[project.pk]) in annotator_page
+    assert reverse("annotation:project-new") not in annotator_page
+    outsider_page = client_as(people["outsider"]).get(reverse("annotation:home")).content.decode()
     assert "Ask a project manager to add you" in outsider_page
-    assert reverse("project-detail", args=[project.pk]) not in outsider_page
+    assert reverse("annotation:project-detail", args=[project.pk]) not in outsider_page
 
 
 @pytest.mark.django_db
 def test_new_project_page_needs_the_permission(people: dict[str, User | None]) -> None:
-    assert client_as(people["annotator"]).get(reverse("project-new")).status_code == 403
-    response = client_as(people["manager"]).get(reverse("project-new"))
+    assert client_as(people["annotator"]).get(reverse("annotation:project-new")).status_code == 403
+    response = client_as(people["manager"]).get(reverse("annotation:project-new"))
     assert response.status_code == 200
     page = response.content.decode()
     for klue_name in ("YNAT", "KLUE-STS", "KLUE-NLI", "KLUE-NER", "KLUE-RE", "KLUE-DP", "KLUE-MRC", "WoS"):
@@ -254,10 +254,11 @@ def test_creating_a_project_makes_the_creator_manager_with_guideline_v1(
 ) -> None:
     creator = new_user("creator", can_create=True)
     client = client_as(creator)
-    response = client.post(reverse("project-new"), {"name": "NER 2025", "slug": "ner-2025", "task_type": "ner",
+    response = client.post(reverse("annotation:project-new"), {"name": "NER 2025", "slug": "ner-2025",
+                                                               "task_type": "ner",
                                                     "annotators_per_item": 2})
     project = Project.objects.get(slug="ner-2025")
-    assert response.status_code == 302 and response.url == reverse("project-detail", args=[project.pk])
+    assert response.status_code == 302 and response.url == reverse("annotation:project-detail", args=[project.pk])
     assert (project.task_type, project.annotators_per_item) == ("ner", 2)
     assert selectors.role_in_project(creator, project) == Role.MANAGER
     guideline = selectors.current_guideline(project)
@@ -265,10 +266,10 @@ def test_creating_a_project_makes_the_creator_manager_with_guideline_v1(
     assert guideline.instructions == project.task.guideline_template().instructions
     assert client.get(response.url).status_code == 200
 
-    again = client.post(reverse("project-new"), {"name": "dup", "slug": "ner-2025", "task_type": "tc",
+    again = client.post(reverse("annotation:project-new"), {"name": "dup", "slug": "ner-2025", "task_type": "tc",
                                                  "annotators_per_item": 3})
     assert again.status_code == 200 and "slug" in again.context["form"].errors
-    bad = client.post(reverse("project-new"), {"name": "x", "slug": "x", "task_type": "pos",
+    bad = client.post(reverse("annotation:project-new"), {"name": "x", "slug": "x", "task_type": "pos",
                                                "annotators_per_item": 0})
     assert set(bad.context["form"].errors) == {"task_type", "annotators_per_item"}
     assert Project.objects.count() == 1
@@ -280,7 +281,7 @@ def test_creating_a_project_makes_the_creator_manager_with_guideline_v1(
 @pytest.mark.django_db
 def test_editing_the_guideline_publishes_v2(people: dict[str, User | None], project: Project) -> None:
     client = client_as(people["manager"])
-    url = reverse("project-guideline", args=[project.pk])
+    url = reverse("annotation:project-guideline", args=[project.pk])
     page = client.get(url)
     assert page.context["form"].initial["ethics"] == project.task.guideline_template().ethics
     data = {"instructions": "## 새 지침\n제목만 봅니다.", "ethics": "윤리", "pii": "개인정보", "change_note": "shorter"}
@@ -308,7 +309,7 @@ def test_editing_the_guideline_publishes_v2(people: dict[str, User | None], proj
 @pytest.mark.django_db
 def test_guideline_markdown_is_sanitised_everywhere(people: dict[str, User | None], project: Project) -> None:
     client = client_as(people["manager"])
-    url = reverse("project-guideline", args=[project.pk])
+    url = reverse("annotation:project-guideline", args=[project.pk])
     client.post(url, {"instructions": XSS, "ethics": XSS, "pii": XSS, "action": "publish"})
     assert selectors.current_guideline(project).version == 2
 
@@ -319,7 +320,7 @@ def test_guideline_markdown_is_sanitised_everywhere(people: dict[str, User | Non
     assert maintainer_page.count("<strong>bold</strong>") == 3
     assert_no_script_injection(maintainer_page)
 
-    preview = client.post(reverse("project-guideline-preview", args=[project.pk]),
+    preview = client.post(reverse("annotation:project-guideline-preview", args=[project.pk]),
                           {"instructions": XSS, "ethics": "*e*", "pii": ""})
     assert preview.status_code == 200
     body = preview.json()
@@ -333,7 +334,7 @@ def test_guideline_markdown_is_sanitised_everywhere(people: dict[str, User | Non
 @pytest.mark.django_db
 def test_managing_members(people: dict[str, User | None], project: Project, new_user: Callable[..., User]) -> None:
     client = client_as(people["manager"])
-    url = reverse("project-members", args=[project.pk])
+    url = reverse("annotation:project-members", args=[project.pk])
     newcomer = new_user("newcomer")
     response = client.post(url, {"action": "add", "username": "newcomer", "role": Role.ANNOTATOR})
     assert response.status_code == 302
@@ -368,7 +369,7 @@ def test_managing_members(people: dict[str, User | None], project: Project, new_
 def test_imported_users_cannot_join(people: dict[str, User | None], project: Project,
                                     new_user: Callable[..., User]) -> None:
     new_user("klue-annotator-1", is_imported=True)
-    response = client_as(people["manager"]).post(reverse("project-members", args=[project.pk]),
+    response = client_as(people["manager"]).post(reverse("annotation:project-members", args=[project.pk]),
                                                  {"action": "add", "username": "klue-annotator-1",
                                                   "role": Role.ANNOTATOR}, follow=True)
     assert "cannot join" in response.content.decode()
@@ -385,7 +386,7 @@ def test_items_page_lists_filters_and_counts(people: dict[str, User | None], pro
     Item.objects.filter(pk=items[1].pk).update(screening_status=ScreeningStatus.NEEDS_REVIEW)
     annotate_all(project, people["annotator"])
     client = client_as(people["maintainer"])
-    url = reverse("project-items", args=[project.pk])
+    url = reverse("annotation:project-items", args=[project.pk])
     response = client.get(url)
     rows = response.context["rows"]
     assert [r["item"].external_id for r in rows] == ["ynat-0", "ynat-1", "ynat-2"]
@@ -402,7 +403,7 @@ def test_items_page_lists_filters_and_counts(people: dict[str, User | None], pro
 def test_items_page_paginates_without_n_plus_one(people: dict[str, User | None], project: Project,
                                                  django_assert_max_num_queries: Any) -> None:
     client = client_as(people["manager"])
-    url = reverse("project-items", args=[project.pk])
+    url = reverse("annotation:project-items", args=[project.pk])
     make_items(project, 2)
     client.get(url)  # warm up sessions and caches
     with CaptureQueriesContext(connection) as few:

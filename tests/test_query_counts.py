@@ -35,10 +35,12 @@ READERS = ("manager", "maintainer", "annotator", "superuser")
 #: Queries a page may add with more rows without being an N+1 (e.g. one more page of a paginator).
 SLACK = 2
 #: Project pages (name, extra URL kwargs); every page route without an id of its own besides the project.
-PROJECT_PAGES = ["project-detail", "project-guideline", "project-members", "project-items", "guideline-read",
-                 "annotate", "project-import", "project-review", "project-sources", "release-list",
-                 "review-dashboard", "review-items", "review-gold", "project-audit", "suggester"]
-PAGE_READER = {"guideline-read": "annotator", "annotate": "annotator"}
+PROJECT_PAGES = ["annotation:project-detail", "annotation:project-guideline", "annotation:project-members",
+                 "annotation:project-items", "annotation:guideline-read", "annotation:annotate",
+                 "datasets_build:project-import", "datasets_build:project-review", "datasets_build:project-sources",
+                 "exports:release-list", "annotation:review-dashboard", "annotation:review-items",
+                 "annotation:review-gold", "annotation:project-audit", "exports:suggester"]
+PAGE_READER = {"annotation:guideline-read": "annotator", "annotation:annotate": "annotator"}
 
 
 def grow(sc: Scenario, n: int, tag: str) -> None:
@@ -116,11 +118,11 @@ def _page_counts(sc: Scenario) -> dict[str, int]:
     from django.test import Client
 
     counts = {}
-    for name in ["home", *PROJECT_PAGES]:
+    for name in ["annotation:home", *PROJECT_PAGES]:
         role = PAGE_READER.get(name, "manager")
         client = Client()
         client.force_login(sc.users[role])
-        url = reverse(name) if name == "home" else reverse(name, kwargs={"project_id": sc.project.id})
+        url = reverse(name) if name == "annotation:home" else reverse(name, kwargs={"project_id": sc.project.id})
         counts[f"{name} ({role})"] = _count(lambda url=url, client=client: client.get(url))
     return counts
 
@@ -172,8 +174,8 @@ def test_annotation_loop_query_counts(api, make_project, annotator_in) -> None:
     for i in range(5):
         services.item_create(project=project, payload={"title": f"뉴스 제목 {i}"}, external_id=f"q-{i}")
     client = api(annotator_in(project))
-    next_url = reverse("next-item", args=[project.pk])
-    submit_url = reverse("annotation-list", args=[project.pk])
+    next_url = reverse("api:next-item", args=[project.pk])
+    submit_url = reverse("api:annotation-list", args=[project.pk])
     lock = connection.vendor == "postgresql"
 
     def submit(assignment: dict) -> tuple[dict, list[str]]:
@@ -214,7 +216,7 @@ def test_item_pages_do_not_grow_with_the_items_annotations(make_project, annotat
     item = services.item_create(project=project, payload={"title": "한 기사 제목"}, external_id="one")
     client = Client()
     client.force_login(project.created_by)
-    urls = [reverse(name, kwargs={"project_id": project.pk, "item_id": item.pk})
+    urls = [reverse(f"annotation:{name}", kwargs={"project_id": project.pk, "item_id": item.pk})
             for name in ("review-item", "review-adjudicate")]
 
     def annotate(n: int) -> dict[str, int]:
@@ -250,7 +252,7 @@ def test_release_page_does_not_grow_with_its_files(make_project, tmp_path) -> No
                                                  out=tmp_path / version, agreement=False)
         assert release.status in ("unchecked", "inconclusive"), release.error  # JSONL only; 6 dev records
         files.append(release.files.count())
-        url = reverse("release-detail", kwargs={"project_id": project.pk, "release_id": release.pk})
+        url = reverse("exports:release-detail", kwargs={"project_id": project.pk, "release_id": release.pk})
         counts[formats] = {"release-detail": _count(lambda url=url: client.get(url))}
     assert files[1] > 2 * files[0], files
     _assert_flat(counts["jsonl"], counts["klue,jsonl,csv,parquet"])

@@ -57,13 +57,22 @@ def test_lease_and_submit(make_project, annotator_in) -> None:
 
 
 def test_closest_to_completion_first_and_never_past_k(make_project, annotator_in) -> None:
-    project = make_project("tc", k=2)
-    first, second, _ = tc_items(project, 3)
-    alice, bob, carol = (annotator_in(project) for _ in range(3))
-    assert services.assignment_next(project=project, user=alice).item_id == first
-    assert services.assignment_next(project=project, user=bob).item_id == first  # the started item first
-    assert services.assignment_next(project=project, user=carol).item_id == second  # first has k live
-    assert live_of(first, "label") == 2
+    """The started item comes first even when an older item is untouched: the order is by places taken, not
+    by age (with ties broken by age), and an item with k places taken is never handed out."""
+    project = make_project("tc", k=3)
+    oldest, middle, newest = tc_items(project, 3)
+    alice, bob, carol, dave = (annotator_in(project) for _ in range(4))
+    # alice passes on the two older items, so the newest is the first one started.
+    for passed in (oldest, middle):
+        skipped = services.assignment_next(project=project, user=alice)
+        assert skipped.item_id == passed
+        services.assignment_skip(assignment=skipped, reason="모름")
+    assert services.assignment_next(project=project, user=alice).item_id == newest
+    assert services.assignment_next(project=project, user=bob).item_id == newest  # 1 taken beats 0 taken
+    assert services.assignment_next(project=project, user=carol).item_id == newest  # 2 taken beats 0
+    assert live_of(newest, "label") == 3
+    assert services.assignment_next(project=project, user=dave).item_id == oldest  # newest is full; then by age
+    assert live_of(newest, "label") == 3 and live_of(oldest, "label") == 1
     assert_counter_exact(project)
 
 

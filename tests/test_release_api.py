@@ -109,14 +109,15 @@ def test_files_of_an_unfinished_release_are_not_served(team, api, release_root):
 def test_release_pages(team, client, release_root, django_capture_on_commit_callbacks):
     project, manager, maintainer = team["project"], team["manager"], team["maintainer"]
     client.force_login(manager)
-    page = client.get(reverse("release-list", args=[project.pk]))
+    page = client.get(reverse("exports:release-list", args=[project.pk]))
     assert page.status_code == 200 and "Build a release" in page.content.decode()
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(reverse("release-list", args=[project.pk]), {
+        response = client.post(reverse("exports:release-list", args=[project.pk]), {
             "version": "1.0.0", "mode": "ratios", "splits": "0.8,0.1,0.1", "seed": "4",
             "formats": ["klue", "jsonl", "csv", "parquet"]})
     release = Release.objects.get(project=project)
-    assert response.status_code == 302 and response.url == reverse("release-detail", args=[project.pk, release.pk])
+    assert response.status_code == 302 and response.url == reverse("exports:release-detail", args=[project.pk,
+                                                                                                   release.pk])
     detail = client.get(response.url).content.decode()
     assert "Passed" in detail and "ynat-v1.1_train.json" in detail
     assert "<h2>Motivation</h2>" in detail and "Known limitations" in detail  # the card, rendered
@@ -129,35 +130,35 @@ def test_release_pages(team, client, release_root, django_capture_on_commit_call
     assert detail.count("<svg") >= 1 and "(trivial)" in detail
     assert "Publish</button>" not in detail  # managers build, maintainers publish
     file = release.files.get(path="csv/dev.csv")
-    download = client.get(reverse("release-file", args=[project.pk, release.pk, file.pk]))
+    download = client.get(reverse("exports:release-file", args=[project.pk, release.pk, file.pk]))
     assert download.status_code == 200 and b"".join(download.streaming_content).startswith(b"guid,title,label")
-    verify = client.post(reverse("release-verify", args=[project.pk, release.pk]), follow=True)
+    verify = client.post(reverse("exports:release-verify", args=[project.pk, release.pk]), follow=True)
     assert "match their checksums" in verify.content.decode()
-    assert client.post(reverse("release-publish", args=[project.pk, release.pk])).status_code == 403
+    assert client.post(reverse("exports:release-publish", args=[project.pk, release.pk])).status_code == 403
 
     # A version that exists is refused on the form.
-    again = client.post(reverse("release-list", args=[project.pk]), {
+    again = client.post(reverse("exports:release-list", args=[project.pk]), {
         "version": "1.0.0", "mode": "keep", "formats": ["jsonl"]})
     assert again.status_code == 200 and "already has a release 1.0.0" in again.content.decode()
 
     client.force_login(maintainer)
-    detail = client.get(reverse("release-detail", args=[project.pk, release.pk])).content.decode()
+    detail = client.get(reverse("exports:release-detail", args=[project.pk, release.pk])).content.decode()
     assert "Publish</button>" in detail
-    published = client.post(reverse("release-publish", args=[project.pk, release.pk]), follow=True)
+    published = client.post(reverse("exports:release-publish", args=[project.pk, release.pk]), follow=True)
     assert "is published" in published.content.decode()
     assert Release.objects.get(pk=release.pk).status == ReleaseStatus.PUBLISHED
 
     client.force_login(team["annotator"])
-    assert client.get(reverse("release-list", args=[project.pk])).status_code == 403
-    assert client.get(reverse("release-detail", args=[project.pk, release.pk])).status_code == 403
-    assert client.get(reverse("release-file", args=[project.pk, release.pk, file.pk])).status_code == 403
+    assert client.get(reverse("exports:release-list", args=[project.pk])).status_code == 403
+    assert client.get(reverse("exports:release-detail", args=[project.pk, release.pk])).status_code == 403
+    assert client.get(reverse("exports:release-file", args=[project.pk, release.pk, file.pk])).status_code == 403
 
 
 def test_a_building_release_page_refreshes(team, client, release_root):
     project, manager = team["project"], team["manager"]
     client.force_login(manager)
-    client.post(reverse("release-list", args=[project.pk]), {"version": "1.0.0", "mode": "keep",
+    client.post(reverse("exports:release-list", args=[project.pk]), {"version": "1.0.0", "mode": "keep",
                                                              "formats": ["jsonl"]})
     release = Release.objects.get(project=project)
-    page = client.get(reverse("release-detail", args=[project.pk, release.pk])).content.decode()
+    page = client.get(reverse("exports:release-detail", args=[project.pk, release.pk])).content.decode()
     assert 'http-equiv="refresh"' in page and "queued" in page

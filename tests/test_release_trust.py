@@ -22,11 +22,17 @@ from annotation.task_types import JSON_ARRAY, get_task_type, slugs
 from datasets_build.klue_formats import write_klue_file
 from exports import services
 from exports.baselines import BaselineResult
-from exports.baselines.bootstrap import resampled_scores
 from exports.metrics import get_task_metrics, score
 from exports.models import ItemSplit, RaterId, Release, ReleaseStatus
 from exports.release_check import check_result
 from tests.release_helpers import load_records, sample_records
+
+
+def resampled_scores(task_slug, dev, predicted, counts: np.ndarray) -> np.ndarray:
+    """The primary metric of ``predicted`` on each resample, a row of ``counts`` (draws per dev record)."""
+    stats, finish = get_task_metrics(task_slug).primary_stats(dev, predicted)
+    return finish(counts @ stats)
+
 
 pytestmark = pytest.mark.django_db
 

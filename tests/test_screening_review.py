@@ -51,16 +51,17 @@ def test_the_review_page_highlights_the_flagged_span_with_its_type(make_project)
     held(project, "박지영([전화번호1])에게 전화했다", external_id="pii-1", kind="pii",
          findings=[{"field": "title", "type": "phone", "start": 4, "end": 11, "action": "pseudonymized"}])
     held(project, "이런 멍청한 놈들은 다 죽어야 한다", external_id="tox-1")
-    page = client_for(project.created_by).get(reverse("project-review", args=[project.pk])).content.decode()
+    page = client_for(project.created_by).get(reverse("datasets_build:project-review",
+                                                      args=[project.pk])).content.decode()
     assert ('<mark class="hit hit-pii" title="phone number">[전화번호1]'
             '<span class="hit-type">phone number</span></mark>' in page)
     assert ('<mark class="hit hit-toxic" title="threat or call for violence">죽어야 한다'
             '<span class="hit-type">threat or call for violence</span></mark>' in page)
-    korean = client_for(project.created_by).get(reverse("project-review", args=[project.pk]),
+    korean = client_for(project.created_by).get(reverse("datasets_build:project-review", args=[project.pk]),
                                                 HTTP_ACCEPT_LANGUAGE="ko").content.decode()
     assert '<span class="hit-type">전화번호</span>' in korean
     assert '<span class="hit-type">위협·폭력 선동</span>' in korean
-    filtered = client_for(project.created_by).get(reverse("project-review", args=[project.pk]),
+    filtered = client_for(project.created_by).get(reverse("datasets_build:project-review", args=[project.pk]),
                                                   {"kind": "pii"}).content.decode()
     assert "pii-1" in filtered and "tox-1" not in filtered
 
@@ -71,7 +72,7 @@ def test_keep_the_ticked_items_and_drop_all_matching_a_filter(make_project):
     manager = project.created_by
     toxic = [held(project, f"기사 {i}", external_id=f"t{i}") for i in range(3)]
     pii = held(project, "전화번호가 있는 기사", external_id="p1", kind="pii")
-    url = reverse("project-review", args=[project.pk])
+    url = reverse("datasets_build:project-review", args=[project.pk])
     client = client_for(manager)
     response = client.post(url, {"scope": "chosen", "items": [toxic[0].pk, toxic[1].pk], "decision": "keep",
                                  "reason": "뉴스 인용"})
@@ -104,7 +105,7 @@ def test_ten_thousand_flagged_items_page_and_are_decided_in_a_few_queries(make_p
              screening_status=ScreeningStatus.NEEDS_REVIEW) for i in range(10_000))
     Flag.objects.bulk_create(Flag(item=item, kind="toxic" if i % 2 else "bias", note="screener")
                              for i, item in enumerate(items))
-    url = reverse("project-review", args=[project.pk])
+    url = reverse("datasets_build:project-review", args=[project.pk])
     client = client_for(project.created_by)
     started = time.perf_counter()
     with django_assert_max_num_queries(12):

@@ -30,7 +30,7 @@ def axes_on(settings) -> None:
 
 
 def _page_login(client, username: str, password: str):
-    return client.post(reverse("login"), {"username": username, "password": password})
+    return client.post(reverse("annotation:login"), {"username": username, "password": password})
 
 
 @pytest.mark.django_db
@@ -54,7 +54,8 @@ def test_lockout_is_per_username_and_address(axes_on, client, make_user) -> None
     assert _page_login(client, other.username, PASSWORD).status_code == 302
     # The same account from another address too.
     elsewhere = type(client)(REMOTE_ADDR="10.9.8.7")
-    assert elsewhere.post(reverse("login"), {"username": victim.username, "password": PASSWORD}).status_code == 302
+    assert elsewhere.post(reverse("annotation:login"), {"username": victim.username,
+                                                        "password": PASSWORD}).status_code == 302
 
 
 @pytest.mark.django_db
@@ -79,7 +80,7 @@ def test_token_endpoint_failures_count_and_lock_out(axes_on, make_user) -> None:
 
     user = make_user("victim")
     client = APIClient()
-    url = reverse("api-token")
+    url = reverse("api:api-token")
     for _ in range(settings.AXES_FAILURE_LIMIT):
         response = client.post(url, {"username": user.username, "password": "wrong"}, format="json")
         assert response.status_code in {400, 429}
@@ -89,15 +90,16 @@ def test_token_endpoint_failures_count_and_lock_out(axes_on, make_user) -> None:
     assert response.status_code in {400, 429}
     assert b"token" not in response.content
     # Failures on the token endpoint lock the login page too: it is the same account and address.
-    assert APIClient().post(reverse("login"), {"username": user.username, "password": PASSWORD}).status_code == 429
+    assert APIClient().post(reverse("annotation:login"), {"username": user.username,
+                                                          "password": PASSWORD}).status_code == 429
 
 
 @pytest.mark.django_db
 def test_token_endpoint_still_works_below_the_limit(axes_on, make_user) -> None:
     user = make_user("victim")
     client = APIClient()
-    client.post(reverse("api-token"), {"username": user.username, "password": "wrong"}, format="json")
-    response = client.post(reverse("api-token"), {"username": user.username, "password": PASSWORD}, format="json")
+    client.post(reverse("api:api-token"), {"username": user.username, "password": "wrong"}, format="json")
+    response = client.post(reverse("api:api-token"), {"username": user.username, "password": PASSWORD}, format="json")
     assert response.status_code == 200 and response.data["token"]
 
 
@@ -114,7 +116,7 @@ def test_server_side_authenticate_without_request_is_not_broken(axes_on, make_us
 def test_csp_header_on_pages(client, make_user, name: str) -> None:
     if name == "home":
         client.force_login(make_user())
-    response = client.get(reverse(name))
+    response = client.get(reverse(f"annotation:{name}"))
     assert response.status_code == 200
     policy = response["Content-Security-Policy"]
     directives = {part.split()[0]: part.split()[1:] for part in policy.split(";") if part.strip()}
@@ -130,7 +132,7 @@ def test_csp_header_on_project_pages(client, make_project) -> None:
     project = make_project("tc")
     client.force_login(project.created_by)
     for name in ("project-detail", "project-guideline", "project-members", "project-items"):
-        response = client.get(reverse(name, args=[project.pk]))
+        response = client.get(reverse(f"annotation:{name}", args=[project.pk]))
         assert response.status_code == 200, name
         assert "default-src 'self'" in response["Content-Security-Policy"], name
 
@@ -171,7 +173,7 @@ def test_production_cookies_are_sent_secure(client, make_user) -> None:
              "CSRF_COOKIE_SAMESITE")
     user = make_user("victim")
     with override_settings(**{name: getattr(prod, name) for name in names}):
-        page = client.get(reverse("login"))
+        page = client.get(reverse("annotation:login"))
         csrf = page.cookies["csrftoken"]
         assert csrf["secure"] and csrf["samesite"] == "Lax"
         response = _page_login(client, user.username, PASSWORD)

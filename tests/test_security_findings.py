@@ -43,16 +43,19 @@ def test_wrong_passwords_from_one_client_behind_the_proxy_do_not_lock_out_anothe
     settings.GOLDSET_TRUSTED_PROXY_COUNT = 1
     user = make_user("victim")
     attacker = _through_proxy(CLIENT_A)
-    statuses = [attacker.post(reverse("login"), {"username": user.username, "password": "wrong"}).status_code
+    statuses = [attacker.post(reverse("annotation:login"), {"username": user.username, "password": "wrong"}).status_code
                 for _ in range(settings.AXES_FAILURE_LIMIT + 1)]
     assert statuses[-2:] == [429, 429]
     # The attacker cannot escape the count by forging an X-Forwarded-For entry of their own.
     forging = _through_proxy(CLIENT_A, forged=CLIENT_B)
-    assert forging.post(reverse("login"), {"username": user.username, "password": PASSWORD}).status_code == 429
+    assert forging.post(reverse("annotation:login"), {"username": user.username,
+                                                      "password": PASSWORD}).status_code == 429
     # The real user, behind the same proxy from another address, signs in on the page and gets a token.
     victim = _through_proxy(CLIENT_B)
-    assert victim.post(reverse("login"), {"username": user.username, "password": PASSWORD}).status_code == 302
-    response = _through_proxy(CLIENT_B).post(reverse("api-token"), {"username": user.username, "password": PASSWORD},
+    assert victim.post(reverse("annotation:login"), {"username": user.username,
+                                                     "password": PASSWORD}).status_code == 302
+    response = _through_proxy(CLIENT_B).post(reverse("api:api-token"), {"username": user.username,
+                                                                        "password": PASSWORD},
                                              format="json")
     assert response.status_code == 200 and response.data["token"]
 
@@ -63,8 +66,9 @@ def test_without_a_trusted_proxy_the_forwarded_header_is_ignored(axes_on, settin
     user = make_user("victim")
     for n in range(settings.AXES_FAILURE_LIMIT):
         # A direct client rotating forged addresses is still one address.
-        _through_proxy(f"192.0.2.{n}").post(reverse("login"), {"username": user.username, "password": "wrong"})
-    assert _through_proxy(CLIENT_B).post(reverse("login"),
+        _through_proxy(f"192.0.2.{n}").post(reverse("annotation:login"), {"username": user.username,
+                                                                          "password": "wrong"})
+    assert _through_proxy(CLIENT_B).post(reverse("annotation:login"),
                                          {"username": user.username, "password": PASSWORD}).status_code == 429
 
 
@@ -73,7 +77,7 @@ def test_token_endpoint_answers_429_when_locked_and_counts_per_client(axes_on, s
     settings.GOLDSET_TRUSTED_PROXY_COUNT = 1
     user = make_user("victim")
     attacker = _through_proxy(CLIENT_A)
-    url = reverse("api-token")
+    url = reverse("api:api-token")
     statuses = [attacker.post(url, {"username": user.username, "password": "wrong"}, format="json").status_code
                 for _ in range(settings.AXES_FAILURE_LIMIT + 1)]
     assert statuses == [400] * (settings.AXES_FAILURE_LIMIT - 1) + [429, 429]
@@ -81,7 +85,8 @@ def test_token_endpoint_answers_429_when_locked_and_counts_per_client(axes_on, s
     assert locked.status_code == 429 and locked.data["code"] == "locked_out" and "token" not in locked.data
     assert int(locked["Retry-After"]) == settings.AXES_COOLOFF_TIME.total_seconds()
     # Locked on the token endpoint means locked on the login page too (same account, same client) ...
-    assert attacker.post(reverse("login"), {"username": user.username, "password": PASSWORD}).status_code == 429
+    assert attacker.post(reverse("annotation:login"), {"username": user.username,
+                                                       "password": PASSWORD}).status_code == 429
     # ... but not for the same account from another client.
     response = _through_proxy(CLIENT_B).post(url, {"username": user.username, "password": PASSWORD}, format="json")
     assert response.status_code == 200
@@ -91,7 +96,7 @@ def test_token_endpoint_answers_429_when_locked_and_counts_per_client(axes_on, s
 
 
 def _token(user) -> str:
-    response = APIClient().post(reverse("api-token"), {"username": user.username, "password": PASSWORD},
+    response = APIClient().post(reverse("api:api-token"), {"username": user.username, "password": PASSWORD},
                                 format="json")
     assert response.status_code == 200
     return response.data["token"]
@@ -125,7 +130,8 @@ def test_a_password_change_revokes_the_api_token(make_user) -> None:
     assert _projects_with(key) == 401
     assert _projects_with(other_key) == 200  # other users keep theirs
     # Ordinary saves of the user do not touch the new token.
-    new_key = APIClient().post(reverse("api-token"), {"username": user.username, "password": "a-new-pw-goldset-456"},
+    new_key = APIClient().post(reverse("api:api-token"), {"username": user.username,
+                                                          "password": "a-new-pw-goldset-456"},
                                format="json").data["token"]
     user.first_name = "Kim"
     user.save()
@@ -161,7 +167,7 @@ def test_dashboard_of_a_young_project_without_overlapping_annotations_renders(
         Annotation.objects.create(item=item, annotator=coder, stage="label", payload=payload, seconds_spent=5.0)
     client = Client()
     client.force_login(project.created_by)
-    url = reverse("review-dashboard", args=[project.pk])
+    url = reverse("annotation:review-dashboard", args=[project.pk])
     with django_capture_on_commit_callbacks(execute=True):
         assert client.get(url).status_code == 200
     page = client.get(url)
@@ -176,7 +182,7 @@ DEEP_2KB = "[" * 1000 + "]" * 1000
 
 @pytest.mark.django_db
 def test_a_deeply_nested_json_body_is_a_400_anonymously_on_the_token_endpoint() -> None:
-    response = APIClient().post(reverse("api-token"), DEEP_2KB, content_type="application/json")
+    response = APIClient().post(reverse("api:api-token"), DEEP_2KB, content_type="application/json")
     assert response.status_code == 400
     assert "nested deeper than" in response.json()["detail"]
 
@@ -251,13 +257,14 @@ def test_a_nul_in_any_query_parameter_is_a_400_on_every_api_route(api) -> None:
 def test_a_nul_in_page_query_strings_form_fields_and_paths_is_a_400(make_project, client) -> None:
     project = make_project("tc")
     client.force_login(project.created_by)
-    for url in (reverse("home"), f"/projects/{project.pk}/", f"/projects/{project.pk}/items/",
-                reverse("review-gold", args=[project.pk])):
+    for url in (reverse("annotation:home"), f"/projects/{project.pk}/", f"/projects/{project.pk}/items/",
+                reverse("annotation:review-gold", args=[project.pk])):
         response = client.get(url + "?q=%00&status=%00")
         assert response.status_code == 400, url
         assert b"NUL" in response.content
     # As a browser sends a form (urlencoded); Django's form fields refuse a NUL in multipart fields themselves.
-    login = client.post(reverse("login"), "username=a%00b&password=x", content_type="application/x-www-form-urlencoded")
+    login = client.post(reverse("annotation:login"), "username=a%00b&password=x",
+                        content_type="application/x-www-form-urlencoded")
     assert login.status_code == 400
     assert client.get(f"/projects/{project.pk}/%00/").status_code == 400
 
@@ -276,7 +283,7 @@ def test_the_adjudication_form_refuses_a_deeply_nested_payload(make_project, mak
                                   stage="label", payload={"label": label})
     client = Client()
     client.force_login(project.created_by)
-    url = reverse("review-adjudicate", args=[project.pk, item.pk])
+    url = reverse("annotation:review-adjudicate", args=[project.pk, item.pk])
     response = client.post(url, {"choice": "payload", "payload": DEEP_2KB, "reason": "r", "version": "0"})
     assert response.status_code == 400
     assert "nested deeper than" in response.content.decode()
@@ -540,6 +547,6 @@ def test_admin_change_pages_and_lists_never_read_a_whole_large_table(make_projec
 def test_form_encoded_api_bodies_still_parse_after_the_nul_check(make_user) -> None:
     """The middleware reads urlencoded forms before DRF does; DRF must still see the fields."""
     user = make_user()
-    response = APIClient().post(reverse("api-token"), f"username={user.username}&password={PASSWORD}",
+    response = APIClient().post(reverse("api:api-token"), f"username={user.username}&password={PASSWORD}",
                                 content_type="application/x-www-form-urlencoded")
     assert response.status_code == 200 and response.data["token"]

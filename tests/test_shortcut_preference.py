@@ -20,8 +20,8 @@ def test_the_preference_is_stored_and_reaches_the_workspace(make_project, make_u
     services.guideline_acknowledge(user=user, project=project)
     client = Client()
     client.force_login(user)
-    url = reverse("shortcuts-set")
-    back = reverse("annotate", args=[project.pk])
+    url = reverse("annotation:shortcuts-set")
+    back = reverse("annotation:annotate", args=[project.pk])
     assert client.post(url, {"single_keys": "off", "next": back})["Location"] == back
     user.refresh_from_db()
     assert user.single_key_shortcuts is False
@@ -29,6 +29,7 @@ def test_the_preference_is_stored_and_reaches_the_workspace(make_project, make_u
     config = json.loads(re.search(r'id="workspace-config" type="application/json">(.*?)</script>', page).group(1))
     assert config["single_keys"] is False and 'value="on"' in page
     assert client.post(url, {"single_keys": "maybe"}).status_code == 400
-    assert client.post(url, {"single_keys": "on", "next": "https://evil.example/"})["Location"] == reverse("home")
+    assert client.post(url, {"single_keys": "on",
+                             "next": "https://evil.example/"})["Location"] == reverse("annotation:home")
     user.refresh_from_db()
     assert user.single_key_shortcuts is True

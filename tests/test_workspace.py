@@ -49,20 +49,20 @@ def test_workspace_is_for_annotators(role, status, tc_project, make_user, add_me
     user = make_user()
     if role != "outsider":
         add_member(tc_project, user, role)
-    assert page_client(user).get(reverse("annotate", args=[tc_project.pk])).status_code == status
+    assert page_client(user).get(reverse("annotation:annotate", args=[tc_project.pk])).status_code == status
 
 
 def test_anonymous_goes_to_login(tc_project) -> None:
     for name in ("annotate", "guideline-read"):
-        response = Client().get(reverse(name, args=[tc_project.pk]))
-        assert response.status_code == 302 and response.url.startswith(reverse("login"))
+        response = Client().get(reverse(f"annotation:{name}", args=[tc_project.pk]))
+        assert response.status_code == 302 and response.url.startswith(reverse("annotation:login"))
 
 
 def test_gate_before_the_first_item_and_after_a_new_version(tc_project, make_user, add_member) -> None:
     annotator = add_member(tc_project, make_user(), Role.ANNOTATOR)
     client = page_client(annotator)
-    annotate_url = reverse("annotate", args=[tc_project.pk])
-    gate_url = reverse("guideline-read", args=[tc_project.pk])
+    annotate_url = reverse("annotation:annotate", args=[tc_project.pk])
+    gate_url = reverse("annotation:guideline-read", args=[tc_project.pk])
     response = client.get(annotate_url)
     assert response.status_code == 302 and response.url == f"{gate_url}?next={annotate_url}"
 
@@ -94,9 +94,9 @@ def test_gate_before_the_first_item_and_after_a_new_version(tc_project, make_use
 
 def test_gate_never_redirects_off_site(tc_project, annotator_in) -> None:
     annotator = annotator_in(tc_project)
-    response = page_client(annotator).post(reverse("guideline-read", args=[tc_project.pk]),
+    response = page_client(annotator).post(reverse("annotation:guideline-read", args=[tc_project.pk]),
                                            {"confirm": "yes", "next": "https://evil.example/"})
-    assert response.url == reverse("annotate", args=[tc_project.pk])
+    assert response.url == reverse("annotation:annotate", args=[tc_project.pk])
 
 
 def test_guideline_markdown_in_the_gate_and_the_drawer_is_sanitised(tc_project, annotator_in) -> None:
@@ -108,14 +108,14 @@ def test_guideline_markdown_in_the_gate_and_the_drawer_is_sanitised(tc_project, 
     annotator = annotator_in(tc_project)
     client = page_client(annotator)
     for name in ("guideline-read", "annotate"):
-        page = client.get(reverse(name, args=[tc_project.pk])).content.decode()
+        page = client.get(reverse(f"annotation:{name}", args=[tc_project.pk])).content.decode()
         assert "<strong>굵게</strong>" in page
         assert "<script>alert" not in page and "<img" not in page and 'href="javascript:' not in page
 
 
 def test_workspace_page_hands_the_widget_its_config(tc_project, annotator_in) -> None:
     annotator = annotator_in(tc_project)
-    response = page_client(annotator).get(reverse("annotate", args=[tc_project.pk]))
+    response = page_client(annotator).get(reverse("annotation:annotate", args=[tc_project.pk]))
     page = response.content.decode()
     config = response.context["config"]
     assert config["task"] == "tc" and config["widget"].endswith("annotation/widgets/tc.js")
@@ -135,16 +135,16 @@ def test_home_and_project_page_show_own_progress_and_start_link(tc_project, anno
     annotator = annotator_in(tc_project)
     assignment = services.assignment_next(project=tc_project, user=annotator)
     services.annotation_submit(project=tc_project, user=annotator, item_id=assignment.item_id, payload=TC)
-    home = page_client(annotator).get(reverse("home"))
+    home = page_client(annotator).get(reverse("annotation:home"))
     row = home.context["rows"][0]
     assert row["mine"] == {"done": 1, "skipped": 0, "remaining": 2}
     page = home.content.decode()
-    assert reverse("annotate", args=[tc_project.pk]) in page and "Start annotating" in page
-    detail = page_client(annotator).get(reverse("project-detail", args=[tc_project.pk])).content.decode()
-    assert reverse("annotate", args=[tc_project.pk]) in detail
+    assert reverse("annotation:annotate", args=[tc_project.pk]) in page and "Start annotating" in page
+    detail = page_client(annotator).get(reverse("annotation:project-detail", args=[tc_project.pk])).content.decode()
+    assert reverse("annotation:annotate", args=[tc_project.pk]) in detail
     manager = tc_project.memberships.get(role=Role.MANAGER).user
-    manager_home = page_client(manager).get(reverse("home")).content.decode()
-    assert reverse("annotate", args=[tc_project.pk]) not in manager_home
+    manager_home = page_client(manager).get(reverse("annotation:home")).content.decode()
+    assert reverse("annotation:annotate", args=[tc_project.pk]) not in manager_home
 
 
 # -- blind annotation ------------------------------------------------------------------------------
@@ -179,8 +179,9 @@ def test_annotators_never_see_others_labels_counts_or_gold(make_project, annotat
     assert set(client.get(f"/api/projects/{project.id}/progress/").json()) == {"done", "skipped", "remaining"}
 
     browser = page_client(validator)
-    for url in (reverse("annotate", args=[project.pk]), reverse("home"), reverse("project-detail", args=[project.pk]),
-                reverse("guideline-read", args=[project.pk])):
+    for url in (reverse("annotation:annotate", args=[project.pk]), reverse("annotation:home"),
+                reverse("annotation:project-detail", args=[project.pk]),
+                reverse("annotation:guideline-read", args=[project.pk])):
         html = browser.get(url).content.decode()
         for secret in ("writer-secret", "validator-one", "GOLD-ANSWER", "Items complete", "평일\""):
             assert secret not in html, (url, secret)
@@ -287,16 +288,18 @@ def test_mrc_two_stage_flow_with_an_unanswerable_question(make_project, annotato
 def test_pages_in_korean_from_the_browser_language_and_the_switch(tc_project, annotator_in) -> None:
     annotator = annotator_in(tc_project)
     client = page_client(annotator)
-    korean = client.get(reverse("annotate", args=[tc_project.pk]), HTTP_ACCEPT_LANGUAGE="ko").content.decode()
+    korean = client.get(reverse("annotation:annotate", args=[tc_project.pk]),
+                        HTTP_ACCEPT_LANGUAGE="ko").content.decode()
     assert "제출" in korean and "건너뛰기" in korean and '<html lang="ko">' in korean
     config = json.loads(korean.split('id="workspace-config" type="application/json">')[1].split("</script>")[0])
     assert config["strings"]["submit"] == "제출"
-    english = client.get(reverse("annotate", args=[tc_project.pk]), HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    english = client.get(reverse("annotation:annotate", args=[tc_project.pk]),
+                         HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert "Submit" in english and "제출" not in english
     # The switch in the page header sets the language for the next pages.
-    switched = client.post(reverse("set_language"), {"language": "ko", "next": reverse("home")})
+    switched = client.post(reverse("set_language"), {"language": "ko", "next": reverse("annotation:home")})
     assert switched.status_code == 302
-    assert "내 프로젝트" in client.get(reverse("home")).content.decode()
+    assert "내 프로젝트" in client.get(reverse("annotation:home")).content.decode()
     # Guideline text and labels stay as the project wrote them.
     assert "IT과학" in korean and "작업 개요" in korean
 
@@ -308,19 +311,3 @@ def test_korean_catalogue_covers_the_manager_pages() -> None:
             assert translation.gettext(english) != english, english
 
 
-def test_annotator_worklist_for_the_demo(make_project, annotator_in, make_user, add_member) -> None:
-    from annotation.selectors import annotator_worklist
-
-    tc, ner = make_project("tc"), make_project("ner")
-    headlines(tc, 2)
-    items(ner, [{"sentence": "가상전자는 판교에 있다."}])
-    user = annotator_in(tc)
-    add_member(ner, user, Role.ANNOTATOR)
-    add_member(make_project("sts"), user, Role.MAINTAINER)  # not an annotator there: not listed
-    rows = annotator_worklist(user)
-    assert rows == [
-        {"project": ner.slug, "task_type": "ner", "path": f"/projects/{ner.pk}/annotate/", "done": 0, "skipped": 0,
-         "remaining": 1},
-        {"project": tc.slug, "task_type": "tc", "path": f"/projects/{tc.pk}/annotate/", "done": 0, "skipped": 0,
-         "remaining": 2},
-    ]

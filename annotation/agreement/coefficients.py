@@ -278,16 +278,6 @@ def _resampled_sums(rng: np.random.Generator, item_row: np.ndarray, rows: np.nda
     return np.concatenate(out)
 
 
-def bootstrap_indices(n: int, statistic: Callable[[np.ndarray], float | None], *, seed: int = SEED,
-                      n_boot: int = N_BOOT) -> tuple[float | None, float | None]:
-    """95 % percentile interval for statistics that are not sums (rank correlations): resample indices."""
-    if n < 2:
-        return (None, None)
-    rng = np.random.default_rng(seed)
-    values = np.array([statistic(rng.integers(0, n, n)) for _ in range(n_boot)], dtype=np.float64)
-    return _percentiles(values)
-
-
 def _percentiles(values: np.ndarray) -> tuple[float | None, float | None]:
     values = values[np.isfinite(values)]
     if len(values) == 0:
@@ -415,12 +405,6 @@ def pearson(x: np.ndarray, y: np.ndarray) -> float | None:
     if len(x) < 2 or np.std(x) == 0 or np.std(y) == 0:
         return None
     return float(np.corrcoef(x, y)[0, 1])
-
-
-def spearman(x: np.ndarray, y: np.ndarray) -> float | None:
-    from scipy.stats import rankdata
-
-    return pearson(rankdata(x), rankdata(y))
 
 
 def f1_from_counts(tp: np.ndarray, n_a: np.ndarray, n_b: np.ndarray) -> np.ndarray:

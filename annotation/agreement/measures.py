@@ -118,7 +118,7 @@ class Measure:
 
 def _pivot(frame: pd.DataFrame, column: str, fill: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(sorted items, sorted annotators, items × annotators matrix) with ``fill`` where an annotator did not
-    label an item (numpy scatter: ``DataFrame.pivot`` costs seconds at 500,000 rows)."""
+    label an item (a numpy scatter: ``DataFrame.pivot`` is far slower on a large project, docs/performance.md)."""
     item_codes, items = pd.factorize(frame["item"], sort=True)
     annotator_codes, annotators = pd.factorize(frame["annotator"], sort=True)
     matrix = np.full((len(items), len(annotators)), fill, dtype=np.float64)

@@ -1,7 +1,7 @@
 """API tokens: the lookup in SQL, an expiry, rotation on password change, and the token endpoint.
 
-Every API request runs the lookup, and DRF's ORM query (``select_related("user").get(key=…)``) cost about
-1 ms of CPU to build, several times its execution. A token is valid for ``GOLDSET_API_TOKEN_DAYS`` after it
+Every API request runs the lookup, and building DRF's ORM query (``select_related("user").get(key=…)``)
+costs more CPU than running it (docs/performance.md). A token is valid for ``GOLDSET_API_TOKEN_DAYS`` after it
 was issued; asking the token endpoint (``views_token.py``) again after that issues a new key. Setting a
 password deletes the user's token, so a leaked key dies with the password it was obtained with.
 """

@@ -152,8 +152,8 @@ class AssignmentSerializer(serializers.ModelSerializer):
 
 class FieldsBuiltOnce(serializers.ModelSerializer):
     """A ModelSerializer that builds its fields from the model once per class and copies them per instance,
-    as DRF does for declared fields: building them introspects the model every time, ~5 % of the CPU of an
-    annotation submission (docs/performance.md)."""
+    as DRF does for declared fields: building them introspects the model every time, a visible
+    share of an annotation submission's CPU (docs/performance.md)."""
 
     _built: dict[str, Any] | None = None
 

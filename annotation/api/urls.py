@@ -2,8 +2,10 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import SimpleRouter
 
-from . import views, views_workspace
+from . import urls_agreement, views, views_workspace
 from .views_token import ObtainTokenView, SchemaAccess
+
+app_name = "api"
 
 router = SimpleRouter()
 router.register("projects", views.ProjectViewSet, basename="project")
@@ -23,6 +25,7 @@ project_urlpatterns = [
     path("next/", views.NextItemView.as_view(), name="next-item"),
     path("assignments/<int:assignment_pk>/draft/", views_workspace.AssignmentDraftView.as_view(),
          name="assignment-draft"),
+    path("", include(urls_agreement.urlpatterns)),
     path("", include(project_router.urls)),
 ]
 
@@ -31,7 +34,7 @@ urlpatterns = [
     path("task-types/", views.TaskTypeList.as_view(), name="task-types"),
     path("schema/", SpectacularAPIView.as_view(permission_classes=[SchemaAccess]), name="schema"),
     # The split view serves the init script as its own request (?script): the CSP allows no inline script.
-    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="schema", template_name="api/swagger_ui.html",
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema", template_name="api/swagger_ui.html",
                                                       permission_classes=[SchemaAccess]),
          name="api-docs"),
     path("projects/<int:project_pk>/", include(project_urlpatterns)),

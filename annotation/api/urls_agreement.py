@@ -1,4 +1,5 @@
-"""Project-scoped API routes of agreement, gold and adjudication (included under api/projects/<id>/)."""
+"""Project-scoped API routes of agreement, gold and adjudication (included by ``annotation.api.urls``
+under projects/<id>/, in the ``api`` namespace)."""
 
 from django.urls import path
 

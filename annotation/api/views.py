@@ -19,16 +19,6 @@ from ..permissions import ANNOTATE, CURATE, MANAGE, MEMBERS, can_create_projects
 from ..task_types import all_task_types
 from . import serializers as s
 
-SERVICE_STATUS = {"conflict": status.HTTP_409_CONFLICT, "not_found": status.HTTP_404_NOT_FOUND,
-                  "guideline": status.HTTP_403_FORBIDDEN, "not_assigned": status.HTTP_400_BAD_REQUEST}
-
-
-def service_error_response(error: services.ServiceError) -> Response:
-    body: dict[str, Any] = {"detail": error.message, "code": error.code}
-    if error.field:
-        body["field"] = error.field
-    return Response(body, status=SERVICE_STATUS.get(error.code, status.HTTP_400_BAD_REQUEST))
-
 
 class ProjectScoped:
     """Mixin for views under ``/api/projects/{project_pk}/``.
@@ -107,10 +97,7 @@ class ProjectViewSet(viewsets.ModelViewSet):
         )
 
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        try:
-            services.project_delete(project=self.get_object())
-        except services.ServiceError as error:
-            return service_error_response(error)
+        services.project_delete(project=self.get_object())
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(responses=OpenApiResponse(description="Items, screening and per-stage counts."))
@@ -141,29 +128,20 @@ class MembershipViewSet(ProjectScoped, mixins.ListModelMixin, mixins.CreateModel
         user = User.objects.filter(username=username).first()
         if user is None:
             raise ValidationError({"username": [f"no user named {username!r}"]})
-        try:
-            membership = services.membership_set(project=self.project, user=user,
-                                                 role=serializer.validated_data["role"])
-        except services.ServiceError as error:
-            return service_error_response(error)
+        membership = services.membership_set(project=self.project, user=user,
+                                             role=serializer.validated_data["role"])
         return Response(s.MembershipSerializer(membership).data, status=status.HTTP_201_CREATED)
 
     def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         membership = self.get_object()
         serializer = s.MembershipUpdateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            membership = services.membership_set(project=self.project, user=membership.user,
-                                                 role=serializer.validated_data["role"])
-        except services.ServiceError as error:
-            return service_error_response(error)
+        membership = services.membership_set(project=self.project, user=membership.user,
+                                             role=serializer.validated_data["role"])
         return Response(s.MembershipSerializer(membership).data)
 
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        try:
-            services.membership_remove(membership=self.get_object())
-        except services.ServiceError as error:
-            return service_error_response(error)
+        services.membership_remove(membership=self.get_object())
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -182,24 +160,18 @@ class GuidelineViewSet(ProjectScoped, mixins.ListModelMixin, mixins.RetrieveMode
         serializer = s.GuidelineCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        try:
-            guideline = services.guideline_create(
-                project=self.project, instructions=data["instructions"], ethics=data["ethics"], pii=data["pii"],
-                change_note=data.get("change_note", ""), created_by=request.user,
-            )
-            if data["publish"]:
-                guideline = services.guideline_publish(guideline=guideline, by=request.user)
-        except services.ServiceError as error:
-            return service_error_response(error)
+        guideline = services.guideline_create(
+            project=self.project, instructions=data["instructions"], ethics=data["ethics"], pii=data["pii"],
+            change_note=data.get("change_note", ""), created_by=request.user,
+        )
+        if data["publish"]:
+            guideline = services.guideline_publish(guideline=guideline, by=request.user)
         return Response(s.GuidelineSerializer(guideline).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses=s.GuidelineSerializer)
     @action(detail=True, methods=["post"])
     def publish(self, request: Request, project_pk: str, pk: str) -> Response:
-        try:
-            guideline = services.guideline_publish(guideline=self.get_object(), by=request.user)
-        except services.ServiceError as error:
-            return service_error_response(error)
+        guideline = services.guideline_publish(guideline=self.get_object(), by=request.user)
         return Response(s.GuidelineSerializer(guideline).data)
 
 
@@ -223,10 +195,7 @@ class AcknowledgeGuidelineView(ProjectScoped, APIView):
 
     @extend_schema(request=None, responses={201: s.AcknowledgementSerializer})
     def post(self, request: Request, project_pk: str) -> Response:
-        try:
-            ack = services.guideline_acknowledge(user=request.user, project=self.project)
-        except services.ServiceError as error:
-            return service_error_response(error)
+        ack = services.guideline_acknowledge(user=request.user, project=self.project)
         return Response(s.AcknowledgementSerializer(ack).data, status=status.HTTP_201_CREATED)
 
 
@@ -249,15 +218,10 @@ class ItemViewSet(ProjectScoped, mixins.ListModelMixin, mixins.RetrieveModelMixi
         serializer = s.ItemSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        try:
-            item = services.item_create(
-                project=self.project, payload=data["payload"], external_id=data.get("external_id", ""),
-                split=data.get("split", ""), group_key=data.get("group_key", ""),
-            )
-        except services.PayloadError as error:
-            raise ValidationError({"payload": [str(error)], "field": error.field}) from None
-        except services.ServiceError as error:
-            return service_error_response(error)
+        item = services.item_create(
+            project=self.project, payload=data["payload"], external_id=data.get("external_id", ""),
+            split=data.get("split", ""), group_key=data.get("group_key", ""),
+        )
         return Response(s.ItemSerializer(item).data, status=status.HTTP_201_CREATED)
 
 
@@ -270,10 +234,7 @@ class NextItemView(ProjectScoped, APIView):
                               403: OpenApiResponse(description="Acknowledge the current guideline first."),
                               409: OpenApiResponse(description="The queue is too busy right now; ask again.")})
     def get(self, request: Request, project_pk: str) -> Response:
-        try:
-            assignment = services.assignment_next(project=self.project, user=request.user, access=self.access)
-        except services.ServiceError as error:
-            return service_error_response(error)
+        assignment = services.assignment_next(project=self.project, user=request.user, access=self.access)
         if assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         # Chosen by the queue; whether it shows a model's suggestion is decided here, once per assignment.
@@ -295,11 +256,8 @@ class AssignmentViewSet(ProjectScoped, mixins.ListModelMixin, viewsets.GenericVi
     def skip(self, request: Request, project_pk: str, pk: str) -> Response:
         serializer = s.SkipSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            assignment = services.assignment_skip(assignment=self.get_object(),
-                                                  reason=serializer.validated_data["reason"])
-        except services.ServiceError as error:
-            return service_error_response(error)
+        assignment = services.assignment_skip(assignment=self.get_object(),
+                                              reason=serializer.validated_data["reason"])
         return Response(s.AssignmentSerializer(assignment).data)
 
 
@@ -323,13 +281,10 @@ class AnnotationViewSet(ProjectScoped, mixins.ListModelMixin, mixins.RetrieveMod
         serializer = s.AnnotationSubmitSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        try:
-            submission = services.annotation_submit_and_next(
-                project=self.project, user=request.user, item_id=data["item"], payload=data["payload"],
-                stage=data.get("stage") or None, seconds_spent=data.get("seconds_spent"), access=self.access,
-            )
-        except services.ServiceError as error:
-            return service_error_response(error)
+        submission = services.annotation_submit_and_next(
+            project=self.project, user=request.user, item_id=data["item"], payload=data["payload"],
+            stage=data.get("stage") or None, seconds_spent=data.get("seconds_spent"), access=self.access,
+        )
         body = s.AnnotationSerializer(submission.annotation).data
         if submission.next_offered:
             body["next"] = None if submission.next is None else s.NextItemSerializer(
@@ -363,11 +318,8 @@ class FlagViewSet(ProjectScoped, mixins.ListModelMixin, mixins.CreateModelMixin,
     def resolve(self, request: Request, project_pk: str, pk: str) -> Response:
         serializer = s.FlagResolveSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            flag = services.flag_resolve(flag=self.get_object(), resolution=serializer.validated_data["resolution"],
-                                         by=request.user, note=serializer.validated_data["note"])
-        except services.ServiceError as error:
-            return service_error_response(error)
+        flag = services.flag_resolve(flag=self.get_object(), resolution=serializer.validated_data["resolution"],
+                                     by=request.user, note=serializer.validated_data["note"])
         return Response(s.FlagSerializer(flag).data)
 
 

@@ -18,8 +18,7 @@ from ..gold import selectors as gold_selectors
 from ..gold import services as gold_services
 from ..models import AgreementReport, Annotation, GoldLabel, GoldStatus, Item, JobStatus
 from ..permissions import CURATE, MANAGE
-from ..services import ServiceError
-from .views import ProjectScoped, service_error_response
+from .views import ProjectScoped
 
 
 def _job(report: AgreementReport) -> dict[str, Any]:
@@ -118,10 +117,7 @@ class GoldListView(ProjectScoped, APIView):
 
     @extend_schema(request=None, responses=OpenApiResponse(description="{statuses: {status: n}}"))
     def post(self, request: Request, project_pk: int) -> Response:
-        try:
-            statuses = gold_services.gold_compute(self.project)
-        except ServiceError as error:
-            return service_error_response(error)
+        statuses = gold_services.gold_compute(self.project)
         return Response({"statuses": statuses})
 
 
@@ -152,12 +148,9 @@ class AdjudicateView(ProjectScoped, APIView):
             if annotation is None:
                 return Response({"detail": f"annotation {data['annotation']} is not on item {item.pk}",
                                  "field": "annotation"}, status=status.HTTP_400_BAD_REQUEST)
-        try:
-            gold = gold_services.adjudicate(item=item, by=request.user, reason=data["reason"],
-                                            payload=data.get("payload"), annotation=annotation,
-                                            base_version=data.get("version"))
-        except ServiceError as error:
-            return service_error_response(error)
+        gold = gold_services.adjudicate(item=item, by=request.user, reason=data["reason"],
+                                        payload=data.get("payload"), annotation=annotation,
+                                        base_version=data.get("version"))
         return Response(GoldLabelSerializer(gold).data)
 
 
@@ -175,11 +168,8 @@ class KnownAnswerView(ProjectScoped, APIView):
         item = get_object_or_404(Item, pk=item_pk, project=self.project)
         serializer = KnownAnswerSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            gold = gold_services.gold_check_set(item=item, payload=serializer.validated_data["payload"],
-                                                by=request.user)
-        except ServiceError as error:
-            return service_error_response(error)
+        gold = gold_services.gold_check_set(item=item, payload=serializer.validated_data["payload"],
+                                            by=request.user)
         return Response(GoldLabelSerializer(gold).data)
 
     @extend_schema(request=None, responses={204: None})

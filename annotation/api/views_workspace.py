@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 from .. import selectors, services
 from ..models import Assignment, Draft
 from ..permissions import ANNOTATE
-from .views import ProjectScoped, service_error_response
+from .views import ProjectScoped
 
 
 class DraftSerializer(serializers.ModelSerializer):
@@ -50,9 +50,6 @@ class AssignmentDraftView(ProjectScoped, APIView):
         assignment = self._assignment(assignment_pk)
         serializer = DraftSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            draft = services.draft_save(assignment=assignment, payload=serializer.validated_data["payload"],
-                                        seconds_spent=serializer.validated_data["seconds_spent"])
-        except services.ServiceError as error:
-            return service_error_response(error)
+        draft = services.draft_save(assignment=assignment, payload=serializer.validated_data["payload"],
+                                    seconds_spent=serializer.validated_data["seconds_spent"])
         return Response(DraftSerializer(draft).data)

@@ -6,6 +6,7 @@ from django import template
 from django.utils.safestring import SafeString
 
 from ..rendering import render_markdown
+from ..tabs import project_tabs
 from ..workspace_strings import stage_title, task_title
 
 register = template.Library()
@@ -34,3 +35,9 @@ def task_title_filter(title: str) -> str:
 def stage_title_filter(title: str) -> str:
     """A stage's title in the request's language."""
     return stage_title(title)
+
+
+@register.simple_tag(name="project_tabs")
+def project_tabs_tag(project_id: int, role: str | None, active: str) -> list[dict[str, object]]:
+    """``{% project_tabs project.pk role tab as tabs %}``: every app's tabs this role sees."""
+    return project_tabs(project_id, role, active)

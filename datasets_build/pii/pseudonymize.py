@@ -63,7 +63,7 @@ def resolve_policy(options: dict[str, Any] | None, override: str | None = None) 
 
 def pii_salt() -> bytes:
     """The salt of stored finding hashes: ``GOLDSET_PII_SALT``, or one derived from SECRET_KEY."""
-    configured = getattr(settings, "GOLDSET_PII_SALT", "") or ""
+    configured = settings.GOLDSET_PII_SALT or ""
     if configured:
         return configured.encode("utf-8")
     return hashlib.sha256(b"goldset-pii-salt:" + settings.SECRET_KEY.encode("utf-8")).digest()

@@ -16,9 +16,6 @@ from typing import Protocol
 from django.conf import settings
 from django.utils.module_loading import import_string
 
-DEFAULT_SCREENERS = ("datasets_build.screening.lexicon.LexiconScreener",
-                     "datasets_build.screening.threats.ThreatScreener")
-
 
 @dataclass(frozen=True)
 class ScreenHit:
@@ -42,7 +39,7 @@ class Screener(Protocol):
 
 @cache
 def configured_screeners() -> tuple[Screener, ...]:
-    paths = getattr(settings, "GOLDSET_SCREENERS", DEFAULT_SCREENERS)
+    paths = settings.GOLDSET_SCREENERS
     return tuple(import_string(path)() for path in paths)
 
 

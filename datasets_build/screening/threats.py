@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from . import ScreenHit
 
@@ -144,8 +143,3 @@ def _construction(morphs: list[_Morph], i: int) -> tuple[str, int] | None:
         if auxiliary and tag == "EF" and form in ("ㄴ다", "ᆫ다", "는다", "어", "아"):
             return "intent", j
     return None
-
-
-def morph_view(text: str) -> list[dict[str, Any]]:
-    """The analysis the screener sees (form, tag, offsets), for explaining a hit or a miss."""
-    return [m.__dict__ for m in _analyse(text, 0)]

@@ -62,10 +62,6 @@ class Model:
     def __call__(self, records: Records) -> Any:
         return self._predict(records)
 
-    @property
-    def can_score(self) -> bool:
-        return self._scored is not None
-
     def scored(self, records: Records) -> list[Scored]:
         if self._scored is None:
             raise NotImplementedError("this baseline gives no confidences")

@@ -144,10 +144,6 @@ def dst_stats(dev: Records, predicted: Any) -> Stats:
     return np.array(stats, dtype=float), lambda s: 100.0 * _ratio(s[:, 0], s[:, 1])
 
 
-def resampled_scores(task_slug: str, dev: Records, predicted: Any, counts: np.ndarray) -> np.ndarray:
-    """The primary metric of ``predicted`` on each resample, a row of ``counts`` (draws per dev record)."""
-    stats, finish = get_task_metrics(task_slug).primary_stats(dev, predicted)
-    return finish(counts @ stats)
 
 
 def difference_interval(task_slug: str, dev: Records, baseline: Any, trivial: Any, seed: int,

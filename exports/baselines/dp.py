@@ -80,7 +80,7 @@ def train_dp(train: Records, seed: int, ontology: Any = None) -> Model:
         for i, head in enumerate(heads):
             label_features.append(_label_features(words, i, head))
             labels.append(record["deprel"][i])
-    # SGD on the logistic loss: L-BFGS/liblinear take minutes on the ~1M candidate arcs of a 10k-sentence release.
+    # SGD on the logistic loss: L-BFGS/liblinear are too slow on the candidate arcs of a full-size release.
     arcs = SGDClassifier(loss="log_loss", alpha=1e-6, max_iter=10, tol=None, random_state=seed)
     arcs.fit(_HASHER.transform(arc_features), arc_targets)
     labeller = SGDClassifier(loss="log_loss", alpha=1e-6, max_iter=10, tol=None, random_state=seed)

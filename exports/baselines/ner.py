@@ -40,8 +40,9 @@ def sentence_features(chars: list[str]) -> list[dict[str, Any]]:
 
 
 def train_ner(train: Records, seed: int, ontology: Any = None) -> Model:
-    # Averaged perceptron: L-BFGS is 4x slower for a few points more and misses the 60 s budget at 10k
-    # sentences. crfsuite visits the sentences in order, so the model is deterministic without a seed.
+    # Averaged perceptron: L-BFGS scores a few points more but is too slow for the baseline check's time
+    # budget on a full-size release (docs/performance.md). crfsuite visits the sentences in order, so the
+    # model is deterministic without a seed.
     crf = sklearn_crfsuite.CRF(algorithm="ap", max_iterations=10, all_possible_transitions=True)
     crf.fit([sentence_features(r["chars"]) for r in train], [r["tags"] for r in train])
 

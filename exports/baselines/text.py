@@ -25,7 +25,8 @@ def _char_tfidf(max_features: int = 200_000, ngrams: tuple[int, int] = (1, 3)) -
 
 
 def _logreg(seed: int, alpha: float = 2e-5) -> SGDClassifier:
-    """Logistic regression fitted by SGD: L-BFGS takes minutes on 200k-feature TF-IDF under CPU contention.
+    """Logistic regression fitted by SGD: L-BFGS is too slow on a large TF-IDF vocabulary
+    (docs/performance.md).
     The one-vs-rest fits run on two threads (SGD releases the GIL; each class has its own seed drawn up front,
     so the model is the same as on one)."""
     return SGDClassifier(loss="log_loss", alpha=alpha, max_iter=15, tol=None, random_state=seed, n_jobs=2)

@@ -1,0 +1,13 @@
+"""Names the dead-code check (.ci/dead_code.py) cannot see used, each with who uses it."""
+
+from annotation.assist import suggestions_clear
+from config.client_ip import client_ip
+from datasets_build.dedup import shingles
+from exports.baselines.synthetic import write_synthetic_release
+
+USED_BY_NAME = (
+    suggestions_clear,  # run from the Django shell to withdraw every suggestion (docs/assist.md)
+    client_ip,  # settings.AXES_CLIENT_IP_CALLABLE names it
+    shingles,  # the reference tests/test_dedup.py holds the numpy signatures equal to
+    write_synthetic_release,  # the synthetic releases of bench/baselines.py and the release-check tests
+)
