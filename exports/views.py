@@ -105,6 +105,7 @@ def release_detail(request: HttpRequest, project_id: int, release_id: int) -> Ht
     context = _context(project, role)
     context.update({
         "release": release,
+        "folder": str(selectors.release_folder(release)),
         "files": selectors.release_files(release),
         "card_header": header,
         "card_html": render_markdown(body),

@@ -196,6 +196,7 @@ def test_import_release_download_verify_publish_delete_through_the_bucket(
     client.force_login(manager)
     detail = client.get(reverse("release-detail", args=[project.pk, release.pk])).content.decode()
     assert "<h2>Motivation</h2>" in detail
+    assert f"<code>s3://{bucket.name}/releases/{project.slug}-1.0.0</code>" in detail
     csv_file = release.files.get(path="csv/train.csv")
     page_download = client.get(reverse("release-file", args=[project.pk, release.pk, csv_file.pk]))
     assert b"".join(page_download.streaming_content) == bodies["csv/train.csv"]
@@ -306,7 +307,7 @@ def test_build_release_command_writes_to_the_bucket_unless_given_a_folder(web, b
     load_records(project, sample_records("tc", 60))
     out = io.StringIO()
     call_command("build_release", project.slug, "--version", "1.0.0", "--format", "jsonl", "--json", stdout=out)
-    assert json.loads(out.getvalue())["out"] == f"{project.slug}-1.0.0"
+    assert json.loads(out.getvalue())["out"] == f"s3://{bucket.name}/releases/{project.slug}-1.0.0"
     assert f"releases/{project.slug}-1.0.0/SHA256SUMS" in bucket.objects()
     call_command("build_release", project.slug, "--version", "1.0.1", "--format", "jsonl",
                  "--out", str(tmp_path / "here"), stdout=io.StringIO())
