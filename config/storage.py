@@ -258,17 +258,13 @@ class StoredFolder:
                 path.chmod(0o755 if path.is_dir() else 0o644)
             shutil.rmtree(local)
 
-    @contextmanager
-    def staging(self) -> Iterator[tuple[Path, Path]]:
-        """(a folder to write the release into, a scratch file for its records), both on this machine: next to
-        the final folder on a local storage (so the move into place is a rename), else in a temporary folder
-        removed on leaving."""
+    def staging(self) -> tuple[Path, Path, Path | None]:
+        """(a folder to write the release into, a scratch file for its records, a temporary folder to remove
+        afterwards), all on this machine: next to the final folder on a local storage (so the move into place is
+        a rename; nothing to remove), else in a new folder of the temporary directory. Nothing is created here:
+        the build creates the folder, where a full or read-only disk is recorded as its error."""
         local = self.local
         if local is not None:
-            yield local.parent / f".{local.name}.partial", local.parent / f".{local.name}.records"
-            return
-        scratch = Path(tempfile.mkdtemp(prefix="goldset-release-"))
-        try:
-            yield scratch / self.name, scratch / f".{self.name}.records"
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+            return local.parent / f".{local.name}.partial", local.parent / f".{local.name}.records", None
+        scratch = Path(tempfile.gettempdir()) / f"goldset-release-{secrets.token_hex(8)}"
+        return scratch / self.name, scratch / f".{self.name}.records", scratch

@@ -242,6 +242,7 @@ def _build_lock(release_id: int) -> Iterator[None]:
 
 def _run(release: Release, progress: Progress | None) -> None:
     place = selectors.release_folder(release)
+    partial, work, scratch = place.staging()
 
     def report(phase: str, done: int = 0, total: int | None = None) -> None:
         state = {"phase": phase, "done": done, "total": total}
@@ -249,47 +250,48 @@ def _run(release: Release, progress: Progress | None) -> None:
         if progress is not None:
             progress(state)
 
-    with place.staging() as (partial, work):
-        try:
-            if place.local is None and place.exists() and not place.has(SUMS_NAME):
-                place.delete()  # an upload to the bucket that a crash cut short: this run uploads it again
-            if not place.exists():
-                partial.parent.mkdir(parents=True, exist_ok=True)
-                shutil.rmtree(partial, ignore_errors=True)
-                partial.mkdir()
-                chosen = _build(release, partial, work, report)
-                place.publish(partial)
-                if chosen is not None:
-                    _remember_splits(release, *chosen)
-            elif not (release.files.exists() and release_verify(release).get("ok")):
-                raise ServiceError(f"{place} already exists", code="conflict")
-            if place.local is not None:
-                for path in place.local.rglob("*"):
-                    if path.is_file():
-                        path.chmod(0o444)
-            _set(release, status=release_status(release), finished_at=timezone.now(), progress={"phase": "done"})
-        except DATABASE_LOST:
-            # Nothing can be recorded over a lost connection: the task retries (a redelivery rebuilds).
+    try:
+        if place.local is None and place.exists() and not place.has(SUMS_NAME):
+            place.delete()  # an upload to the bucket that a crash cut short: this run uploads it again
+        if not place.exists():
+            partial.parent.mkdir(parents=True, exist_ok=True)
             shutil.rmtree(partial, ignore_errors=True)
-            raise
-        except EmptyReleaseError as error:
-            shutil.rmtree(partial, ignore_errors=True)
-            _set(release, status=ReleaseStatus.ERROR, error=error.message, finished_at=timezone.now(),
-                 progress={"phase": "empty"})
-        except Exception as error:
-            if isinstance(error, OSError) and error.strerror:
-                # Full disk, read-only or missing folder: the cause and the place say it all, no traceback.
-                message = f"{error.strerror.lower()} while writing {place}"
-                logger.error("release %s of %s failed: %s", release.version, release.project.slug, message)
-            else:
-                logger.exception("release %s of %s failed", release.version, release.project.slug)
-                message = error.message if isinstance(error, ServiceError) else f"{type(error).__name__}: {error}"
-            shutil.rmtree(partial, ignore_errors=True)
-            _set(release, status=ReleaseStatus.ERROR, error=message[:4000], finished_at=timezone.now(),
-                 progress={"phase": "error"})
-        finally:
-            if work.exists():  # not unlink(missing_ok=True): on a read-only file system that fails too
-                work.unlink()
+            partial.mkdir()
+            chosen = _build(release, partial, work, report)
+            place.publish(partial)
+            if chosen is not None:
+                _remember_splits(release, *chosen)
+        elif not (release.files.exists() and release_verify(release).get("ok")):
+            raise ServiceError(f"{place} already exists", code="conflict")
+        if place.local is not None:
+            for path in place.local.rglob("*"):
+                if path.is_file():
+                    path.chmod(0o444)
+        _set(release, status=release_status(release), finished_at=timezone.now(), progress={"phase": "done"})
+    except DATABASE_LOST:
+        # Nothing can be recorded over a lost connection: the task retries (a redelivery rebuilds).
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    except EmptyReleaseError as error:
+        shutil.rmtree(partial, ignore_errors=True)
+        _set(release, status=ReleaseStatus.ERROR, error=error.message, finished_at=timezone.now(),
+             progress={"phase": "empty"})
+    except Exception as error:
+        if isinstance(error, OSError) and error.strerror:
+            # Full disk, read-only or missing folder: the cause and the place say it all, no traceback.
+            message = f"{error.strerror.lower()} while writing {place}"
+            logger.error("release %s of %s failed: %s", release.version, release.project.slug, message)
+        else:
+            logger.exception("release %s of %s failed", release.version, release.project.slug)
+            message = error.message if isinstance(error, ServiceError) else f"{type(error).__name__}: {error}"
+        shutil.rmtree(partial, ignore_errors=True)
+        _set(release, status=ReleaseStatus.ERROR, error=message[:4000], finished_at=timezone.now(),
+             progress={"phase": "error"})
+    finally:
+        if work.exists():  # not unlink(missing_ok=True): on a read-only file system that fails too
+            work.unlink()
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 def release_status(release: Release) -> str:
