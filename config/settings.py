@@ -172,8 +172,24 @@ STORAGES = {
         if PRODUCTION
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
+    # Uploads (imports, predictions files) and release folders (config/storage.py): on the local disk under
+    # MEDIA_ROOT unless a bucket is configured below.
+    "uploads": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "releases": {"BACKEND": "config.storage.ReleaseFolderStorage"},
 }
 MEDIA_ROOT = Path(os.environ.get("GOLDSET_MEDIA_ROOT", BASE_DIR / "media"))
+
+# An S3-compatible bucket for uploads and releases (django-storages): then web processes and workers share
+# nothing but the database, the broker and the bucket. Credentials come the usual boto3 way
+# (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or an instance role).
+AWS_STORAGE_BUCKET_NAME = os.environ.get("AWS_STORAGE_BUCKET_NAME", "")
+if AWS_STORAGE_BUCKET_NAME:
+    from config.storage import bucket_storages
+
+    STORAGES.update(bucket_storages(
+        AWS_STORAGE_BUCKET_NAME, endpoint_url=os.environ.get("AWS_S3_ENDPOINT_URL") or None,
+        region_name=os.environ.get("AWS_S3_REGION_NAME") or None,
+        addressing_style=os.environ.get("AWS_S3_ADDRESSING_STYLE") or None))
 
 # API tokens (``POST /api/auth/token/``) are valid this many days; a password change revokes them at once.
 GOLDSET_API_TOKEN_DAYS = int(os.environ.get("GOLDSET_API_TOKEN_DAYS", "30"))

@@ -28,7 +28,8 @@ class ImportJob(models.Model):
     """One file going through the import pipeline; all of it is imported, or none of it."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="import_jobs")
-    #: The name the uploader gave the file (shown); the stored path is random and never served.
+    #: The name the uploader gave the file (shown); where it is stored is random and never served (an absolute
+    #: path, or a name in the ``uploads`` bucket: config/storage.py).
     file_name = models.CharField(max_length=255)
     stored_path = models.CharField(max_length=500)
     format = models.CharField(max_length=20, choices=ImportFormat.choices)

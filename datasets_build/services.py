@@ -27,6 +27,7 @@ from annotation.models import (
 )
 from annotation.services import ServiceError, flag_resolve
 from config.jobs import DATABASE_LOST, drop_connection, error_summary
+from config.storage import UploadTooLarge, upload_delete, upload_local, upload_save
 
 from . import selectors
 from .models import ImportJob, ImportStatus
@@ -154,29 +155,19 @@ def _check_options(fmt: str, encoding: str, duplicates: str) -> None:
 # -- import jobs ----------------------------------------------------------------------------------
 
 
-def _store_upload(upload: IO[bytes], file_name: str) -> Path:
-    """Copy the upload to MEDIA_ROOT/imports/ under a random name, enforcing the size limit."""
-    folder = Path(settings.MEDIA_ROOT) / "imports"
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / (secrets.token_hex(16) + Path(file_name).suffix.lower())
+def store_upload(upload: IO[bytes], file_name: str, folder: str = "imports") -> str:
+    """Store an upload in the ``uploads`` storage as ``<folder>/<random hex><ext>``, enforcing the size limit;
+    return its recorded location (config/storage.py)."""
     limit = max_upload_bytes()
-    written = 0
     try:
-        with target.open("xb") as out:
-            chunks = upload.chunks() if hasattr(upload, "chunks") else iter(lambda: upload.read(1 << 20), b"")
-            for chunk in chunks:
-                written += len(chunk)
-                if written > limit:
-                    raise ServiceError(f"the file is larger than the upload limit of {limit // (1024 * 1024)} MB",
-                                       field="file")
-                out.write(chunk)
-    except ServiceError:
-        target.unlink(missing_ok=True)
-        raise
-    if written == 0:
-        target.unlink(missing_ok=True)
+        stored, size = upload_save(upload, folder, Path(file_name).suffix.lower(), limit)
+    except UploadTooLarge:
+        raise ServiceError(f"the file is larger than the upload limit of {limit // (1024 * 1024)} MB",
+                           field="file") from None
+    if size == 0:
+        upload_delete(stored)
         raise ServiceError("the file is empty", field="file")
-    return target
+    return stored
 
 
 def import_job_create(
@@ -202,10 +193,10 @@ def import_job_create(
     if suffix not in EXTENSIONS[fmt]:
         raise ServiceError(f"a {fmt} import takes {', '.join(EXTENSIONS[fmt])} files, not {suffix or 'no extension'}",
                            field="file")
-    stored = _store_upload(upload, file_name)
+    stored = store_upload(upload, file_name)
     options = {"source": source, "license": license, "pii": pii or None, "encoding": encoding,
                "duplicates": duplicates}
-    job = ImportJob.objects.create(project=project, file_name=Path(file_name).name[:255], stored_path=str(stored),
+    job = ImportJob.objects.create(project=project, file_name=Path(file_name).name[:255], stored_path=stored,
                                    format=fmt, options=options, created_by=user)
     from .tasks import run_import
 
@@ -228,7 +219,7 @@ def import_job_run(job_id: int, *, on_progress: Callable[[Progress], None] | Non
         job = ImportJob.objects.select_for_update().get(pk=job_id)
         if job.is_finished:
             # Delivered again after the import committed: at most the upload's deletion is left to do.
-            Path(job.stored_path).unlink(missing_ok=True)
+            upload_delete(job.stored_path)
             return job
         job.status = ImportStatus.RUNNING
         job.started_at = timezone.now()
@@ -240,10 +231,11 @@ def import_job_run(job_id: int, *, on_progress: Callable[[Progress], None] | Non
             if job.is_finished:
                 return job
             options = job.options
-            result = items_import(job.project, job.stored_path, job.format, source=options.get("source") or "",
-                                  license=options.get("license") or "", pii=options.get("pii") or None,
-                                  user=job.created_by, encoding=options.get("encoding") or "auto",
-                                  duplicates=options.get("duplicates") or "skip", on_progress=on_progress)
+            with upload_local(job.stored_path) as path:
+                result = items_import(job.project, path, job.format, source=options.get("source") or "",
+                                      license=options.get("license") or "", pii=options.get("pii") or None,
+                                      user=job.created_by, encoding=options.get("encoding") or "auto",
+                                      duplicates=options.get("duplicates") or "skip", on_progress=on_progress)
             job.status = ImportStatus.SUCCEEDED if result.ok else ImportStatus.FAILED
             job.records_read = result.progress.read
             job.records_screened = result.progress.screened
@@ -263,7 +255,7 @@ def import_job_run(job_id: int, *, on_progress: Callable[[Progress], None] | Non
         # import was rolled back; the job must end, never stay running, and the upload must go.
         job = _import_job_stopped(job_id, error)
     # The upload may hold raw personal data: keep it no longer than the import needs it.
-    Path(job.stored_path).unlink(missing_ok=True)
+    upload_delete(job.stored_path)
     return job
 
 
@@ -294,7 +286,7 @@ def import_job_abandon(job_id: int, error: Exception) -> None:
         job = ImportJob.objects.get(pk=job_id)
         if ImportJob.objects.filter(pk=job_id, status__in=(ImportStatus.QUEUED, ImportStatus.RUNNING)).update(
                 status=ImportStatus.FAILED, message=message[:500], finished_at=timezone.now()):
-            Path(job.stored_path).unlink(missing_ok=True)
+            upload_delete(job.stored_path)
     except DATABASE_LOST:
         logger.error("import job %s: %s; the database is still unavailable, so it stays running", job_id, message)
 

@@ -1,13 +1,13 @@
 """Release API: create (a background build), poll, list files, download, verify, publish, delete.
 
 Only a project's managers and maintainers (and superusers) reach releases; annotators never do.
-Publishing is the maintainers' call. Release folders are written under ``GOLDSET_RELEASE_ROOT`` —
-an API caller never chooses a path on the server.
+Publishing is the maintainers' call. Release folders are written to the ``releases`` storage (a folder
+under ``GOLDSET_RELEASE_ROOT``, or a bucket) — an API caller never chooses a path on the server.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import PurePosixPath
 from typing import Any
 
 from django.http import FileResponse
@@ -57,7 +57,7 @@ class ReleaseSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_folder(self, release: Release) -> str:
-        return Path(release.out_dir).name
+        return PurePosixPath(release.out_dir).name
 
     def get_reasons(self, release: Release) -> list[str]:
         return [str(reason) for reason in selectors.status_reasons(release)]
@@ -138,9 +138,7 @@ class ReleaseFileDownloadView(ReleaseScoped, APIView):
     @extend_schema(responses={(200, "application/octet-stream"): OpenApiResponse(description="The file.")})
     def get(self, request: Request, project_pk: int, pk: int, file_pk: int) -> FileResponse:
         release = self.release()
-        file = get_object_or_404(ReleaseFile, pk=file_pk, release=release)
-        path = file_path(release, file)
-        return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name)
+        return file_response(release, get_object_or_404(ReleaseFile, pk=file_pk, release=release))
 
 
 class ReleaseArchiveView(ReleaseScoped, APIView):
@@ -166,15 +164,16 @@ class RaterIdsView(ProjectScoped, APIView):
         return Response(selectors.rater_ids(self.project))
 
 
-def file_path(release: Release, file: ReleaseFile) -> Path:
-    """The file on disk, refusing anything outside the release folder or a build still in progress."""
+def file_response(release: Release, file: ReleaseFile) -> FileResponse:
+    """The file as a download streamed in blocks from the release's storage (a folder on disk or a bucket),
+    refusing anything outside the release folder or a build still in progress."""
     if release.status not in DOWNLOADABLE:
         raise NotFound("This release has no finished files.")
-    folder = Path(release.out_dir).resolve()
-    path = (folder / file.path).resolve()
-    if not path.is_relative_to(folder) or not path.is_file():
-        raise NotFound("This file is not in the release folder.")
-    return path
+    try:
+        stream = selectors.release_file_open(release, file.path)
+    except FileNotFoundError:
+        raise NotFound("This file is not in the release folder.") from None
+    return FileResponse(stream, as_attachment=True, filename=PurePosixPath(file.path).name)
 
 
 class ReleaseVerifyView(ReleaseScoped, APIView):

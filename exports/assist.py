@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import IO, Any
 
 import orjson
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -41,6 +40,7 @@ from annotation.gold.selectors import open_flag_items, release_exclusion
 from annotation.models import USABLE_GOLD, GoldLabel, GoldStatus, Item, Project, ScreeningStatus, User
 from annotation.services import ServiceError
 from annotation.task_types import PayloadError, TaskType
+from config.storage import upload_delete, upload_local
 
 from . import selectors
 from .models import SuggesterRun, SuggesterRunKind, SuggesterRunStatus
@@ -243,8 +243,7 @@ def suggester_run(run_id: int, *, progress: Progress | None = None) -> Suggester
         _update(run, status=SuggesterRunStatus.FAILED, error=message[:4000], finished_at=timezone.now())
         return run
     finally:
-        if run.stored_path:
-            Path(run.stored_path).unlink(missing_ok=True)
+        upload_delete(run.stored_path)
     _update(run, status=SuggesterRunStatus.DONE, progress=100, progress_note="done", finished_at=timezone.now())
     if progress is not None:
         progress(100, "done")
@@ -280,43 +279,22 @@ def _train(run: SuggesterRun, report: Progress) -> None:
 # -- uploads -------------------------------------------------------------------------------------------------
 
 
-def _store_upload(upload: IO[bytes], file_name: str) -> Path:
-    from datasets_build.services import max_upload_bytes
-
-    folder = Path(settings.MEDIA_ROOT) / "suggester"
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / (secrets.token_hex(16) + Path(file_name).suffix.lower())
-    limit, written = max_upload_bytes(), 0
-    with target.open("xb") as out:
-        chunks = upload.chunks() if hasattr(upload, "chunks") else iter(lambda: upload.read(1 << 20), b"")
-        for chunk in chunks:
-            written += len(chunk)
-            if written > limit:
-                out.close()
-                target.unlink(missing_ok=True)
-                raise ServiceError(f"the file is larger than the upload limit of {limit // (1024 * 1024)} MB",
-                                   field="file")
-            out.write(chunk)
-    if written == 0:
-        target.unlink(missing_ok=True)
-        raise ServiceError("the file is empty", field="file")
-    return target
-
-
 def predictions_upload(*, project: Project, upload: IO[bytes], file_name: str, fmt: str, user: User | None,
                        model: str = "") -> SuggesterRun:
     """Store a predictions file and queue reading it into suggestions (after commit)."""
+    from datasets_build.services import store_upload
+
     from .tasks import suggester_run_task
 
     if fmt not in UPLOAD_FORMATS:
         raise ServiceError(f"format must be one of {', '.join(UPLOAD_FORMATS)}", field="format")
     if len(model) > 80:
         raise ServiceError("the model name is at most 80 characters", field="model")
-    stored = _store_upload(upload, file_name)
+    stored = store_upload(upload, file_name, "suggester")
     with transaction.atomic():
         run = SuggesterRun.objects.create(project=project, kind=SuggesterRunKind.UPLOAD, trigger="upload",
                                           requested_by=user, file_name=Path(file_name).name[:255],
-                                          stored_path=str(stored), format=fmt, progress_note="queued",
+                                          stored_path=stored, format=fmt, progress_note="queued",
                                           metrics={"model": model})
         transaction.on_commit(lambda: _enqueue(suggester_run_task, run))
     return run
@@ -339,14 +317,13 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def _upload_rows(run: SuggesterRun, errors: list[str]) -> Iterator[SuggestionRow]:
+def _upload_rows(run: SuggesterRun, path: Path, errors: list[str]) -> Iterator[SuggestionRow]:
     from datasets_build.klue_formats import iter_klue_records
 
     project = run.project
     task = project.task
     stage = task.suggestion_stages[0]
     by_external = dict(Item.objects.filter(project=project).exclude(external_id="").values_list("external_id", "id"))
-    path = Path(run.stored_path)
 
     def note(message: str) -> None:
         if len(errors) < 50:
@@ -394,8 +371,9 @@ def _read_upload(run: SuggesterRun, report: Progress) -> None:
     version = f"upload-r{run.pk}-{name}"[:120]
     errors: list[str] = []
     try:
-        stored = assist.suggestions_replace(project=run.project, rows=_upload_rows(run, errors), model_version=version,
-                                            source="upload")
+        with upload_local(run.stored_path) as path:
+            stored = assist.suggestions_replace(project=run.project, rows=_upload_rows(run, path, errors),
+                                                model_version=version, source="upload")
     except ValueError as error:  # the KLUE reader's FormatError
         raise ServiceError(f"{run.file_name}: {error}", field="file") from None
     stored["errors"] = errors + stored["errors"]

@@ -1,5 +1,6 @@
 """Checksums, the atomic move into place, read-only files, and verification of a release folder.
 
+Verification reads the folder through its storage (config/storage.py), on disk or in a bucket alike.
 ``SHA256SUMS`` uses the ``sha256sum`` layout (``<hex>  <path>``, sorted by path), so
 ``sha256sum -c SHA256SUMS`` checks a downloaded release without Goldset.
 """
@@ -10,6 +11,8 @@ import hashlib
 import os
 import stat
 from pathlib import Path
+
+from config.storage import StoredFolder
 
 SUMS_NAME = "SHA256SUMS"
 _BLOCK = 1 << 20
@@ -36,9 +39,23 @@ def write_sums(folder: Path) -> dict[str, str]:
     return sums
 
 
-def read_sums(folder: Path) -> dict[str, str]:
+def _stored(folder: Path | StoredFolder) -> StoredFolder:
+    return folder if isinstance(folder, StoredFolder) else StoredFolder.of(str(Path(folder).resolve()))
+
+
+def _sha256_stored(folder: StoredFolder, name: str) -> str:
+    digest = hashlib.sha256()
+    with folder.open(name) as stream:
+        while block := stream.read(_BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_sums(folder: Path | StoredFolder) -> dict[str, str]:
+    with _stored(folder).open(SUMS_NAME) as stream:
+        text = stream.read().decode("utf-8")
     sums: dict[str, str] = {}
-    for number, line in enumerate((folder / SUMS_NAME).read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(text.splitlines(), 1):
         digest, sep, name = line.partition("  ")
         if not sep or len(digest) != 64:
             raise ValueError(f"{SUMS_NAME} line {number} is not '<sha256>  <path>'")
@@ -46,24 +63,26 @@ def read_sums(folder: Path) -> dict[str, str]:
     return sums
 
 
-def verify_folder(folder: Path) -> dict[str, object]:
-    """Re-hash a release folder against its ``SHA256SUMS``.
+def verify_folder(folder: Path | StoredFolder) -> dict[str, object]:
+    """Re-hash a release folder (on disk or in a bucket) against its ``SHA256SUMS``, reading each file in
+    blocks through its storage.
 
     ``ok`` only when every listed file exists with its hash and no unlisted file was added.
     """
-    if not folder.is_dir():
-        return {"ok": False, "folder": str(folder), "error": "no such folder"}
-    if not (folder / SUMS_NAME).is_file():
-        return {"ok": False, "folder": str(folder), "error": f"{SUMS_NAME} is missing"}
+    place = _stored(folder)
+    if not place.exists():
+        return {"ok": False, "folder": str(place), "error": "no such folder"}
+    if not place.has(SUMS_NAME):
+        return {"ok": False, "folder": str(place), "error": f"{SUMS_NAME} is missing"}
     try:
-        listed = read_sums(folder)
+        listed = read_sums(place)
     except ValueError as error:
-        return {"ok": False, "folder": str(folder), "error": str(error)}
-    present = set(folder_files(folder)) - {SUMS_NAME}
+        return {"ok": False, "folder": str(place), "error": str(error)}
+    present = set(place.files()) - {SUMS_NAME}
     missing = sorted(set(listed) - present)
     unlisted = sorted(present - set(listed))
-    changed = sorted(name for name in set(listed) & present if sha256_file(folder / name) != listed[name])
-    return {"ok": not (missing or unlisted or changed), "folder": str(folder), "files": len(listed),
+    changed = sorted(name for name in set(listed) & present if _sha256_stored(place, name) != listed[name])
+    return {"ok": not (missing or unlisted or changed), "folder": str(place), "files": len(listed),
             "missing": missing, "changed": changed, "unlisted": unlisted}
 
 

@@ -80,7 +80,8 @@ class Release(models.Model):
     formats = models.JSONField(default=list)
     #: Build options ({"agreement": true, "check_margin": …}).
     options = models.JSONField(default=dict, blank=True)
-    #: Where the release folder lives (``<out>/<project-slug>-<version>``).
+    #: Where the release folder lives: a folder on disk (``<out>/<project-slug>-<version>``, an absolute path), or
+    #: ``<project-slug>-<version>`` in the ``releases`` bucket (config/storage.py).
     out_dir = models.CharField(max_length=1000, blank=True)
     #: The gold source and rule(s) used, and how many items each status excluded.
     gold = models.JSONField(default=dict, blank=True)
@@ -258,7 +259,8 @@ class SuggesterRun(models.Model):
     suggestions = models.PositiveIntegerField(default=0)
     #: {"primary", "holdout": {...}, "learning_curve": [{"n", "score"}], "stored": …}.
     metrics = models.JSONField(default=dict, blank=True)
-    #: Uploads: the file name given, the stored path (random, never served) and its format.
+    #: Uploads: the file name given, where it is stored (random, never served: an absolute path, or a name in the
+    #: ``uploads`` bucket) and its format.
     file_name = models.CharField(max_length=255, blank=True)
     stored_path = models.CharField(max_length=500, blank=True)
     format = models.CharField(max_length=10, blank=True)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+from django.core.files import File
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, TextField
 from django.db.models.functions import Cast
 from django.utils.translation import gettext as _
@@ -19,7 +20,9 @@ from annotation import models as annotation_models
 from annotation.gold.selectors import RELEASABLE_SCREENING
 from annotation.models import Annotation, Flag, FlagResolution, Item, Project, ScreeningStatus, Source
 from annotation.task_types import RecordAnnotation
+from config.storage import StoredFolder
 
+from .card import CARD_NAME
 from .models import Release, ReleaseFile, ReleaseStatus
 
 CHUNK = 5000
@@ -69,6 +72,26 @@ def releases_of(project: Project) -> QuerySet[Release]:
 
 def release_files(release: Release) -> QuerySet[ReleaseFile]:
     return ReleaseFile.objects.filter(release=release).order_by("path")
+
+
+def release_folder(release: Release) -> StoredFolder:
+    """Where the release's files are: a folder on disk, or its prefix in the ``releases`` bucket."""
+    return StoredFolder.of(release.out_dir)
+
+
+def release_file_open(release: Release, path: str) -> File:
+    """One file of the release (``path`` relative to its folder) opened for reading through its storage, to be
+    streamed; ``FileNotFoundError`` when it is not there or would lie outside the folder."""
+    return release_folder(release).open(path)
+
+
+def release_card(release: Release) -> str:
+    """The release's dataset card (Markdown with a YAML header), or "" when it has none."""
+    try:
+        with release_file_open(release, CARD_NAME) as stream:
+            return stream.read().decode("utf-8")
+    except FileNotFoundError:
+        return ""
 
 
 def release_candidates(project: Project) -> QuerySet[Item]:

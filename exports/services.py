@@ -11,6 +11,9 @@ Building streams the project twice, never holding it whole:
 Everything is written into a hidden temporary folder next to the final one; the manifest, card and
 ``SHA256SUMS`` come last, the baseline check runs there, and only then is the folder renamed into
 place in one step. A crash leaves at most a hidden ``.…partial`` folder, never a half release.
+When releases live in a bucket (``config/storage.py``), the temporary folder is on the worker's disk and
+the finished folder is uploaded file by file, ``SHA256SUMS`` last; a retry replaces an upload that was cut
+short.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from typing import Any
 
 import numpy as np
 import orjson
-from django.conf import settings
+from django.core.files.storage import storages
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Count, Min
 from django.utils import timezone
@@ -41,11 +44,12 @@ from annotation.models import USABLE_GOLD, Annotation, AuditObject, Guideline, I
 from annotation.selectors import stage_complete
 from annotation.services import ServiceError
 from config.jobs import DATABASE_LOST, drop_connection, error_summary
+from config.storage import RELEASES, StoredFolder, record
 from datasets_build import splits as split_lib
 
 from . import selectors
 from .card import CARD_NAME, render_card
-from .integrity import SUMS_NAME, make_read_only, move_into_place, sha256_file, verify_folder, write_sums
+from .integrity import SUMS_NAME, make_read_only, sha256_file, verify_folder, write_sums
 from .models import SEMVER, ItemSplit, RaterId, Release, ReleaseFile, ReleaseStatus, rater_code
 from .writers import (
     DEFAULT_FORMATS,
@@ -78,11 +82,6 @@ def _empty_message(project: Project, keep: bool) -> str:
     where = " with a split (build with ratios instead of keeping splits)" if keep else ""
     return (f"nothing to release: {project.slug} has no releasable item{where} — each needs screening cleared "
             "or kept, no open flag and a usable gold label")
-
-
-def release_root() -> Path:
-    """Where releases built from the browser or the API go (``GOLDSET_RELEASE_ROOT``, else media/releases)."""
-    return Path(settings.GOLDSET_RELEASE_ROOT or Path(settings.MEDIA_ROOT) / "releases")
 
 
 # -- creating -------------------------------------------------------------------------------------
@@ -142,12 +141,13 @@ def release_create(
     if Release.objects.filter(project=project, version=version).exists():
         raise ServiceError(f"{project.slug} already has a release {version}; versions are never reused",
                            code="conflict", field="version")
-    folder = Path(out).resolve() if out else release_root().resolve()
-    final = folder / f"{project.slug}-{version}"
-    if final.exists():
-        raise ServiceError(f"{final} already exists", code="conflict", field="out")
+    name = f"{project.slug}-{version}"
+    # Without ``out`` (the browser, the API, the command's default) the release goes to the ``releases`` storage.
+    location = str(Path(out).resolve() / name) if out else record(storages[RELEASES], name)
+    if StoredFolder.of(location).exists():
+        raise ServiceError(f"{StoredFolder.of(location)} already exists", code="conflict", field="out")
     release = Release.objects.create(
-        project=project, version=version, split_spec=spec, seed=seed, formats=chosen, out_dir=str(final),
+        project=project, version=version, split_spec=spec, seed=seed, formats=chosen, out_dir=location,
         options={"agreement": agreement, "check_margin": check_margin, "refresh_gold": refresh_gold},
         created_by=user,
         progress={"phase": "queued"},
@@ -242,9 +242,8 @@ def _build_lock(release_id: int) -> Iterator[None]:
 
 
 def _run(release: Release, progress: Progress | None) -> None:
-    final = Path(release.out_dir)
-    partial = final.parent / f".{final.name}.partial"
-    work = final.parent / f".{final.name}.records"
+    place = selectors.release_folder(release)
+    partial, work, scratch = place.staging()
 
     def report(phase: str, done: int = 0, total: int | None = None) -> None:
         state = {"phase": phase, "done": done, "total": total}
@@ -253,19 +252,22 @@ def _run(release: Release, progress: Progress | None) -> None:
             progress(state)
 
     try:
-        if not final.exists():
-            final.parent.mkdir(parents=True, exist_ok=True)
+        if place.local is None and place.exists() and not place.has(SUMS_NAME):
+            place.delete()  # an upload to the bucket that a crash cut short: this run uploads it again
+        if not place.exists():
+            partial.parent.mkdir(parents=True, exist_ok=True)
             shutil.rmtree(partial, ignore_errors=True)
             partial.mkdir()
             chosen = _build(release, partial, work, report)
-            move_into_place(partial, final)
+            place.publish(partial)
             if chosen is not None:
                 _remember_splits(release, *chosen)
         elif not (release.files.exists() and release_verify(release).get("ok")):
-            raise ServiceError(f"{final} already exists", code="conflict")
-        for path in final.rglob("*"):
-            if path.is_file():
-                path.chmod(0o444)
+            raise ServiceError(f"{place} already exists", code="conflict")
+        if place.local is not None:
+            for path in place.local.rglob("*"):
+                if path.is_file():
+                    path.chmod(0o444)
         _set(release, status=release_status(release), finished_at=timezone.now(), progress={"phase": "done"})
     except DATABASE_LOST:
         # Nothing can be recorded over a lost connection: the task retries (a redelivery rebuilds).
@@ -278,7 +280,7 @@ def _run(release: Release, progress: Progress | None) -> None:
     except Exception as error:
         if isinstance(error, OSError) and error.strerror:
             # Full disk, read-only or missing folder: the cause and the place say it all, no traceback.
-            message = f"{error.strerror.lower()} while writing {final}"
+            message = f"{error.strerror.lower()} while writing {place}"
             logger.error("release %s of %s failed: %s", release.version, release.project.slug, message)
         else:
             logger.exception("release %s of %s failed", release.version, release.project.slug)
@@ -289,6 +291,8 @@ def _run(release: Release, progress: Progress | None) -> None:
     finally:
         if work.exists():  # not unlink(missing_ok=True): on a read-only file system that fails too
             work.unlink()
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 def release_status(release: Release) -> str:
@@ -656,13 +660,14 @@ def _record_files(release: Release, folder: Path, written: list[WrittenFile], su
 
 def release_verify(release: Release) -> dict[str, Any]:
     """Re-hash the release folder against ``SHA256SUMS`` and the checksums recorded at build time."""
-    result = verify_folder(Path(release.out_dir))
+    place = selectors.release_folder(release)
+    result = verify_folder(place)
     recorded = dict(ReleaseFile.objects.filter(release=release).exclude(path=SUMS_NAME)
                     .values_list("path", "sha256"))
     if result.get("ok") or "files" in result:
         from .integrity import read_sums
 
-        listed = read_sums(Path(release.out_dir))
+        listed = read_sums(place)
         differs = sorted(p for p in set(recorded) | set(listed) if recorded.get(p) != listed.get(p))
         result["differs_from_record"] = differs
         result["ok"] = bool(result["ok"]) and not differs
@@ -693,7 +698,8 @@ def release_publish(*, release: Release, user: User | None, override_reason: str
     before = release.status
     _set(release, status=ReleaseStatus.PUBLISHED, published_at=timezone.now(), published_by=user,
          publish_override=override_reason)
-    make_read_only(Path(release.out_dir))
+    if (local := selectors.release_folder(release).local) is not None:
+        make_read_only(local)
     after = {"version": release.version, "status": ReleaseStatus.PUBLISHED,
              "published_at": release.published_at.isoformat()}
     if override_reason:
@@ -711,11 +717,7 @@ def release_delete(*, release: Release, by: User | None = None) -> None:
         raise ServiceError(f"release {release.version} is published and cannot be deleted", code="conflict")
     if release.status in (ReleaseStatus.BUILDING, ReleaseStatus.CHECKING):
         raise ServiceError(f"release {release.version} is still building", code="conflict")
-    folder = Path(release.out_dir)
-    if folder.exists():
-        for path in [folder, *folder.rglob("*")]:
-            path.chmod(0o755 if path.is_dir() else 0o644)
-        shutil.rmtree(folder)
+    selectors.release_folder(release).delete()
     audit_record(project=release.project_id, actor=by, object_type=AuditObject.RELEASE, object_id=release.pk,
                  action="delete", before={"version": release.version, "status": release.status}, after=None)
     release.delete()

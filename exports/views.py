@@ -6,7 +6,6 @@ publish. Builds run as background jobs; a release page refreshes itself while it
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from django import forms
@@ -29,10 +28,9 @@ from annotation.services import ServiceError
 from annotation.views import project_for
 
 from . import assist, selectors, services
-from .api import DOWNLOADABLE, PUBLISH, file_path
+from .api import DOWNLOADABLE, PUBLISH, file_response
 from .api_assist import overview
 from .archive import archive_response
-from .card import CARD_NAME
 from .models import Release, ReleaseFile, ReleaseStatus, SuggesterRun, SuggesterRunStatus
 from .writers import DEFAULT_FORMATS, FORMATS, STANDARD_FORMATS, fits
 
@@ -88,10 +86,9 @@ def release_list(request: HttpRequest, project_id: int) -> HttpResponse:
 
 def _card_parts(release: Release) -> tuple[str, str]:
     """The card's YAML header and its Markdown body (the header would render as a heading)."""
-    path = Path(release.out_dir) / CARD_NAME
-    if release.status not in DOWNLOADABLE or not path.is_file():
+    if release.status not in DOWNLOADABLE:
         return "", ""
-    text = path.read_text(encoding="utf-8")
+    text = selectors.release_card(release)
     if text.startswith("---\n"):
         end = text.find("\n---\n", 4)
         if end != -1:
@@ -108,6 +105,7 @@ def release_detail(request: HttpRequest, project_id: int, release_id: int) -> Ht
     context = _context(project, role)
     context.update({
         "release": release,
+        "folder": str(selectors.release_folder(release)),
         "files": selectors.release_files(release),
         "card_header": header,
         "card_html": render_markdown(body),
@@ -192,10 +190,9 @@ def release_file(request: HttpRequest, project_id: int, release_id: int, file_id
     release = get_object_or_404(Release, pk=release_id, project=project)
     file = get_object_or_404(ReleaseFile, pk=file_id, release=release)
     try:
-        path = file_path(release, file)
+        return file_response(release, file)
     except NotFound as error:
         raise Http404(str(error.detail)) from None
-    return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name)
 
 
 class SuggesterForm(forms.Form):

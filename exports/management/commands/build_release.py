@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Project
 from annotation.services import ServiceError
-from exports import services
+from exports import selectors, services
 from exports.models import ReleaseStatus
 
 
@@ -62,7 +62,7 @@ class Command(BaseCommand):
             "project": project.slug,
             "version": release.version,
             "status": release.status,
-            "out": release.out_dir,
+            "out": str(selectors.release_folder(release)),
             "files": list(release.files.order_by("path").values_list("path", flat=True)),
             "splits": release.split_counts,
             "check": {"passed": check.get("passed"), "metrics": check.get("metrics", {}),
@@ -76,6 +76,6 @@ class Command(BaseCommand):
         if options["json"]:
             self.stdout.write(json.dumps(result, ensure_ascii=False))
         else:
-            self.stdout.write(f"{project.slug} {release.version}: {release.status} → {release.out_dir}")
+            self.stdout.write(f"{project.slug} {release.version}: {release.status} → {result['out']}")
             for split, n in release.split_counts.items():
                 self.stdout.write(f"  {split}: {n}")
