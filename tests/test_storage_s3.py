@@ -194,11 +194,11 @@ def test_import_release_download_verify_publish_delete_through_the_bucket(
 
     # The release page renders the card read from the bucket and serves a file from it.
     client.force_login(manager)
-    detail = client.get(reverse("release-detail", args=[project.pk, release.pk])).content.decode()
+    detail = client.get(reverse("exports:release-detail", args=[project.pk, release.pk])).content.decode()
     assert "<h2>Motivation</h2>" in detail
     assert f"<code>s3://{bucket.name}/releases/{project.slug}-1.0.0</code>" in detail
     csv_file = release.files.get(path="csv/train.csv")
-    page_download = client.get(reverse("release-file", args=[project.pk, release.pk, csv_file.pk]))
+    page_download = client.get(reverse("exports:release-file", args=[project.pk, release.pk, csv_file.pk]))
     assert b"".join(page_download.streaming_content) == bodies["csv/train.csv"]
 
     # Verification reads the bucket: an object changed there is caught, and such a release cannot be published.
