@@ -3,9 +3,6 @@ computed from the database (exclusions, per-annotator quality, the ``agreement``
 
 from __future__ import annotations
 
-import io
-import json
-
 import krippendorff
 import numpy as np
 import pytest
@@ -17,6 +14,7 @@ from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 from annotation import services
 from annotation.agreement import coefficients as co
 from annotation.models import Annotation, Assignment, AssignmentStatus, Item, User
+from tests.builders import run_agreement
 
 # Krippendorff (2011), "Computing Krippendorff's alpha-reliability", the 4 coders × 12 units example with
 # missing values; the published values are nominal .743, ordinal .815, interval .849.
@@ -162,12 +160,6 @@ def _annotate(project, rows: dict[str, list[str | None]], users: list[User], *, 
                 Annotation.objects.create(item=item, annotator=user, stage="label", payload={"label": label},
                                           seconds_spent=seconds)
     return items
-
-
-def run_agreement(slug: str) -> dict:
-    out = io.StringIO()
-    call_command("agreement", slug, "--json", stdout=out)
-    return json.loads(out.getvalue())
 
 
 @pytest.mark.django_db

@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import io
-import json
-
 import krippendorff
 import numpy as np
 import pytest
-from django.core.management import call_command
 
+from tests.builders import run_agreement
 from tests.klue_loader import NLI_VOTERS, load_nli, load_sts
 
 pytestmark = [pytest.mark.klue, pytest.mark.django_db]
-
-
-def run_agreement(slug: str) -> dict:
-    out = io.StringIO()
-    call_command("agreement", slug, "--json", stdout=out)
-    return json.loads(out.getvalue())
 
 
 def coefficient(report: dict, name: str, level: str) -> dict:

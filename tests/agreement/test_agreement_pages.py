@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 from django.urls import reverse
 
 from annotation import services
 from annotation.agreement import plots
 from annotation.gold.services import gold_for_item
 from annotation.models import Adjudication, Annotation, GoldLabel, Role
+from tests.builders import client_for
 
 VOTES = {**{f"same{n}": ["사회", "사회", "사회"] for n in range(9)}, "split": ["사회", "경제", "정치"],
          "pair": ["경제", "경제", "사회"]}
-
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture

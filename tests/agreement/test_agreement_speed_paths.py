@@ -13,7 +13,7 @@ from annotation.agreement import coefficients as co
 from annotation.agreement.data import fetch_annotations, load
 from annotation.agreement.measures import measure_for
 from annotation.models import Annotation
-from tests.agreement.test_agreement import run_agreement
+from tests.builders import run_agreement
 
 # -- reading the annotations ---------------------------------------------------------------------------------
 

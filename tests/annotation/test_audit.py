@@ -3,8 +3,6 @@ an import is recorded (who, when, before and after) and shown to managers only."
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import orjson
 import pytest
 from django.urls import reverse
@@ -13,15 +11,9 @@ from annotation import services
 from annotation.gold.services import gold_for_item
 from annotation.models import AuditEvent, Item, Role
 from datasets_build.services import items_import
-from tests.release_helpers import load_records, sample_records
+from tests.builders import load_records, sample_records
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def release_root(settings, tmp_path) -> Path:
-    settings.GOLDSET_RELEASE_ROOT = str(tmp_path / "releases")
-    return tmp_path / "releases"
 
 
 @pytest.fixture

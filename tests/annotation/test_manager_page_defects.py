@@ -7,19 +7,13 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.test import Client
 from django.urls import reverse
 
 from annotation import services
 from annotation.agreement import plots
 from annotation.models import Annotation, GoldLabel, GoldStatus, Role, ScreeningStatus
 from annotation.views_review import annotator_rows
-
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+from tests.builders import client_for
 
 
 @pytest.mark.django_db

@@ -12,15 +12,10 @@ from django.core.management import CommandError, call_command
 from annotation.models import Annotation, Flag, Item, Project, ScreeningStatus, Source, User
 from datasets_build.models import NearDuplicate
 from datasets_build.services import items_import
+from tests.builders import nothing_written, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "demo" / "corpus"
-
-
-def write_jsonl(path: Path, records: list[Any], encoding: str = "utf-8") -> Path:
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)) + "\n" for r in records),
-                    encoding=encoding)
-    return path
 
 
 def run_command(*args: str) -> dict[str, Any]:
@@ -29,11 +24,6 @@ def run_command(*args: str) -> dict[str, Any]:
     out = StringIO()
     call_command("import_items", *args, "--json", stdout=out)
     return json.loads(out.getvalue())
-
-
-def nothing_written(project: Project) -> bool:
-    return not Item.objects.filter(project=project).exists() and not Annotation.objects.filter(
-        item__project=project).exists()
 
 
 @pytest.mark.django_db

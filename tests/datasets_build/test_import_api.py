@@ -11,22 +11,16 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from annotation.models import Flag, FlagResolution, Item, Role, ScreeningStatus
 from datasets_build import services
 from datasets_build.models import ImportJob, ImportStatus
+from tests.builders import jsonl
 
 DEMO = Path(__file__).resolve().parents[2] / "demo" / "corpus"
 
 
-@pytest.fixture(autouse=True)
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    return settings.MEDIA_ROOT
+pytestmark = pytest.mark.usefixtures("media")
 
 
 def upload(name: str, content: bytes) -> SimpleUploadedFile:
     return SimpleUploadedFile(name, content, content_type="application/octet-stream")
-
-
-def jsonl(*records: dict) -> bytes:
-    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
 
 
 @pytest.mark.django_db

@@ -13,7 +13,7 @@ from django.db import OperationalError
 from annotation.models import Item
 from datasets_build import pipeline
 from datasets_build.services import items_import
-from tests.datasets_build.test_import import nothing_written, write_jsonl
+from tests.builders import nothing_written, write_jsonl
 
 
 def titles(n: int) -> list[dict[str, str]]:

@@ -21,14 +21,9 @@ from annotation.models import Item
 from datasets_build import pipeline, prepare
 from datasets_build.models import ImportJob, ImportStatus
 from datasets_build.tasks import run_import
+from tests.builders import jsonl
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def media(settings, tmp_path) -> Path:
-    settings.MEDIA_ROOT = tmp_path / "media"
-    return settings.MEDIA_ROOT
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("media")]
 
 
 @pytest.fixture
@@ -47,10 +42,6 @@ def run(api, make_project, django_capture_on_commit_callbacks):
         return ImportJob.objects.get(pk=response.data["id"])
 
     return upload
-
-
-def jsonl(*records: dict[str, Any]) -> bytes:
-    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
 
 
 def nested(depth: int) -> str:

@@ -16,7 +16,7 @@ from bench.import_items import write_corpus
 from datasets_build import dedup, pipeline, prepare
 from datasets_build.models import MinHashBand, NearDuplicate
 from datasets_build.services import items_import
-from tests.datasets_build.test_import import nothing_written, write_jsonl
+from tests.builders import nothing_written, write_jsonl
 
 NEAR = "서울시는 다음 달부터 심야버스 노선을 다섯 개 늘리고 배차 간격을 줄인다고 밝혔다"
 

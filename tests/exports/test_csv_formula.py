@@ -13,7 +13,7 @@ import pytest
 from django.core.management import call_command
 
 from exports.writers.csv import cell
-from tests.release_helpers import load_records, sample_records
+from tests.builders import load_records, sample_records
 
 pytestmark = pytest.mark.django_db
 

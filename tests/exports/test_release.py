@@ -17,15 +17,10 @@ from datasets_build.klue_formats import write_klue_file
 from datasets_build.models import NearDuplicate
 from exports import services
 from exports.models import ImmutableReleaseError, Release, ReleaseFile, ReleaseStatus
-from tests.release_helpers import load_records, sample_records
+from tests.builders import build_release as build
+from tests.builders import load_records, sample_records
 
 pytestmark = pytest.mark.django_db
-
-
-def build(project, out: Path, *args: str) -> dict:
-    stdout = StringIO()
-    call_command("build_release", project.slug, *args, "--out", str(out), "--json", stdout=stdout)
-    return json.loads(stdout.getvalue())
 
 
 def data_files(folder: Path) -> dict[str, bytes]:

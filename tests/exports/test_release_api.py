@@ -3,22 +3,15 @@
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 
 import pytest
 from django.urls import reverse
 
 from annotation.models import Role
 from exports.models import Release, ReleaseStatus
-from tests.release_helpers import load_records, sample_records
+from tests.builders import load_records, sample_records
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def release_root(settings, tmp_path) -> Path:
-    settings.GOLDSET_RELEASE_ROOT = str(tmp_path / "releases")
-    return tmp_path / "releases"
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from exports.baselines.char_ngrams import CharTfidf
 from exports.models import Release
 from exports.release_check import release_check
 from exports.writers import klue
-from tests.release_helpers import load_records, sample_records
+from tests.builders import load_records, sample_records
 
 #: Values orjson spells differently from ``json`` (the fast path must hand their batch to ``json``) and
 #: values it spells the same, in the shapes records have.

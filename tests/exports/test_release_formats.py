@@ -14,7 +14,7 @@ from django.core.management import call_command
 
 from annotation.task_types import slugs
 from exports.writers.flat import flat_schema
-from tests.release_helpers import load_records, sample_records
+from tests.builders import load_records, sample_records
 
 pytestmark = pytest.mark.django_db
 

@@ -26,7 +26,7 @@ from annotation.models import Annotation, Item
 from datasets_build.klue_formats import iter_klue_records
 from exports.models import BUILT
 from exports.writers.standard import conll_tokens
-from tests.release_helpers import load_records, sample_records
+from tests.builders import load_records, sample_records
 
 pytestmark = pytest.mark.django_db
 

@@ -27,17 +27,12 @@ from exports.metrics import get_task_metrics, score
 from exports.models import ItemSplit, RaterId, Release, ReleaseStatus
 from exports.release_check import check_result
 from exports.writers.klue import JSON_ARRAY_TASKS
-from tests.release_helpers import load_records, sample_records
+from tests.builders import build_release as build
+from tests.builders import load_records, sample_records
 
 pytestmark = pytest.mark.django_db
 
 ALL_FORMATS = "klue,jsonl,csv,parquet"
-
-
-def build(project: Project, out: Path, *args: str) -> dict:
-    stdout = StringIO()
-    call_command("build_release", project.slug, *args, "--out", str(out), "--json", stdout=stdout)
-    return json.loads(stdout.getvalue())
 
 
 def all_text(folder: Path) -> str:

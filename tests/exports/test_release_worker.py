@@ -10,7 +10,7 @@ import pytest
 from exports import services
 from exports.models import Release, ReleaseStatus
 from exports.tasks import release_build_task
-from tests.release_helpers import load_records, sample_records
+from tests.builders import load_records, sample_records
 
 pytestmark = [pytest.mark.worker, pytest.mark.postgres]
 

@@ -1,5 +1,6 @@
 """Helpers of the fault tests: their own Celery workers (started and killed by the test), the test
-database's URL for subprocesses, and a generated JSONL corpus."""
+database's URL for subprocesses, a generated JSONL corpus, and an import through the API watched until it
+ends (the ``start_worker`` fixture is in this folder's ``conftest.py``)."""
 
 from __future__ import annotations
 
@@ -16,12 +17,18 @@ from pathlib import Path
 from typing import IO
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 
+from annotation.models import AuditEvent, AuditObject, Item, Project
 from config.celery import app as celery_app
+from datasets_build.models import ImportJob, ImportStatus
+from datasets_build.tasks import run_import
 from tests.conftest import ROOT, is_postgres
 
 #: The broker gives an unacknowledged message of a dead worker back after this many seconds.
 VISIBILITY_TIMEOUT = 4
+#: Records of the import the fault tests interrupt: enough for a worker to be killed while it reads them.
+IMPORT_RECORDS = 6000
 TC_LABELS = ["IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치"]
 
 
@@ -123,3 +130,58 @@ def wait_until(condition: Callable[[], object], timeout: float, what: str, every
             return value
         time.sleep(every)
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+# -- an import the tests interrupt -------------------------------------------------------------------
+
+
+def upload_import(api: Callable, project: Project, tmp_path: Path) -> ImportJob:
+    data = write_tc_jsonl(tmp_path / "corpus.jsonl", IMPORT_RECORDS).read_bytes()
+    response = api(project.created_by).post(f"/api/projects/{project.pk}/imports/", {
+        "file": SimpleUploadedFile("corpus.jsonl", data), "format": "jsonl"}, format="multipart")
+    assert response.status_code == 202, response.data
+    return ImportJob.objects.get(pk=response.data["id"])
+
+
+def wait_for_import_midway(api: Callable, project: Project, job: ImportJob) -> None:
+    """Until the worker has read part of the file (its progress, as the API reports it), nothing visible."""
+
+    def midway() -> bool:
+        detail = api(project.created_by).get(f"/api/projects/{project.pk}/imports/{job.pk}/").data
+        assert detail["status"] in (ImportStatus.QUEUED, ImportStatus.RUNNING), "the import finished before the kill"
+        return detail["progress"]["read"] >= 1000
+
+    wait_until(midway, 120, "the import to get under way")
+    assert not Item.objects.filter(project=project).exists()
+
+
+def wait_for_import_end(project: Project, job: ImportJob) -> ImportJob:
+    """Until the job finishes; all along, the project has either none of the file's items or all of them."""
+    seen: set[int] = set()
+
+    def finished() -> bool:
+        seen.add(Item.objects.filter(project=project).count())
+        job.refresh_from_db()
+        return job.is_finished
+
+    wait_until(finished, 240, "the import to be redone", every=0.1)
+    assert seen <= {0, IMPORT_RECORDS}, f"a partial import was visible: {sorted(seen)} items"
+    return job
+
+
+def assert_imported_once(project: Project, job: ImportJob) -> None:
+    assert job.status == ImportStatus.SUCCEEDED, job.errors
+    assert (job.records_read, job.items_written, job.annotations_written) == (IMPORT_RECORDS,) * 3
+    items = Item.objects.filter(project=project)
+    assert items.count() == IMPORT_RECORDS
+    assert items.values("external_id").distinct().count() == IMPORT_RECORDS
+    assert AuditEvent.objects.filter(project=project, object_type=AuditObject.IMPORT).count() == 1
+    assert not Path(job.stored_path).exists()  # the upload is deleted once imported
+
+    # The message delivered once more (a worker lost after the commit, before its ack, even before it deleted
+    # the upload): nothing is imported again, and the upload goes.
+    Path(job.stored_path).write_bytes(b"{}\n")
+    assert run_import.delay(job.pk).get(timeout=120)["status"] == ImportStatus.SUCCEEDED
+    assert not Path(job.stored_path).exists()
+    assert Item.objects.filter(project=project).count() == IMPORT_RECORDS
+    assert AuditEvent.objects.filter(project=project, object_type=AuditObject.IMPORT).count() == 1

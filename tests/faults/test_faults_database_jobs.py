@@ -31,18 +31,15 @@ from datasets_build.tasks import run_import
 from exports import services as release_services
 from exports.models import Release, ReleaseStatus
 from exports.tasks import release_build_task
+from tests.builders import load_records, sample_records
 from tests.conftest import is_postgres
-from tests.faults.helpers import database_url
-from tests.faults.test_faults_worker import (
+from tests.faults.helpers import (
     assert_imported_once,
+    database_url,
     upload_import,
     wait_for_import_end,
     wait_for_import_midway,
 )
-from tests.faults.test_faults_worker import start_worker as _start_worker
-from tests.release_helpers import load_records, sample_records
-
-start_worker = _start_worker  # the fixture, for the live-worker test below
 
 ATTEMPTS = 1 + release_build_task.max_retries
 

@@ -18,8 +18,8 @@ from exports import services
 from exports.card import CARD_NAME
 from exports.models import Release, ReleaseStatus
 from exports.tasks import release_build_task
+from tests.builders import load_records, sample_records
 from tests.conftest import is_postgres
-from tests.release_helpers import load_records, sample_records
 
 
 @pytest.fixture

@@ -10,101 +10,30 @@ done exactly once, and delivering its message again changes nothing.
 
 from __future__ import annotations
 
-import os
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotation.models import AuditEvent, AuditObject, Item, Project
-from config.celery import app as celery_app
-from datasets_build.models import ImportJob, ImportStatus
+from annotation.models import Item, Project
+from datasets_build.models import ImportStatus
 from datasets_build.services import items_import
-from datasets_build.tasks import run_import
 from exports import services as release_services
 from exports.integrity import verify_folder
 from exports.models import Release, ReleaseStatus
 from exports.tasks import release_build_task
-from tests.conftest import ROOT
-from tests.faults.helpers import Worker, require_postgres_and_broker, wait_until, write_tc_jsonl
+from tests.faults.helpers import (
+    assert_imported_once,
+    upload_import,
+    wait_for_import_end,
+    wait_for_import_midway,
+    wait_until,
+    write_tc_jsonl,
+)
 
 pytestmark = [pytest.mark.worker, pytest.mark.postgres]
 
-IMPORT_RECORDS = 6000
 RELEASE_ITEMS = 6000
-
-
-@pytest.fixture
-def start_worker() -> Iterator[Callable[[], Worker]]:
-    """Start workers on a queue of this test's own (so no other worker takes its jobs); stopped at the end."""
-    require_postgres_and_broker()
-    queue = f"goldset-faults-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    previous = celery_app.conf.task_default_queue
-    celery_app.conf.task_default_queue = queue
-    workers: list[Worker] = []
-
-    def start() -> Worker:
-        workers.append(Worker(queue, ROOT / "celery-faults-worker.log"))
-        return workers[-1]
-
-    yield start
-    celery_app.conf.task_default_queue = previous
-    for worker in workers:
-        worker.stop()
-
-
-def upload_import(api: Callable, project: Project, tmp_path: Path) -> ImportJob:
-    data = write_tc_jsonl(tmp_path / "corpus.jsonl", IMPORT_RECORDS).read_bytes()
-    response = api(project.created_by).post(f"/api/projects/{project.pk}/imports/", {
-        "file": SimpleUploadedFile("corpus.jsonl", data), "format": "jsonl"}, format="multipart")
-    assert response.status_code == 202, response.data
-    return ImportJob.objects.get(pk=response.data["id"])
-
-
-def wait_for_import_midway(api: Callable, project: Project, job: ImportJob) -> None:
-    """Until the worker has read part of the file (its progress, as the API reports it), nothing visible."""
-
-    def midway() -> bool:
-        detail = api(project.created_by).get(f"/api/projects/{project.pk}/imports/{job.pk}/").data
-        assert detail["status"] in (ImportStatus.QUEUED, ImportStatus.RUNNING), "the import finished before the kill"
-        return detail["progress"]["read"] >= 1000
-
-    wait_until(midway, 120, "the import to get under way")
-    assert not Item.objects.filter(project=project).exists()
-
-
-def wait_for_import_end(project: Project, job: ImportJob) -> ImportJob:
-    """Until the job finishes; all along, the project has either none of the file's items or all of them."""
-    seen: set[int] = set()
-
-    def finished() -> bool:
-        seen.add(Item.objects.filter(project=project).count())
-        job.refresh_from_db()
-        return job.is_finished
-
-    wait_until(finished, 240, "the import to be redone", every=0.1)
-    assert seen <= {0, IMPORT_RECORDS}, f"a partial import was visible: {sorted(seen)} items"
-    return job
-
-
-def assert_imported_once(project: Project, job: ImportJob) -> None:
-    assert job.status == ImportStatus.SUCCEEDED, job.errors
-    assert (job.records_read, job.items_written, job.annotations_written) == (IMPORT_RECORDS,) * 3
-    items = Item.objects.filter(project=project)
-    assert items.count() == IMPORT_RECORDS
-    assert items.values("external_id").distinct().count() == IMPORT_RECORDS
-    assert AuditEvent.objects.filter(project=project, object_type=AuditObject.IMPORT).count() == 1
-    assert not Path(job.stored_path).exists()  # the upload is deleted once imported
-
-    # The message delivered once more (a worker lost after the commit, before its ack, even before it deleted
-    # the upload): nothing is imported again, and the upload goes.
-    Path(job.stored_path).write_bytes(b"{}\n")
-    assert run_import.delay(job.pk).get(timeout=120)["status"] == ImportStatus.SUCCEEDED
-    assert not Path(job.stored_path).exists()
-    assert Item.objects.filter(project=project).count() == IMPORT_RECORDS
-    assert AuditEvent.objects.filter(project=project, object_type=AuditObject.IMPORT).count() == 1
 
 
 @pytest.mark.django_db(transaction=True)

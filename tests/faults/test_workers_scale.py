@@ -34,8 +34,8 @@ from datasets_build.models import ImportJob, ImportStatus
 from datasets_build.services import import_job_create
 from exports import services as release_services
 from exports.models import Release, ReleaseStatus
+from tests.builders import load_records, sample_records
 from tests.conftest import ROOT, TEST_QUEUE, is_postgres
-from tests.release_helpers import load_records, sample_records
 
 pytestmark = [pytest.mark.worker, pytest.mark.postgres]
 SUCCEEDED = re.compile(r"Task ([\w.]+)\[([^\]]+)\] succeeded")

@@ -217,20 +217,16 @@ def test_a_nul_in_a_draft_payload_is_a_400_and_nothing_is_saved(make_project, an
 
 
 def _get_cases():
-    from tests.site.test_permissions import CASES
+    from tests.site.matrix import contributed_cases
 
-    return [case for case in CASES if case.method == "get"]
+    return [case for case in contributed_cases() if case.method == "get"]
 
 
 @pytest.mark.django_db
 def test_a_nul_in_any_query_parameter_is_a_400_on_every_api_route(api) -> None:
-    from tests.site.matrix import build_scenario
-    from tests.site.test_permissions import MODULES
+    from tests.site.matrix import prepared_scenario
 
-    scenario = build_scenario()
-    for module in MODULES:
-        if hasattr(module, "prepare"):
-            module.prepare(scenario)
+    scenario = prepared_scenario()
     user = scenario.users["superuser"]
     scenario.extra["username"] = user.username
     # Without the middleware, on PostgreSQL, status (gold, API and page), split, external_id and
@@ -376,7 +372,7 @@ def test_a_user_who_may_not_create_projects_cannot_probe_slugs(make_project, mak
 
 def _import(project, tmp_path, name: str, *, source: str, license: str = "", prefix: str = "s") -> None:
     from datasets_build.services import items_import
-    from tests.release_helpers import sample_records
+    from tests.builders import sample_records
 
     path = tmp_path / name
     records = sample_records("tc", 3, prefix=prefix)

@@ -1,14 +1,18 @@
 """The permission matrix: every API endpoint × method × role, with the status each role must get.
 
-Each app contributes its rows in a ``tests/matrix_<app>.py`` module (a ``CASES`` list); the test in
-``test_permissions.py`` runs them all and fails when an API route has no row, so new endpoints must
-join the matrix.
+Each app contributes its rows in a ``tests/site/matrix_<app>.py`` module (a ``CASES`` list, and a
+``prepare(scenario)`` when its rows need ids of their own); the test in ``test_permissions.py`` runs them
+all and fails when an API route has no row, so new endpoints must join the matrix.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from annotation import services
@@ -96,3 +100,24 @@ def managers(status: int) -> dict[str, int]:
 
 def annotators(status: int) -> dict[str, int]:
     return {"outsider": 404, "annotator": status, "manager": 403, "maintainer": 403, "superuser": 403}
+
+
+def contributions() -> list[ModuleType]:
+    """Every ``matrix_<app>`` module of this folder (imported here, at call time: they import this module)."""
+    folder = str(Path(__file__).parent)
+    return [importlib.import_module(f"{__package__}.{m.name}") for m in pkgutil.iter_modules([folder])
+            if m.name.startswith("matrix_")]
+
+
+def contributed_cases() -> list[Case]:
+    """The rows of every app, in module order."""
+    return [case for module in contributions() for case in module.CASES]
+
+
+def prepared_scenario() -> Scenario:
+    """A scenario with the extra ids every app's rows refer to."""
+    scenario = build_scenario()
+    for module in contributions():
+        if hasattr(module, "prepare"):
+            module.prepare(scenario)
+    return scenario

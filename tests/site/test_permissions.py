@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import re
-from pathlib import Path
 
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from tests.site.matrix import ROLES, Case, build_scenario
+from tests.site.matrix import ROLES, Case, contributed_cases, prepared_scenario
 
-MODULES = [importlib.import_module(f"tests.site.{m.name}") for m in pkgutil.iter_modules([str(Path(__file__).parent)])
-           if m.name.startswith("matrix_")]
-CASES: list[Case] = [case for module in MODULES for case in module.CASES]
+CASES: list[Case] = contributed_cases()
 METHODS = ("get", "post", "put", "patch", "delete")
 
 
@@ -58,10 +53,7 @@ def test_every_api_route_and_method_is_in_the_matrix():
 @pytest.mark.parametrize("role", ROLES)
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.method.upper()} {c.route}")
 def test_permission_matrix(case: Case, role: str, api) -> None:
-    scenario = build_scenario()
-    for module in MODULES:
-        if hasattr(module, "prepare"):
-            module.prepare(scenario)
+    scenario = prepared_scenario()
     user = scenario.users[role]
     scenario.extra["username"] = user.username if user else "nobody"
     body = case.body(scenario) if case.body else None

@@ -12,25 +12,19 @@ its exact query counts are pinned below, so an added query fails here first (doc
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
-from rest_framework.test import APIClient
 
 from annotation import services
 from annotation.models import Assignment, Role, Source, User
-from tests.site.matrix import Case, Scenario, build_scenario
+from tests.builders import api_client
+from tests.site.matrix import Case, Scenario, contributed_cases, prepared_scenario
 
-MODULES = [importlib.import_module(f"tests.site.{m.name}") for m in pkgutil.iter_modules([str(Path(__file__).parent)])
-           if m.name.startswith("matrix_")]
-GET_CASES: list[Case] = [case for module in MODULES for case in module.CASES if case.method == "get"]
+GET_CASES: list[Case] = [case for case in contributed_cases() if case.method == "get"]
 READERS = ("manager", "maintainer", "annotator", "superuser")
 #: Queries a page may add with more rows without being an N+1 (e.g. one more page of a paginator).
 SLACK = 2
@@ -74,14 +68,6 @@ def _grow_releases(sc: Scenario, n: int, tag: str) -> None:
                                          formats=["jsonl"], created_by=sc.users["manager"]) for i in range(n)])
 
 
-def _client(user: User | None) -> APIClient:
-    client = APIClient()
-    if user is not None:
-        token, _ = Token.objects.get_or_create(user=user)
-        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-    return client
-
-
 def _count(request: Callable[[], object]) -> int:
     request()  # warm: caches, lazily computed reports
     with CaptureQueriesContext(connection) as queries:
@@ -92,11 +78,7 @@ def _count(request: Callable[[], object]) -> int:
 
 @pytest.fixture
 def scenario() -> Scenario:
-    sc = build_scenario()
-    for module in MODULES:
-        if hasattr(module, "prepare"):
-            module.prepare(sc)
-    return sc
+    return prepared_scenario()
 
 
 def _reader(case: Case) -> str:
@@ -108,7 +90,7 @@ def _api_counts(sc: Scenario) -> dict[str, int]:
     for case in GET_CASES:
         role = _reader(case)
         url = case.url(sc)
-        counts[f"{case.route} ({role})"] = _count(lambda url=url, role=role: _client(sc.users[role]).get(url))
+        counts[f"{case.route} ({role})"] = _count(lambda url=url, role=role: api_client(sc.users[role]).get(url))
     return counts
 
 
@@ -238,7 +220,7 @@ def test_release_page_does_not_grow_with_its_files(make_project, tmp_path) -> No
     from django.test import Client
 
     from exports import services as release_services
-    from tests.release_helpers import load_records, sample_records
+    from tests.builders import load_records, sample_records
 
     project = make_project("tc")
     load_records(project, sample_records("tc", 60))

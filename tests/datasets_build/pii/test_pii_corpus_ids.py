@@ -22,11 +22,11 @@ from django.db import connection
 from annotation.models import Annotation, Item, Role, User
 from datasets_build.models import ImportStatus
 from exports.models import BUILT, Release
+from tests.builders import client_for
 from tests.datasets_build.pii.test_pii_never_leaves import (
     Leaks,
     Needle,
     Team,
-    _client,
     _json,
     _spellings,
     every_log,  # noqa: F401 (a fixture)
@@ -79,7 +79,7 @@ def test_rater_ids_and_guids_with_pii_never_leave(team, tmp_path, settings, ever
                                                   django_capture_on_commit_callbacks):
     settings.MEDIA_ROOT = str(tmp_path / "media")
     settings.GOLDSET_RELEASE_ROOT = str(tmp_path / "releases")
-    manager = _client(team.manager)
+    manager = client_for(team.manager)
     project_id = _json(manager, "post", "/api/projects/", {"name": "YNAT ids", "slug": "ynat-ids", "task_type": "tc",
                                                            "annotators_per_item": 3})["id"]
     for user, role in ((team.maintainer, Role.MAINTAINER), (team.annotators[0], Role.ANNOTATOR)):

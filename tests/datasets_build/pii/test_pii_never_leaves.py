@@ -42,6 +42,7 @@ from datasets_build.models import ImportJob, ImportStatus, NearDuplicate
 from datasets_build.pii import PII_TYPES, detect
 from demo.simulation import reference_answer
 from exports.models import BUILT, Release, ReleaseFile, ReleaseStatus
+from tests.builders import client_for
 
 DEMO = Path(__file__).resolve().parents[3] / "demo" / "corpus"
 
@@ -284,12 +285,6 @@ class Team:
         return clients
 
 
-def _client(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
 def _json(client: Client, method: str, url: str, body: Any = None, **extra: Any) -> Any:
     response = getattr(client, method)(url, json.dumps(body) if body is not None else None,
                                        content_type="application/json", **extra)
@@ -301,7 +296,7 @@ def annotate(project: Project, annotators: list[User]) -> int:
     """Each annotator works through their queue with the API: next item, submit (or skip)."""
     submitted = 0
     for annotator in annotators:
-        client = _client(annotator)
+        client = client_for(annotator)
         base = f"/api/projects/{project.pk}"
         _json(client, "post", f"{base}/guideline/acknowledge/")
         while (response := client.get(f"{base}/next/")).status_code == 200:
@@ -322,7 +317,7 @@ def annotate(project: Project, annotators: list[User]) -> int:
 def run_pipeline(slug: str, team: Team, tmp_path: Path, outputs: list[tuple[str, str]], jobs: Callable) -> Project:
     """Import, review, annotate, flag, agreement, gold, adjudicate, release, publish — each by its user's path.
     ``jobs`` runs the Celery jobs a request queues when its transaction commits (eager)."""
-    manager = _client(team.manager)
+    manager = client_for(team.manager)
     project_data = _json(manager, "post", "/api/projects/", {
         "name": f"PII {slug}", "slug": f"pii-{slug}", "task_type": slug, "annotators_per_item": 2,
         "options": PROJECT_OPTIONS})
@@ -357,7 +352,7 @@ def run_pipeline(slug: str, team: Team, tmp_path: Path, outputs: list[tuple[str,
 
     assert annotate(project, team.annotators) > 0
     flagged = Item.objects.filter(project=project).order_by("id").first()
-    _json(_client(team.annotators[0]), "post", f"/api/projects/{project.pk}/flags/",
+    _json(client_for(team.annotators[0]), "post", f"/api/projects/{project.pk}/flags/",
           {"item": flagged.pk, "kind": "other", "note": "문장이 어색합니다"})
 
     with jobs(execute=True):
@@ -376,7 +371,7 @@ def run_pipeline(slug: str, team: Team, tmp_path: Path, outputs: list[tuple[str,
     outputs.append((f"{slug}: build_release output", out.getvalue()))
     release = Release.objects.get(project=project)
     assert release.status == ReleaseStatus.INCONCLUSIVE, release.baseline_check
-    published = _json(_client(team.maintainer), "post", f"/api/projects/{project.pk}/releases/{release.pk}/publish/",
+    published = _json(client_for(team.maintainer), "post", f"/api/projects/{project.pk}/releases/{release.pk}/publish/",
                       {"override_reason": "PII 검사용 소규모 말뭉치"})
     assert published["status"] == ReleaseStatus.PUBLISHED
     return project
@@ -551,7 +546,7 @@ def test_pii_never_leaves(team, tmp_path, settings, every_log, django_capture_on
                 for slug in ("tc", "nli", "ner", "mrc")]
     # A failed import: its job keeps the errors, whose messages would like to quote the record.
     with django_capture_on_commit_callbacks(execute=True):
-        failed = _client(team.manager).post(f"/api/projects/{projects[-1].pk}/imports/", {
+        failed = client_for(team.manager).post(f"/api/projects/{projects[-1].pk}/imports/", {
             "file": SimpleUploadedFile("bad.jsonl", bad_corpus()), "format": "jsonl"})
     assert failed.status_code == 202
     job = ImportJob.objects.get(pk=failed.json()["id"])
@@ -606,7 +601,7 @@ def test_detect_keeps_the_text_but_nothing_else_repeats_it(team, settings, tmp_p
     text on purpose — for corpora already pseudonymized, like KLUE — and flags the item for a manager's review.
     The text is then exported as it is; what Goldset writes *about* the findings never repeats them."""
     settings.MEDIA_ROOT = str(tmp_path / "media")
-    manager = _client(team.manager)
+    manager = client_for(team.manager)
     project = Project.objects.get(pk=_json(manager, "post", "/api/projects/", {
         "name": "detect", "slug": "pii-detect", "task_type": "tc"})["id"])
     assert project.options.get("pii") is None  # the default policy: names detected, identifiers replaced
@@ -656,7 +651,7 @@ def test_pii_never_leaves_through_the_live_worker(live_worker, team, settings, t
 
     settings.MEDIA_ROOT = str(tmp_path / "media")  # absolute paths: the worker reads and writes the same folders
     settings.GOLDSET_RELEASE_ROOT = str(tmp_path / "releases")
-    manager = _client(team.manager)
+    manager = client_for(team.manager)
     project = Project.objects.get(pk=_json(manager, "post", "/api/projects/", {
         "name": "PII worker", "slug": "pii-worker", "task_type": "mrc", "annotators_per_item": 2,
         "options": PROJECT_OPTIONS})["id"])

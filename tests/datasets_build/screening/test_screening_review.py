@@ -7,18 +7,12 @@ from __future__ import annotations
 import time
 
 import pytest
-from django.test import Client
 from django.urls import reverse
 
 from annotation import services
 from annotation.models import AuditEvent, Flag, FlagResolution, Item, ScreeningStatus
 from datasets_build.screening.highlight import Span, item_spans, snippets
-
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+from tests.builders import client_for
 
 
 def held(project, title: str, *, external_id: str, kind: str = "toxic", findings=None) -> Item:

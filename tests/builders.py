@@ -1,14 +1,28 @@
-"""Small stand-ins for the tests of releases: projects filled through ``parse_record`` + ``item_build``.
+"""The shared builders of the test suite: what more than one test module needs to make its data or drive
+Goldset, kept here once (fixtures live in ``tests/conftest.py``; the KLUE dev files are read by
+``tests/klue_loader.py``).
 
-Items and their corpus labels are stored the way ``import_items`` stores them (imported users named
+Projects filled through ``parse_record`` + ``item_build`` (``load_records``, ``sample_records``): items and
+their corpus labels are stored the way ``import_items`` stores them (imported users named
 ``<source>:<original id>``, imported annotations) but without its duplicate skipping, so tests can plant
 exact duplicates. Records are hand-written samples, one generator per task type.
+
+Clients, files and commands: a logged-in page client, a token API client, JSONL bytes and files, and the
+management commands' ``--json`` output.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
+from io import StringIO
+from pathlib import Path
 from typing import Any
+
+from django.core.management import call_command
+from django.test import Client
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
 
 from annotation import services
 from annotation.models import Annotation, Item, Project, User
@@ -116,3 +130,57 @@ def _dst(guid: str, i: int) -> dict[str, Any]:
 
 
 SAMPLES = {"tc": _tc, "sts": _sts, "nli": _nli, "ner": _ner, "re": _re, "dp": _dp, "mrc": _mrc, "dst": _dst}
+
+
+# -- clients, files and commands ---------------------------------------------------------------------
+
+
+def client_for(user: User) -> Client:
+    """A test client with the user's session, as a browser signed in as them."""
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def api_client(user: User | None) -> APIClient:
+    """An API client authenticated with the user's token (or anonymous)."""
+    client = APIClient()
+    if user is not None:
+        token, _ = Token.objects.get_or_create(user=user)
+        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+def jsonl(*records: dict[str, Any]) -> bytes:
+    """The records as the bytes of a UTF-8 JSONL file (for uploads)."""
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
+
+
+def write_jsonl(path: Path, records: list[Any], encoding: str = "utf-8") -> Path:
+    """Write records (dicts, or strings written as they are) one a line."""
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)) + "\n" for r in records),
+                    encoding=encoding)
+    return path
+
+
+def command_json(name: str, *args: str) -> dict[str, Any]:
+    """Run a management command with ``--json`` and return what it printed."""
+    out = StringIO()
+    call_command(name, *args, "--json", stdout=out)
+    return json.loads(out.getvalue())
+
+
+def run_agreement(slug: str) -> dict[str, Any]:
+    """The project's agreement report, through the ``agreement`` command."""
+    return command_json("agreement", slug)
+
+
+def build_release(project: Project, out: Path, *args: str) -> dict[str, Any]:
+    """Build a release of the project into ``out`` through the ``build_release`` command."""
+    return command_json("build_release", project.slug, *args, "--out", str(out))
+
+
+def nothing_written(project: Project) -> bool:
+    """True when the project has no item and no annotation (a refused import left nothing behind)."""
+    return not Item.objects.filter(project=project).exists() and not Annotation.objects.filter(
+        item__project=project).exists()
