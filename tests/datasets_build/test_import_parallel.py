@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from annotation.models import Annotation, Flag, Item, Project
-from bench.import_items import write_corpus
 from datasets_build import dedup, pipeline, prepare
 from datasets_build.models import MinHashBand, NearDuplicate
 from datasets_build.services import items_import
+from demo.synthetic import write_headlines
 from tests.builders import nothing_written, write_jsonl
 
 NEAR = "서울시는 다음 달부터 심야버스 노선을 다섯 개 늘리고 배차 간격을 줄인다고 밝혔다"
@@ -25,7 +25,7 @@ def corpus(tmp_path: Path) -> Path:
     """The benchmark's headlines (PII, near duplicates, labels) with what crosses batches planted in it:
     an exact duplicate and a near duplicate far from their originals, toxic and biased titles."""
     path = tmp_path / "corpus.jsonl"
-    write_corpus(path, 400, seed=3)
+    write_headlines(path, 400, seed=3)
     lines = path.read_text(encoding="utf-8").splitlines()
     extra = [
         {"guid": "near-1", "title": NEAR, "label": "사회"},
@@ -92,7 +92,7 @@ def test_a_file_prepared_in_worker_processes_imports_exactly_as_in_place(tmp_pat
 def test_problems_found_in_worker_processes_are_reported_in_file_order_and_nothing_is_written(
         tmp_path, make_project, settings, monkeypatch, caplog):
     path = tmp_path / "bad.jsonl"
-    write_corpus(path, 120, seed=5)
+    write_headlines(path, 120, seed=5)
     lines = path.read_text(encoding="utf-8").splitlines()
     lines[3] = '{"guid": "broken", "title": '  # not JSON
     lines[40] = '["not", "an", "object"]'

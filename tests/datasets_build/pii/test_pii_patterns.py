@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.pii import write_corpus
 from datasets_build.pii import detectors
+from demo.synthetic import write_sentences
 
 DATA = Path(__file__).parents[2] / "data"
 _REGIONS = detectors._REGIONS
@@ -48,7 +48,7 @@ FRAGMENTS = [
 def _texts(tmp_path: Path) -> list[str]:
     texts = [json.loads(line)["text"] for line in (DATA / "pii_sample.jsonl").read_text(encoding="utf-8").splitlines()]
     corpus = tmp_path / "news.txt"
-    write_corpus(corpus, 0.05)
+    write_sentences(corpus, 0.05)
     texts.append(corpus.read_text(encoding="utf-8"))
     rng = random.Random(8)
     texts.extend("".join(rng.choice(FRAGMENTS) for _ in range(rng.randint(1, 40))) for _ in range(3000))
