@@ -133,7 +133,7 @@ def page_routes() -> set[str]:
 
 def test_every_page_route_is_in_the_table() -> None:
     missing = sorted(page_routes() - {page.route for page in PAGES})
-    assert not missing, f"page routes without a row in tests/test_pages_permissions.py: {missing}"
+    assert not missing, f"page routes without a row in tests/site/test_pages_permissions.py: {missing}"
     stale = sorted({page.route for page in PAGES} - page_routes())
     assert not stale, f"rows for routes that no longer exist: {stale}"
 

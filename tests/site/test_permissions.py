@@ -1,4 +1,4 @@
-"""Walk every API endpoint × method × role and assert the status (see tests/matrix.py)."""
+"""Walk every API endpoint × method × role and assert the status (see tests/site/matrix.py)."""
 
 from __future__ import annotations
 
