@@ -13,11 +13,14 @@ management commands' ``--json`` output.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 from collections.abc import Iterable
 from io import StringIO
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from django.core.management import call_command
 from django.test import Client
@@ -184,3 +187,14 @@ def nothing_written(project: Project) -> bool:
     """True when the project has no item and no annotation (a refused import left nothing behind)."""
     return not Item.objects.filter(project=project).exists() and not Annotation.objects.filter(
         item__project=project).exists()
+
+
+def production_settings() -> object:
+    """``config/settings.py`` loaded afresh as production loads it (``DJANGO_ENV=production``), as a module."""
+    env = {"DJANGO_ENV": "production", "SECRET_KEY": "x" * 60, "ALLOWED_HOSTS": "goldset.example.org"}
+    with mock.patch.dict(os.environ, env):
+        spec = importlib.util.spec_from_file_location("goldset_prod_settings",
+                                                      importlib.util.find_spec("config.settings").origin)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return module

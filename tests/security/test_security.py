@@ -6,7 +6,6 @@ import importlib
 import os
 import subprocess
 import sys
-from unittest import mock
 
 import pytest
 from django.conf import settings
@@ -15,6 +14,7 @@ from django.test import override_settings
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from tests.builders import production_settings
 from tests.conftest import ROOT
 
 PASSWORD = "pw-goldset-123"
@@ -145,17 +145,8 @@ def test_argon2_is_the_default_hasher() -> None:
         assert hasher.encode("secret", hasher.salt()).startswith("argon2$argon2id$")
 
 
-def _production_settings() -> object:
-    env = {"DJANGO_ENV": "production", "SECRET_KEY": "x" * 60, "ALLOWED_HOSTS": "goldset.example.org"}
-    with mock.patch.dict(os.environ, env):
-        spec = importlib.util.spec_from_file_location("goldset_prod_settings", ROOT / "config" / "settings.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return module
-
-
 def test_production_cookie_and_transport_settings() -> None:
-    prod = _production_settings()
+    prod = production_settings()
     assert prod.DEBUG is False
     assert prod.SESSION_COOKIE_SECURE and prod.CSRF_COOKIE_SECURE
     assert prod.SESSION_COOKIE_HTTPONLY
@@ -166,7 +157,7 @@ def test_production_cookie_and_transport_settings() -> None:
 
 @pytest.mark.django_db
 def test_production_cookies_are_sent_secure(client, make_user) -> None:
-    prod = _production_settings()
+    prod = production_settings()
     names = ("SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE", "SESSION_COOKIE_HTTPONLY", "SESSION_COOKIE_SAMESITE",
              "CSRF_COOKIE_SAMESITE")
     user = make_user("victim")

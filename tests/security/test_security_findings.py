@@ -445,9 +445,9 @@ def test_the_api_schema_needs_a_login_unless_made_public(url, settings, make_use
 
 
 def test_production_settings_put_the_schema_behind_a_login_and_keep_healthz_on_plain_http() -> None:
-    from tests.security.test_security import _production_settings
+    from tests.builders import production_settings
 
-    prod = _production_settings()
+    prod = production_settings()
     assert prod.GOLDSET_API_SCHEMA_PUBLIC is False
     assert prod.GOLDSET_TRUSTED_PROXY_COUNT == 1
     assert prod.SECURE_REDIRECT_EXEMPT == [r"^healthz$"]
