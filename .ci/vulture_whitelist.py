@@ -8,6 +8,6 @@ from exports.baselines.synthetic import write_synthetic_release
 USED_BY_NAME = (
     suggestions_clear,  # run from the Django shell to withdraw every suggestion (docs/assist.md)
     client_ip,  # settings.AXES_CLIENT_IP_CALLABLE names it
-    shingles,  # the reference tests/test_dedup.py holds the numpy signatures equal to
+    shingles,  # the reference tests/datasets_build/test_dedup.py holds the numpy signatures equal to
     write_synthetic_release,  # the synthetic releases of bench/baselines.py and the release-check tests
 )

@@ -2,7 +2,7 @@
 
 The queue's rules are written twice: here in SQL, read from the maintained counter (``QueueSlot``), for the
 take, and with the ORM in :func:`annotation.selectors.eligible_items`, computed from the assignments, for
-counts. ``tests/test_queue_sql.py`` holds the two equal on random projects, on SQLite and PostgreSQL. They
+counts. ``tests/annotation/test_queue_sql.py`` holds the two equal on random projects, on SQLite and PostgreSQL. They
 are SQL because building them with the ORM costs more CPU than running them (docs/performance.md); the SQL
 is plain enough for both databases.
 """

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from demo.synthetic import write_headlines
 
 SIZES = {"small": (2_500, 10_000), "full": (25_000, 100_000)}
 #: Items per second through the whole pipeline on the 2-core CI machine (this module's floor) and issue 8's.
@@ -37,8 +37,6 @@ ISSUE_TARGET_ITEMS_PER_SECOND = 10_000
 MEMORY_GROWTH_LIMIT = 1.25
 REPEATS = 3
 WARMUP_RECORDS = 1_000
-SYLLABLES = list("가나다라마바사아자차카타파하거너더러머버서어저처커터퍼허"
-                 "고노도로모보소오조초코토포호구누두루무부수우주")
 
 
 def _setup() -> None:
@@ -75,28 +73,6 @@ def _backend_cpu_seconds() -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
-def write_corpus(path: Path, n: int, seed: int = 7) -> None:
-    """Headlines of random words; 1 in 10 carries a phone number, 1 in 25 an e-mail, 1 in 100 repeats
-    an earlier headline with one character changed (a near duplicate)."""
-    rng = np.random.default_rng(seed)
-    vocabulary = ["".join(rng.choice(SYLLABLES, size=rng.integers(2, 5))) for _ in range(3000)]
-    recent: list[str] = []
-    with path.open("w", encoding="utf-8") as out:
-        for i in range(n):
-            if recent and i % 100 == 99:
-                title = recent[int(rng.integers(len(recent)))] + "!"
-            else:
-                words = rng.choice(vocabulary, size=int(rng.integers(8, 16)))
-                title = " ".join(words) + f" {i}"
-                if i % 10 == 3:
-                    title += f" 문의 010-{rng.integers(1000, 9999)}-{rng.integers(1000, 9999)}"
-                if i % 25 == 7:
-                    title += f" 메일 user{i}@example.com"
-                recent = [*recent[-49:], title]
-            out.write(json.dumps({"guid": f"bench-{i:06d}", "title": title, "label": "사회"}, ensure_ascii=False)
-                      + "\n")
-
-
 def run_workload(n: int) -> dict[str, Any]:
     _setup()
     from django.db import connection
@@ -118,14 +94,14 @@ def run_workload(n: int) -> dict[str, Any]:
     connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
     try:
         warmup = work / "warmup.jsonl"
-        write_corpus(warmup, WARMUP_RECORDS)
+        write_headlines(warmup, WARMUP_RECORDS)
         with warmup.open("rb") as handle:
             import_job_create(project=project_create(name="warm-up", slug="warm-up", task_type="tc", created_by=None),
                               upload=handle, file_name=warmup.name, fmt="jsonl", user=None, source="bench",
                               license="CC0-1.0")
         warmup.unlink()
         corpus = work / f"corpus-{n}.jsonl"
-        write_corpus(corpus, n)
+        write_headlines(corpus, n)
         project = project_create(name="bench", slug="bench", task_type="tc", created_by=None)
         db_started, workers_started = _backend_cpu_seconds(), _workers_cpu_seconds()
         started, cpu_started = time.monotonic(), time.process_time()

@@ -43,7 +43,7 @@ def shingles(text: str) -> set[bytes]:
 
 
 #: The (a, b) of datasketch's default "affine32" scheme for NUM_PERM and SEED: signatures computed here
-#: equal ``MinHash(num_perm=NUM_PERM, seed=SEED, hashfunc=zlib.crc32)`` (tests/test_dedup.py checks it).
+#: equal ``MinHash(num_perm=NUM_PERM, seed=SEED, hashfunc=zlib.crc32)`` (tests/datasets_build/test_dedup.py checks it).
 _A, _B = MinHash(num_perm=NUM_PERM, seed=SEED).permutations
 
 

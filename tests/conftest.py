@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import Permission
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotation import services
 from annotation.models import Project, Role, User
 from config.celery import app as celery_app
+from tests.builders import api_client
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_QUEUE = f"goldset-test-{os.getpid()}"
@@ -122,15 +122,7 @@ def make_project(make_user: Callable[..., User]) -> Callable[..., Project]:
 @pytest.fixture
 def api() -> Callable[[User | None], APIClient]:
     """An API client authenticated with the user's token (or anonymous)."""
-
-    def client_for(user: User | None) -> APIClient:
-        client = APIClient()
-        if user is not None:
-            token, _ = Token.objects.get_or_create(user=user)
-            client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-        return client
-
-    return client_for
+    return api_client
 
 
 @pytest.fixture
@@ -152,6 +144,20 @@ def annotator_in(make_user: Callable[..., User], add_member: Callable) -> Callab
         return user
 
     return make
+
+
+@pytest.fixture
+def media(settings: Any, tmp_path: Path) -> Path:
+    """Uploads go to a fresh folder of the test's own."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return settings.MEDIA_ROOT
+
+
+@pytest.fixture
+def release_root(settings: Any, tmp_path: Path) -> Path:
+    """Releases are written to a fresh folder of the test's own."""
+    settings.GOLDSET_RELEASE_ROOT = str(tmp_path / "releases")
+    return tmp_path / "releases"
 
 
 # -- a live Celery worker on the test database ----------------------------------------------------

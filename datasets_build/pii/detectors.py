@@ -43,7 +43,7 @@ _SEP = r"[-.\s]?"
 # is tried at every position. So the "nothing before" checks of the scanned patterns come after their
 # first character, as a lookbehind one character wider (``\d(?<!\d\d)`` matches where ``(?<!\d)\d``
 # does), and the patterns whose matches hold a rarer character (``@``, ``://``, a dot between digits …) are
-# matched only near it, through :func:`_matches_at`. tests/test_pii_patterns.py checks that both find
+# matched only near it, through :func:`_matches_at`. tests/datasets_build/pii/test_pii_patterns.py checks that both find
 # exactly what the plain patterns scanned over the whole text find.
 
 
@@ -457,8 +457,8 @@ _PRIORITY = {t: i for i, t in enumerate(PII_TYPES)}
 # Most texts hold no PII, and a meta string such as the guid "bench-000123" cannot hold any, yet running
 # the eleven detectors costs a generator and a few scans each. So :func:`detect` first checks, by one search
 # in C, what every match of a detector must contain, derived below from its patterns, and skips the
-# detectors (or the whole text) that cannot find anything. tests/test_pii_patterns.py checks that every
-# finding passes these checks and that detect finds the same without them.
+# detectors (or the whole text) that cannot find anything. tests/datasets_build/pii/test_pii_patterns.py checks
+# that every finding passes these checks and that detect finds the same without them.
 
 #: What the number detectors' matches hold: at least 7 digits (``\d``, as in their patterns). RRN/FRN: the
 #: ``[1-8]\d{6}`` part alone; phone: ≥ 9 (checked after matching); card: 13-19 (checked); account: 10-16

@@ -3,7 +3,7 @@
 The hand-written files beside this script hold 24-44 records per task, too few for a release whose dev
 split must have 20 records before its baseline check may pass. This script adds records built from
 Korean sentence patterns and small word lists, deterministically (a fixed seed per task, no clock, no
-network), so that the committed files can be checked against it (``tests/test_demo.py``):
+network), so that the committed files can be checked against it (``tests/demo/test_demo.py``):
 
     python demo/corpus/generate.py          # rewrite the files
     python demo/corpus/generate.py --check  # exit 1 if a committed file differs

@@ -1,0 +1,111 @@
+"""The import writes batch by batch (datasets_build/pipeline.py): errors found against the project and in
+the file come back in file order, and a database failure while writing a batch reaches the caller with
+nothing written."""
+
+from __future__ import annotations
+
+import gc
+import time
+
+import pytest
+from django.db import OperationalError
+
+from annotation.models import Item
+from datasets_build import pipeline
+from datasets_build.services import items_import
+from tests.builders import nothing_written, write_jsonl
+
+
+def titles(n: int) -> list[dict[str, str]]:
+    return [{"guid": f"r-{i}", "title": f"서로 다른 기사 제목 번호 {i} 입니다", "label": "사회"} for i in range(n)]
+
+
+@pytest.fixture
+def small_batches(monkeypatch):
+    monkeypatch.setattr(pipeline, "BATCH_SIZE", 4)
+
+
+@pytest.mark.django_db
+def test_errors_against_the_project_and_in_the_file_come_back_in_file_order(tmp_path, make_project, small_batches,
+                                                                      monkeypatch):
+    flush = pipeline.ImportPipeline._flush
+
+    def slow_flush(self, *args):
+        time.sleep(0.3)  # a slow database: the project's errors must still come first
+        return flush(self, *args)
+
+    project = make_project("tc")
+    assert items_import(project, write_jsonl(tmp_path / "first.jsonl", [
+        {"guid": "taken", "title": "이미 있는 기사 제목", "label": "사회"}]), "jsonl").ok
+    records = titles(12)
+    records[2]["guid"] = "taken"  # found against the project
+    records[9] = {"guid": "r-9", "label": "사회"}  # no title: found in the file, after that batch
+    records[10]["label"] = "없는 주제"  # an unknown label: found in the file too
+    monkeypatch.setattr(pipeline.ImportPipeline, "_flush", slow_flush)
+    result = items_import(project, write_jsonl(tmp_path / "second.jsonl", records), "jsonl")
+    assert [(e["record"], e["field"]) for e in result.errors] == [
+        (3, "guid"), (10, "title"), (11, "annotations[0].label")]
+    assert Item.objects.filter(project=project).count() == 1  # the first file's item only
+
+
+@pytest.mark.django_db
+def test_duplicates_in_the_project_and_in_the_file_are_all_counted(tmp_path, make_project, small_batches):
+    project = make_project("tc")
+    earlier = titles(3)
+    assert items_import(project, write_jsonl(tmp_path / "first.jsonl", earlier), "jsonl").ok
+    records = [*titles(12)[3:]]
+    records[1] = {**earlier[0], "guid": "again-0"}  # in the project
+    records[2] = {**records[0], "guid": "again-3"}  # in the file, in its batch
+    records[6] = {**earlier[2], "guid": "again-2"}
+    result = items_import(project, write_jsonl(tmp_path / "second.jsonl", records), "jsonl")
+    assert result.ok and result.items == 6
+    assert result.summary["duplicates_skipped"] == 3
+    assert [d["record"] for d in result.summary["duplicates"]] == [2, 3, 7]
+    assert [d["duplicate_of"] for d in result.summary["duplicates"]] == [
+        "item 'r-0' already in the project", "record 1", "item 'r-2' already in the project"]
+
+
+@pytest.mark.django_db
+def test_a_database_failure_while_writing_reaches_the_caller_and_nothing_is_written(tmp_path, make_project,
+                                                                                    small_batches, monkeypatch):
+    write = pipeline.ImportPipeline._write
+    calls = []
+
+    def failing_write(self, kept):
+        calls.append(len(kept))
+        if len(calls) == 2:
+            raise OperationalError("server closed the connection unexpectedly")
+        return write(self, kept)
+
+    monkeypatch.setattr(pipeline.ImportPipeline, "_write", failing_write)
+    project = make_project("tc")
+    with pytest.raises(OperationalError, match="closed the connection"):
+        items_import(project, write_jsonl(tmp_path / "a.jsonl", titles(20)), "jsonl")
+    assert calls[:2] == [4, 4] and len(calls) == 2  # no batch is written after the failure
+    assert nothing_written(project)
+    assert gc.get_freeze_count() == 0  # the failed import gave the process's objects back to the collector
+
+
+@pytest.mark.django_db
+def test_the_objects_held_before_an_import_sit_out_its_collections_and_only_then(tmp_path, make_project,
+                                                                                  small_batches):
+    """pipeline.long_lived_objects_frozen: while the import runs the process's earlier objects are frozen
+    (out of the collector's passes); afterwards they are collected as usual again."""
+    frozen_during: list[int] = []
+    project = make_project("tc")
+    result = items_import(project, write_jsonl(tmp_path / "a.jsonl", titles(10)), "jsonl",
+                          on_progress=lambda progress: frozen_during.append(gc.get_freeze_count()))
+    assert result.ok and result.items == 10
+    *during, last = frozen_during  # the last report comes once the records are written
+    assert during and min(during) > 0 and last == 0
+    assert gc.get_freeze_count() == 0
+
+
+@pytest.mark.django_db
+def test_a_freeze_the_process_made_before_an_import_outlasts_it(tmp_path, make_project):
+    gc.freeze()
+    try:
+        assert items_import(make_project("tc"), write_jsonl(tmp_path / "a.jsonl", titles(3)), "jsonl").items == 3
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()

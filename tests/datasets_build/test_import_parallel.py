@@ -1,0 +1,150 @@
+"""Large files are prepared in worker processes (datasets_build/prepare.py): the import they make must be the
+one the same file makes prepared in place — items, labels, flags, duplicates, near duplicates, errors."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from annotation.models import Annotation, Flag, Item, Project
+from datasets_build import dedup, pipeline, prepare
+from datasets_build.models import MinHashBand, NearDuplicate
+from datasets_build.services import items_import
+from demo.synthetic import write_headlines
+from tests.builders import nothing_written, write_jsonl
+
+NEAR = "서울시는 다음 달부터 심야버스 노선을 다섯 개 늘리고 배차 간격을 줄인다고 밝혔다"
+
+
+def corpus(tmp_path: Path) -> Path:
+    """The benchmark's headlines (PII, near duplicates, labels) with what crosses batches planted in it:
+    an exact duplicate and a near duplicate far from their originals, toxic and biased titles."""
+    path = tmp_path / "corpus.jsonl"
+    write_headlines(path, 400, seed=3)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    extra = [
+        {"guid": "near-1", "title": NEAR, "label": "사회"},
+        {"guid": "tox-1", "title": "이 씨 발 놈들 다 필요 없다 연락은 010-2345-6789", "label": "사회"},
+        {"guid": "bias-1", "title": "전라도 사람들은 다 믿으면 안 된다는 댓글 논란", "label": "사회"},
+    ]
+    late = [
+        {"guid": "near-2", "title": NEAR + "!", "label": "사회"},
+        {"guid": "dup-of-near-1", "title": NEAR + "  ", "label": "사회"},  # the same text after normalising
+    ]
+    path.unlink()
+    return write_jsonl(path, [*extra, *map(json.loads, lines), *late])
+
+
+def snapshot(project: Project) -> dict[str, Any]:
+    """What an import wrote, by external id (primary keys differ between projects)."""
+    items = {i.external_id: (i.payload, i.meta, i.pii_findings, i.screening_status, i.content_hash, i.split,
+                             i.group_key, i.source.name) for i in Item.objects.filter(project=project)}
+    labels = sorted((a.item.external_id, a.annotator.username, a.stage, str(a.payload), a.imported)
+                    for a in Annotation.objects.filter(item__project=project).select_related("item", "annotator"))
+    flags = sorted((f.item.external_id, f.kind, f.note) for f in Flag.objects.filter(item__project=project))
+    external_id = dict(Item.objects.filter(project=project).values_list("pk", "external_id"))
+    near = sorted((n.item.external_id, external_id.get(n.group), external_id.get(n.duplicate_of_id), n.similarity)
+                  for n in NearDuplicate.objects.filter(project=project))
+    return {"items": items, "labels": labels, "flags": flags, "near": near,
+            "bands": MinHashBand.objects.filter(project=project).count()}
+
+
+def import_both_ways(path: Path, make_project: Any, settings: Any, monkeypatch: Any,
+                     caplog: Any) -> tuple[Any, Project, Any, Project]:
+    # Small chunks and batches, so that chunks, batches and the workers' hand-overs all cross one another.
+    monkeypatch.setattr(prepare, "CHUNK_SIZE", 7)
+    monkeypatch.setattr(pipeline, "BATCH_SIZE", 50)
+    settings.GOLDSET_IMPORT_PARALLEL_MIN_MB = 10_000
+    in_place = make_project("tc")
+    serial = items_import(in_place, path, "jsonl", source="corpus")
+    settings.GOLDSET_IMPORT_PARALLEL_MIN_MB = 0
+    settings.GOLDSET_IMPORT_PROCESSES = 2
+    forked = make_project("tc")
+    with caplog.at_level(logging.INFO, logger="datasets_build.prepare"):
+        parallel = items_import(forked, path, "jsonl", source="corpus")
+    assert "preparing records in 2 worker processes" in caplog.text
+    return serial, in_place, parallel, forked
+
+
+@pytest.mark.django_db
+def test_a_file_prepared_in_worker_processes_imports_exactly_as_in_place(tmp_path, make_project, settings,
+                                                                         monkeypatch, caplog):
+    serial, in_place, parallel, forked = import_both_ways(corpus(tmp_path), make_project, settings, monkeypatch,
+                                                          caplog)
+    assert serial.errors == parallel.errors == []
+    assert serial.items == parallel.items == 404 and serial.annotations == parallel.annotations == 404
+    assert parallel.summary == serial.summary
+    assert parallel.summary["duplicates"] == [{"record": 405, "duplicate_of": "item 'near-1' already in the project"}]
+    assert parallel.summary["pii"]["phone"]["pseudonymized"] >= 40
+    written, expected = snapshot(forked), snapshot(in_place)
+    assert written == expected
+    assert ("near-2", "near-1", "near-1") in {(a, group, b) for a, group, b, _ in written["near"]}
+    assert {kind for _, kind, _ in written["flags"]} >= {"toxic", "bias"}
+    assert written["bands"] == 404 * dedup.BANDS
+
+
+@pytest.mark.django_db
+def test_problems_found_in_worker_processes_are_reported_in_file_order_and_nothing_is_written(
+        tmp_path, make_project, settings, monkeypatch, caplog):
+    path = tmp_path / "bad.jsonl"
+    write_headlines(path, 120, seed=5)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[3] = '{"guid": "broken", "title": '  # not JSON
+    lines[40] = '["not", "an", "object"]'
+    lines[41] = '{"guid": "no-title", "label": "사회"}'
+    lines[90] = '{"guid": "bad-label", "title": "다른 제목", "label": "문의 010-9876-5432"}'
+    lines[100] = lines[7]  # the same guid and text again: a duplicate, skipped
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    serial, in_place, parallel, forked = import_both_ways(path, make_project, settings, monkeypatch, caplog)
+    assert [e["record"] for e in parallel.errors] == [4, 41, 42, 91]
+    assert parallel.errors == serial.errors
+    assert "010-9876-5432" not in str(parallel.errors)  # the record's PII is taken out of its message
+    assert nothing_written(forked) and nothing_written(in_place)
+
+
+@pytest.mark.django_db
+def test_an_import_into_a_project_with_items_still_finds_their_duplicates(tmp_path, make_project, settings,
+                                                                           monkeypatch, caplog):
+    """The lookups an import skips while its project started empty (dedup.SeenKeys) are made when it did not:
+    a second file finds the first file's exact duplicates, near duplicates and external ids."""
+    first = write_jsonl(tmp_path / "first.jsonl", [{"guid": "a-1", "title": NEAR},
+                                                   {"guid": "a-2", "title": "전혀 관계없는 스포츠 기사 제목 야구"}])
+    project = make_project("tc")
+    assert items_import(project, first, "jsonl").items == 2
+    second = write_jsonl(tmp_path / "second.jsonl", [{"guid": "b-1", "title": NEAR + "!"},
+                                                     {"guid": "b-2", "title": "전혀 관계없는 스포츠 기사 제목 야구"}])
+    settings.GOLDSET_IMPORT_PARALLEL_MIN_MB = 0
+    result = items_import(project, second, "jsonl")
+    assert result.items == 1 and result.summary["duplicates_skipped"] == 1
+    assert result.summary["near_duplicates"] == 1
+    clash = write_jsonl(tmp_path / "clash.jsonl", [{"guid": "a-1", "title": "새로운 제목의 다른 기사"}])
+    refused = items_import(project, clash, "jsonl")
+    assert refused.errors[0]["field"] == "guid" and "already exists in the project" in refused.errors[0]["message"]
+
+
+def test_seen_keys_never_forget_a_key_and_rarely_claim_one():
+    seen = dedup.SeenKeys(bits_log2=20)
+    rng = np.random.default_rng(11)
+    added = rng.integers(-(2**63), 2**63 - 1, 20_000, dtype=np.int64).tolist()
+    seen.add(added)
+    assert seen.may_contain(added).all()
+    others = rng.integers(-(2**63), 2**63 - 1, 20_000, dtype=np.int64).tolist()
+    assert seen.may_contain(others).mean() < 0.01
+    assert seen.may_contain([]).shape == (0,)
+
+
+def test_how_many_worker_processes_an_import_gets(settings, monkeypatch):
+    settings.GOLDSET_IMPORT_PARALLEL_MIN_MB = 1
+    settings.GOLDSET_IMPORT_PROCESSES = 0
+    assert prepare.import_processes(1024 * 1024 - 1) == 0  # a small file is prepared in place
+    monkeypatch.setattr(prepare.os, "sched_getaffinity", lambda pid: set(range(64)))
+    assert prepare.import_processes(1024 * 1024) == prepare.MAX_DEFAULT_PROCESSES  # not one per host core
+    monkeypatch.setattr(prepare.os, "sched_getaffinity", lambda pid: {0, 1})
+    assert prepare.import_processes(50 * 1024 * 1024) == 2
+    settings.GOLDSET_IMPORT_PROCESSES = 6
+    assert prepare.import_processes(50 * 1024 * 1024) == 6

@@ -1,0 +1,88 @@
+"""The `demo` command seeds a usable Goldset through the real pipeline (a subset of tasks, for speed)."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotation import selectors
+from annotation.models import Annotation, GoldLabel, GoldStatus, Project, Role, User
+from exports.models import Release
+
+CORPUS = Path(__file__).resolve().parents[2] / "demo" / "corpus"
+
+pytestmark = pytest.mark.django_db
+
+
+def test_demo_seeds_users_projects_annotations_and_a_release(tmp_path):
+    out = io.StringIO()
+    call_command("demo", "--no-serve", "--json", "--tasks", "tc,nli", "--out", str(tmp_path), stdout=out)
+    summary = json.loads(out.getvalue())
+    assert set(summary["users"]) >= {"manager", "maintainer", "annotator1", "annotator2", "annotator3"}
+    rows = {row["task_type"]: row for row in summary["projects"]}
+    assert set(rows) == {"tc", "nli"}
+    assert rows["tc"]["imported"] == {"items": 138, "annotations": 138}  # 40 hand-written + 98 generated
+    assert rows["tc"]["simulated_annotations"] > 0
+    assert rows["tc"]["agreement"][0]["name"] == "krippendorff_alpha"
+    assert rows["tc"]["release"]["status"] == "passed"
+    assert (tmp_path / "demo-tc-0.1.0" / "SHA256SUMS").is_file()
+
+    project = Project.objects.get(slug="demo-tc")
+    guideline = selectors.current_guideline(project)
+    assert guideline.version == 1 and guideline.ethics.strip() and guideline.pii.strip()
+    annotator = User.objects.get(username="annotator1")
+    assert annotator.check_password("goldset-demo")
+    assert selectors.role_in_project(annotator, project) == Role.ANNOTATOR
+    # The people trying the demo still have work waiting in every seeded project.
+    assert selectors.annotator_progress(project, annotator)["remaining"] > 0
+    nli = Project.objects.get(slug="demo-nli")
+    assert selectors.eligible_items(nli, annotator, "writing").exists()  # premises waiting for a hypothesis
+    assert Annotation.objects.filter(item__project=nli, stage="validation", imported=False).exists()
+
+    # Running it again is harmless: existing projects are kept as they are.
+    again = io.StringIO()
+    call_command("demo", "--no-serve", "--json", "--tasks", "tc", "--out", str(tmp_path), stdout=again)
+    assert json.loads(again.getvalue())["projects"][0]["note"] == "already seeded"
+
+
+def test_demo_builds_eight_releases_that_pass_with_a_dev_split_of_twenty(tmp_path):
+    out = io.StringIO()
+    call_command("demo", "--no-serve", "--out", str(tmp_path), stdout=out)
+    printed = out.getvalue().splitlines()
+
+    releases = {r.project.task_type: r for r in Release.objects.select_related("project")}
+    assert set(releases) == {"tc", "sts", "nli", "ner", "re", "dp", "mrc", "dst"}
+    for task, release in releases.items():
+        check = release.baseline_check
+        assert release.status == "passed", (task, check)
+        assert check["passed"] and check["n_dev"] >= 20, (task, check)
+        assert release.split_counts["dev"] >= 20
+        primary = check["primary"]
+        assert check["metrics"][primary] > (check["trivial"][primary] or 0), (task, check)
+        # one summary line per project: items, alpha, the release's status and its check
+        line = next(line for line in printed if line.startswith(f"demo-{task}: "))
+        assert re.fullmatch(rf"demo-{task}: \d+ items, α (0|1)\.\d\d, release 0\.1\.0 passed \(dev {check['n_dev']}: "
+                            rf"{primary} [\d.]+ vs trivial ([\d.]+|n/a)\)", line), line
+    # MRC gold resolves: three simulated validators answer every question they do not leave to people
+    mrc = Project.objects.get(slug="demo-mrc")
+    assert GoldLabel.objects.filter(item__project=mrc, status=GoldStatus.RESOLVED).count() >= 100
+    assert printed[-2] == "Goldset demo is ready: 8 release(s) built and passed."
+    assert printed[-1].startswith("Sign in with password 'goldset-demo' as: manager (manager)")
+
+
+def test_generated_corpus_files_are_what_the_generator_writes():
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, str(CORPUS / "generate.py"), "--check"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def test_demo_rejects_unknown_task():
+    with pytest.raises(CommandError, match="unknown task type"):
+        call_command("demo", "--no-serve", "--tasks", "pos")
