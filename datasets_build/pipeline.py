@@ -142,6 +142,7 @@ class ImportPipeline:
         self._near = 0
         #: What this import has written, while the project held nothing else (see dedup.SeenKeys).
         self._seen: dedup.SeenKeys | None = None
+        self._written = dedup.WrittenSignatures()
 
     # -- driving ----------------------------------------------------------------------------------
 
@@ -381,8 +382,9 @@ class ImportPipeline:
         An item joins a group when it is nearly the same as any of its members that share a band with it, so
         of the members of one group it is compared with the one sharing most bands first, and with the others
         only when that one is not similar enough: a sentence with many near copies costs one comparison per
-        group, not one per copy. The earlier items' signatures are computed again from their texts (kept
-        nowhere: a row of 64 values per item would cost every import)."""
+        group, not one per copy. The signatures of the items this import wrote last are kept in memory
+        (:class:`~.dedup.WrittenSignatures`); the other earlier items' are computed again from their texts (a
+        stored row of 64 values per item would cost every import)."""
         batch_keys, counts = np.unique(band_keys, return_counts=True)
         candidates = self._band_candidates(self._maybe_written(batch_keys).tolist())
         earlier = sorted({i for bucket in candidates.values() for i in bucket})
@@ -414,13 +416,11 @@ class ImportPipeline:
             for key in item_keys:
                 batch_buckets.setdefault(key, []).append(row)
         # The project's items: the first of each group, then the rest of the groups none of whose first matched.
-        nodes.add(_rows_by_id(_item_table(), "id, payload, group_key",
-                              sorted({members[0] for _, groups in project_groups for members in groups})), self.task)
+        self._add_earlier(nodes, sorted({members[0] for _, groups in project_groups for members in groups}))
         first = self._compare(nodes, [(row, members[0]) for row, groups in project_groups for members in groups])
         rest = [(row, members[1:]) for (row, groups) in project_groups for members in groups
                 if len(members) > 1 and (row, members[0]) not in first]
-        nodes.add(_rows_by_id(_item_table(), "id, payload, group_key", sorted(
-            {other for _, members in rest for other in members} - nodes.fetched)), self.task)
+        self._add_earlier(nodes, sorted({other for _, members in rest for other in members} - nodes.fetched))
         found = {**first, **self._compare(nodes, [(row, other) for row, members in rest for other in members])}
         found.update(self._compare(nodes, [(row, ids[other]) for row, rows in in_batch.items()
                                            for other in sorted(rows)]))
@@ -428,6 +428,16 @@ class ImportPipeline:
             self._join_groups(nodes.ids, [row for row, _ in found], [nodes.row_of[other] for _, other in found],
                               list(found.values()), existing)
         self._write_bands(ids, band_keys)
+        self._written.add(ids, nodes.signatures[:len(ids)], nodes.group_keys[:len(ids)])
+
+    def _add_earlier(self, nodes: _Nodes, earlier: list[int]) -> None:
+        """Earlier items to compare with: this import's last ones as it wrote them, the others from the
+        database (their signatures computed again from their texts)."""
+        known, group_keys, signatures = self._written.find(earlier)
+        nodes.add_known(known, group_keys, signatures)
+        known_ids = set(known)
+        nodes.add(_rows_by_id(_item_table(), "id, payload, group_key",
+                              [pk for pk in earlier if pk not in known_ids]), self.task)
 
     def _compare(self, nodes: _Nodes, pairs: list[tuple[int, int]]) -> dict[tuple[int, int], float]:
         """Of (new item's row, earlier item's id) pairs, those similar enough, with their similarity. A pair
@@ -588,15 +598,20 @@ class _Nodes:
 
     def add(self, rows: list[tuple[Any, ...]], task: Any) -> None:
         """Earlier items as ``(id, payload JSON text, group key)``."""
-        if not rows:
+        if rows:
+            self.add_known([pk for pk, _, _ in rows], [group_key for _, _, group_key in rows],
+                           dedup.signatures(task.item_text(orjson.loads(payload)) for _, payload, _ in rows))
+
+    def add_known(self, ids: list[int], group_keys: list[str], signatures: np.ndarray) -> None:
+        """Earlier items whose signatures are known."""
+        if not ids:
             return
-        for pk, _, group_key in rows:
+        for pk in ids:
             self.row_of[pk] = len(self.ids)
             self.ids.append(pk)
-            self.group_keys.append(group_key)
             self.fetched.add(pk)
-        self.signatures = np.concatenate([self.signatures, dedup.signatures(
-            task.item_text(orjson.loads(payload)) for _, payload, _ in rows)])
+        self.group_keys.extend(group_keys)
+        self.signatures = np.concatenate([self.signatures, signatures])
 
 
 def _rows_by_id(table: str, columns: str, ids: list[int], *, key: str = "id") -> list[tuple[Any, ...]]:
