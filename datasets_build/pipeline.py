@@ -407,7 +407,10 @@ class ImportPipeline:
             batch_rows = {other for k in item_keys for other in batch_buckets.get(k, ())}
             if batch_rows:
                 in_batch[row] = batch_rows
-            shared = Counter(other for k in item_keys for other in candidates.get(k, ()))
+            shared = Counter[int]()
+            for key in item_keys:
+                if bucket := candidates.get(key):
+                    shared.update(bucket)
             if shared:
                 by_group: dict[int, list[int]] = {}
                 for other, _ in sorted(shared.items(), key=lambda entry: (-entry[1], entry[0])):
@@ -478,9 +481,13 @@ class ImportPipeline:
             parent[max(root_a, root_b)] = min(root_a, root_b)
             if a not in best or (-score, other) < (-best[a][0], best[a][1]):
                 best[a] = (score, other)
-        for old in sorted(set(existing.values())):
-            if (group := find(old)) != old:
-                NearDuplicate.objects.filter(project=self.project, group=old).update(group=group)
+        # Groups merged into another (never into one that is merged itself: find gives the final group), one
+        # statement for all of them.
+        merged = [(group, self.project.pk, old) for old in sorted(set(existing.values()))
+                  if (group := find(old)) != old]
+        if merged:
+            bulk.execute_many(f'UPDATE {connection.ops.quote_name(NearDuplicate._meta.db_table)} SET "group" = %s '
+                              f'WHERE project_id = %s AND "group" = %s', merged)
         rows = []
         for r in sorted({*left, *right}, key=node_ids.__getitem__):
             item_id = node_ids[r]
@@ -491,35 +498,35 @@ class ImportPipeline:
         bulk.insert_values(NearDuplicate, rows)
         self._near += len(best)
 
-    def _band_candidates(self, all_keys: list[int]) -> dict[int, set[int]]:
+    def _band_candidates(self, all_keys: list[int]) -> dict[int, list[int]]:
         """Band key → ids of the project's items already indexed under it."""
-        candidates: dict[int, set[int]] = {}
         if not all_keys:
-            return candidates
+            return {}
         table = connection.ops.quote_name(MinHashBand._meta.db_table)
         with connection.cursor() as cursor:
             # Raw SQL: thousands of integer parameters per batch cost more through the ORM than the query.
             if connection.vendor == "postgresql":
                 # One array literal instead of thousands of bound parameters (psycopg adapts each one), each
-                # key looked up through the (project, key) index (see _items_with_hashes). The estimated cost
-                # of thousands of index probes would make PostgreSQL JIT-compile the query on every call
-                # (jit is on by default), which costs more than running it: off for this statement.
+                # key looked up through the (project, key) index (see _items_with_hashes), and one row per key
+                # with its items as an array (a heavily duplicated corpus has many items per key: a row each
+                # cost more to fetch than the lookups). The estimated cost of thousands of index probes would
+                # make PostgreSQL JIT-compile the query on every call (jit is on by default), which costs more
+                # than running it: off for this statement.
                 cursor.execute("SELECT current_setting('jit'), set_config('jit', 'off', true)")
                 jit = cursor.fetchone()[0]
-                cursor.execute(f"SELECT k.key, b.item_id FROM unnest(%s::bigint[]) AS k(key) CROSS JOIN LATERAL "
-                               f"(SELECT item_id FROM {table} WHERE project_id = %s AND key = k.key OFFSET 0) AS b",
-                               ["{" + ",".join(map(str, all_keys)) + "}", self.project.pk])
-                rows = cursor.fetchall()
+                cursor.execute(f"SELECT k.key, ARRAY(SELECT item_id FROM {table} WHERE project_id = %s AND "
+                               f"key = k.key) FROM unnest(%s::bigint[]) AS k(key)",
+                               [self.project.pk, "{" + ",".join(map(str, all_keys)) + "}"])
+                found = {key: items for key, items in cursor.fetchall() if items}
                 cursor.execute("SELECT set_config('jit', %s, true)", [jit])
-            else:
-                rows = []
-                for start in range(0, len(all_keys), 900):
-                    chunk = all_keys[start:start + 900]
-                    cursor.execute(f"SELECT key, item_id FROM {table} WHERE project_id = %s AND key IN "
-                                   f"({', '.join(['%s'] * len(chunk))})", [self.project.pk, *chunk])
-                    rows.extend(cursor.fetchall())
-        for key, item_id in rows:
-            candidates.setdefault(key, set()).add(item_id)
+                return found
+            candidates: dict[int, list[int]] = {}
+            for start in range(0, len(all_keys), 900):
+                chunk = all_keys[start:start + 900]
+                cursor.execute(f"SELECT key, item_id FROM {table} WHERE project_id = %s AND key IN "
+                               f"({', '.join(['%s'] * len(chunk))})", [self.project.pk, *chunk])
+                for key, item_id in cursor.fetchall():
+                    candidates.setdefault(key, []).append(item_id)
         return candidates
 
     def _write_bands(self, ids: list[int], band_keys: np.ndarray) -> None:
