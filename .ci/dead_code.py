@@ -1,4 +1,4 @@
-"""Dead-code check (the CI's lint step): vulture over the apps, reporting unused functions, properties,
+"""Dead-code check (the CI's lint step): vulture over the apps and the benchmarks, reporting unused functions, properties,
 imports and unreachable code.
 
 Unused classes, methods and class attributes are not reported: Django and DRF reach them by name (admin
@@ -15,7 +15,7 @@ from pathlib import Path
 from vulture import Vulture
 
 ROOT = Path(__file__).resolve().parent.parent
-PATHS = ["annotation", "datasets_build", "exports", "config", "demo", ".ci/vulture_whitelist.py"]
+PATHS = ["annotation", "datasets_build", "exports", "config", "demo", "bench", ".ci/vulture_whitelist.py"]
 IGNORE_DECORATORS = ["@register.filter", "@register.simple_tag", "@shared_task", "@receiver", "@admin.*"]
 REPORTED = {"function", "property", "import", "unreachable_code"}
 

@@ -53,7 +53,6 @@ class ImportDetailView(ProjectScoped, APIView):
     @extend_schema(responses=ImportJobSerializer)
     def get(self, request: Request, project_pk: int, pk: int) -> Response:
         job = get_object_or_404(ImportJob, pk=pk, project=self.project)
-        job.refresh_from_db()
         return Response(ImportJobSerializer(job).data)
 
 

@@ -171,3 +171,31 @@ def text_key(value: str) -> int:
     """A 63-bit key of a string (a content hash, an external id) for :class:`SeenKeys`; stable in this
     process only, which is all the filter needs."""
     return hash(value) & 0x7FFFFFFFFFFFFFFF
+
+
+class WrittenSignatures:
+    """The signatures and group keys of the items an import wrote last, by item id: the near-duplicate search
+    takes an earlier item's from here instead of reading its text back and hashing it again. A fixed-size
+    table (an id's slot is its remainder; a newer item takes an older one's slot), so memory does not grow
+    with the file: 2**17 items, 32 MiB when full, touched only as far as the import fills it."""
+
+    def __init__(self, slots_log2: int = 17) -> None:
+        self._mask = (1 << slots_log2) - 1
+        self._ids = np.full(1 << slots_log2, -1, dtype=np.int64)
+        self._signatures = np.zeros((1 << slots_log2, NUM_PERM), dtype=np.uint32)
+        self._group_keys: list[str] = [""] * (1 << slots_log2)
+
+    def add(self, ids: list[int], signatures: np.ndarray, group_keys: list[str]) -> None:
+        slots = np.array(ids, dtype=np.int64) & self._mask
+        self._ids[slots] = ids
+        self._signatures[slots] = signatures
+        for slot, group_key in zip(slots.tolist(), group_keys, strict=True):
+            self._group_keys[slot] = group_key
+
+    def find(self, ids: list[int]) -> tuple[list[int], list[str], np.ndarray]:
+        """Of ``ids``, those held here, with their group keys and signatures."""
+        wanted = np.array(ids, dtype=np.int64)
+        slots = wanted & self._mask
+        held = self._ids[slots] == wanted
+        slots = slots[held]
+        return wanted[held].tolist(), [self._group_keys[slot] for slot in slots.tolist()], self._signatures[slots]

@@ -131,6 +131,7 @@ class ImportPipeline:
         self._near = 0
         #: What this import has written, while the project held nothing else (see dedup.SeenKeys).
         self._seen: dedup.SeenKeys | None = None
+        self._written = dedup.WrittenSignatures()
 
     # -- driving ----------------------------------------------------------------------------------
 
@@ -370,8 +371,9 @@ class ImportPipeline:
         An item joins a group when it is nearly the same as any of its members that share a band with it, so
         of the members of one group it is compared with the one sharing most bands first, and with the others
         only when that one is not similar enough: a sentence with many near copies costs one comparison per
-        group, not one per copy. The earlier items' signatures are computed again from their texts (kept
-        nowhere: a row of 64 values per item would cost every import)."""
+        group, not one per copy. The signatures of the items this import wrote last are kept in memory
+        (:class:`~.dedup.WrittenSignatures`); the other earlier items' are computed again from their texts (a
+        stored row of 64 values per item would cost every import)."""
         batch_keys, counts = np.unique(band_keys, return_counts=True)
         candidates = self._band_candidates(self._maybe_written(batch_keys).tolist())
         earlier = sorted({i for bucket in candidates.values() for i in bucket})
@@ -394,7 +396,10 @@ class ImportPipeline:
             batch_rows = {other for k in item_keys for other in batch_buckets.get(k, ())}
             if batch_rows:
                 in_batch[row] = batch_rows
-            shared = Counter(other for k in item_keys for other in candidates.get(k, ()))
+            shared = Counter[int]()
+            for key in item_keys:
+                if bucket := candidates.get(key):
+                    shared.update(bucket)
             if shared:
                 by_group: dict[int, list[int]] = {}
                 for other, _ in sorted(shared.items(), key=lambda entry: (-entry[1], entry[0])):
@@ -403,13 +408,11 @@ class ImportPipeline:
             for key in item_keys:
                 batch_buckets.setdefault(key, []).append(row)
         # The project's items: the first of each group, then the rest of the groups none of whose first matched.
-        nodes.add(_rows_by_id(_item_table(), "id, payload, group_key",
-                              sorted({members[0] for _, groups in project_groups for members in groups})), self.task)
+        self._add_earlier(nodes, sorted({members[0] for _, groups in project_groups for members in groups}))
         first = self._compare(nodes, [(row, members[0]) for row, groups in project_groups for members in groups])
         rest = [(row, members[1:]) for (row, groups) in project_groups for members in groups
                 if len(members) > 1 and (row, members[0]) not in first]
-        nodes.add(_rows_by_id(_item_table(), "id, payload, group_key", sorted(
-            {other for _, members in rest for other in members} - nodes.fetched)), self.task)
+        self._add_earlier(nodes, sorted({other for _, members in rest for other in members} - nodes.fetched))
         found = {**first, **self._compare(nodes, [(row, other) for row, members in rest for other in members])}
         found.update(self._compare(nodes, [(row, ids[other]) for row, rows in in_batch.items()
                                            for other in sorted(rows)]))
@@ -417,6 +420,16 @@ class ImportPipeline:
             self._join_groups(nodes.ids, [row for row, _ in found], [nodes.row_of[other] for _, other in found],
                               list(found.values()), existing)
         self._write_bands(ids, band_keys)
+        self._written.add(ids, nodes.signatures[:len(ids)], nodes.group_keys[:len(ids)])
+
+    def _add_earlier(self, nodes: _Nodes, earlier: list[int]) -> None:
+        """Earlier items to compare with: this import's last ones as it wrote them, the others from the
+        database (their signatures computed again from their texts)."""
+        known, group_keys, signatures = self._written.find(earlier)
+        nodes.add_known(known, group_keys, signatures)
+        known_ids = set(known)
+        nodes.add(_rows_by_id(_item_table(), "id, payload, group_key",
+                              [pk for pk in earlier if pk not in known_ids]), self.task)
 
     def _compare(self, nodes: _Nodes, pairs: list[tuple[int, int]]) -> dict[tuple[int, int], float]:
         """Of (new item's row, earlier item's id) pairs, those similar enough, with their similarity. A pair
@@ -457,9 +470,13 @@ class ImportPipeline:
             parent[max(root_a, root_b)] = min(root_a, root_b)
             if a not in best or (-score, other) < (-best[a][0], best[a][1]):
                 best[a] = (score, other)
-        for old in sorted(set(existing.values())):
-            if (group := find(old)) != old:
-                NearDuplicate.objects.filter(project=self.project, group=old).update(group=group)
+        # Groups merged into another (never into one that is merged itself: find gives the final group), one
+        # statement for all of them.
+        merged = [(group, self.project.pk, old) for old in sorted(set(existing.values()))
+                  if (group := find(old)) != old]
+        if merged:
+            bulk.execute_many(f'UPDATE {connection.ops.quote_name(NearDuplicate._meta.db_table)} SET "group" = %s '
+                              f'WHERE project_id = %s AND "group" = %s', merged)
         rows = []
         for r in sorted({*left, *right}, key=node_ids.__getitem__):
             item_id = node_ids[r]
@@ -470,35 +487,35 @@ class ImportPipeline:
         bulk.insert_values(NearDuplicate, rows)
         self._near += len(best)
 
-    def _band_candidates(self, all_keys: list[int]) -> dict[int, set[int]]:
+    def _band_candidates(self, all_keys: list[int]) -> dict[int, list[int]]:
         """Band key → ids of the project's items already indexed under it."""
-        candidates: dict[int, set[int]] = {}
         if not all_keys:
-            return candidates
+            return {}
         table = connection.ops.quote_name(MinHashBand._meta.db_table)
         with connection.cursor() as cursor:
             # Raw SQL: thousands of integer parameters per batch cost more through the ORM than the query.
             if connection.vendor == "postgresql":
                 # One array literal instead of thousands of bound parameters (psycopg adapts each one), each
-                # key looked up through the (project, key) index (see _items_with_hashes). The estimated cost
-                # of thousands of index probes would make PostgreSQL JIT-compile the query on every call
-                # (jit is on by default), which costs more than running it: off for this statement.
+                # key looked up through the (project, key) index (see _items_with_hashes), and one row per key
+                # with its items as an array (a heavily duplicated corpus has many items per key: a row each
+                # cost more to fetch than the lookups). The estimated cost of thousands of index probes would
+                # make PostgreSQL JIT-compile the query on every call (jit is on by default), which costs more
+                # than running it: off for this statement.
                 cursor.execute("SELECT current_setting('jit'), set_config('jit', 'off', true)")
                 jit = cursor.fetchone()[0]
-                cursor.execute(f"SELECT k.key, b.item_id FROM unnest(%s::bigint[]) AS k(key) CROSS JOIN LATERAL "
-                               f"(SELECT item_id FROM {table} WHERE project_id = %s AND key = k.key OFFSET 0) AS b",
-                               ["{" + ",".join(map(str, all_keys)) + "}", self.project.pk])
-                rows = cursor.fetchall()
+                cursor.execute(f"SELECT k.key, ARRAY(SELECT item_id FROM {table} WHERE project_id = %s AND "
+                               f"key = k.key) FROM unnest(%s::bigint[]) AS k(key)",
+                               [self.project.pk, "{" + ",".join(map(str, all_keys)) + "}"])
+                found = {key: items for key, items in cursor.fetchall() if items}
                 cursor.execute("SELECT set_config('jit', %s, true)", [jit])
-            else:
-                rows = []
-                for start in range(0, len(all_keys), 900):
-                    chunk = all_keys[start:start + 900]
-                    cursor.execute(f"SELECT key, item_id FROM {table} WHERE project_id = %s AND key IN "
-                                   f"({', '.join(['%s'] * len(chunk))})", [self.project.pk, *chunk])
-                    rows.extend(cursor.fetchall())
-        for key, item_id in rows:
-            candidates.setdefault(key, set()).add(item_id)
+                return found
+            candidates: dict[int, list[int]] = {}
+            for start in range(0, len(all_keys), 900):
+                chunk = all_keys[start:start + 900]
+                cursor.execute(f"SELECT key, item_id FROM {table} WHERE project_id = %s AND key IN "
+                               f"({', '.join(['%s'] * len(chunk))})", [self.project.pk, *chunk])
+                for key, item_id in cursor.fetchall():
+                    candidates.setdefault(key, []).append(item_id)
         return candidates
 
     def _write_bands(self, ids: list[int], band_keys: np.ndarray) -> None:
@@ -576,15 +593,20 @@ class _Nodes:
 
     def add(self, rows: list[tuple[Any, ...]], task: Any) -> None:
         """Earlier items as ``(id, payload JSON text, group key)``."""
-        if not rows:
+        if rows:
+            self.add_known([pk for pk, _, _ in rows], [group_key for _, _, group_key in rows],
+                           dedup.signatures(task.item_text(orjson.loads(payload)) for _, payload, _ in rows))
+
+    def add_known(self, ids: list[int], group_keys: list[str], signatures: np.ndarray) -> None:
+        """Earlier items whose signatures are known."""
+        if not ids:
             return
-        for pk, _, group_key in rows:
+        for pk in ids:
             self.row_of[pk] = len(self.ids)
             self.ids.append(pk)
-            self.group_keys.append(group_key)
             self.fetched.add(pk)
-        self.signatures = np.concatenate([self.signatures, dedup.signatures(
-            task.item_text(orjson.loads(payload)) for _, payload, _ in rows)])
+        self.group_keys.extend(group_keys)
+        self.signatures = np.concatenate([self.signatures, signatures])
 
 
 def _rows_by_id(table: str, columns: str, ids: list[int], *, key: str = "id") -> list[tuple[Any, ...]]:

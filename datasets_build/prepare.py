@@ -22,7 +22,7 @@ from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import Any
@@ -40,7 +40,7 @@ from .pii import PiiPolicy, Scrubber
 from .pii.apply import scrub_identifier, scrub_record
 from .pii.redact import redact_message
 from .readers import MAX_DEPTH, RecordError
-from .screening import screen_text
+from .screening import loaded_for_workers, screen_text
 
 logger = logging.getLogger(__name__)
 #: How the importer's items and labels are written (the rows encoded here, in the workers).
@@ -344,7 +344,13 @@ def prepared_records(preparer: RecordPreparer, entries: Iterable[tuple[int, dict
         codes = sorted((w.exitcode for w in workers if w.exitcode), key=lambda code: code == -signal.SIGTERM)
         return WorkerDied(codes[0] if codes else None)
 
+    # The screeners' models are loaded before the workers are forked, so that they share one copy, and let go
+    # of here once they are (this process does not screen).
+    models = ExitStack()
+
     def submit(chunk: list[tuple[int, dict[str, Any]] | Failed]) -> Future[Packed]:
+        if not workers:
+            models.enter_context(loaded_for_workers())
         try:
             with _children_allowed():  # the first submit forks the workers
                 future = executor.submit(_prepare_in_worker, chunk)
@@ -352,6 +358,7 @@ def prepared_records(preparer: RecordPreparer, entries: Iterable[tuple[int, dict
             raise died() from None
         if not workers:
             workers.extend(p for p in multiprocessing.active_children() if p not in before)
+            models.close()
         return future
 
     def result(future: Future[Packed]) -> Packed:
@@ -372,6 +379,7 @@ def prepared_records(preparer: RecordPreparer, entries: Iterable[tuple[int, dict
         # Also when the consumer stops early (too many errors) or fails: the chunks not started are dropped,
         # those running finish (a fraction of a second), and the workers exit.
         executor.shutdown(wait=True, cancel_futures=True)
+        models.close()
 
 
 class WorkerDied(RuntimeError):

@@ -5,10 +5,14 @@ named in ``settings.GOLDSET_SCREENERS`` (dotted paths; default: the rule-based K
 the threat screener over Kiwi's morphological analysis), so a model-based classifier can be added by writing
 a class with the same two members and listing it.
 Hits never drop an item: they mark it ``needs_review`` and raise a flag for the review queue.
+A screener that loads something large on first use (a model) may also offer ``loaded()``, a context manager
+that loads it now and lets it go afterwards (see :func:`loaded_for_workers`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from functools import cache
 from typing import Protocol
@@ -45,3 +49,14 @@ def configured_screeners() -> tuple[Screener, ...]:
 
 def screen_text(text: str) -> list[ScreenHit]:
     return [hit for screener in configured_screeners() for hit in screener.screen(text)]
+
+
+@contextmanager
+def loaded_for_workers() -> Iterator[None]:
+    """Load what the configured screeners would load on first use, for processes forked inside: they share
+    the loaded memory instead of each loading its own copy. Whatever was loaded here is let go on leaving."""
+    with ExitStack() as stack:
+        for screener in configured_screeners():
+            if loaded := getattr(screener, "loaded", None):
+                stack.enter_context(loaded())
+        yield

@@ -21,6 +21,7 @@ stem at all; they are passed over by one regular-expression search, without the 
 from __future__ import annotations
 
 import re
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from . import ScreenHit
@@ -71,6 +72,12 @@ class ThreatScreener:
             morphs = _analyse(sentence.group(0), sentence.start())
             hits.extend(self._sentence_hits(text, morphs))
         return hits
+
+    def loaded(self) -> AbstractContextManager[None]:
+        """Kiwi's model loaded until the block ends (unless it was loaded before; see screening)."""
+        from datasets_build.morph import analyser_loaded
+
+        return analyser_loaded()
 
     def _sentence_hits(self, text: str, morphs: list[_Morph]) -> list[ScreenHit]:
         hits = []

@@ -3,8 +3,13 @@ one the same file makes prepared in place — items, labels, flags, duplicates, 
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+import multiprocessing
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +17,7 @@ import numpy as np
 import pytest
 
 from annotation.models import Annotation, Flag, Item, Project
-from datasets_build import dedup, pipeline, prepare
+from datasets_build import dedup, morph, pipeline, prepare
 from datasets_build.models import MinHashBand, NearDuplicate
 from datasets_build.services import items_import
 from demo.synthetic import write_headlines
@@ -31,6 +36,7 @@ def corpus(tmp_path: Path) -> Path:
         {"guid": "near-1", "title": NEAR, "label": "사회"},
         {"guid": "tox-1", "title": "이 씨 발 놈들 다 필요 없다 연락은 010-2345-6789", "label": "사회"},
         {"guid": "bias-1", "title": "전라도 사람들은 다 믿으면 안 된다는 댓글 논란", "label": "사회"},
+        {"guid": "threat-1", "title": "그런 놈들은 다 죽어야 한다는 글이 올라왔다", "label": "사회"},
     ]
     late = [
         {"guid": "near-2", "title": NEAR + "!", "label": "사회"},
@@ -77,15 +83,16 @@ def test_a_file_prepared_in_worker_processes_imports_exactly_as_in_place(tmp_pat
     serial, in_place, parallel, forked = import_both_ways(corpus(tmp_path), make_project, settings, monkeypatch,
                                                           caplog)
     assert serial.errors == parallel.errors == []
-    assert serial.items == parallel.items == 404 and serial.annotations == parallel.annotations == 404
+    assert serial.items == parallel.items == 405 and serial.annotations == parallel.annotations == 405
     assert parallel.summary == serial.summary
-    assert parallel.summary["duplicates"] == [{"record": 405, "duplicate_of": "item 'near-1' already in the project"}]
+    assert parallel.summary["duplicates"] == [{"record": 406, "duplicate_of": "item 'near-1' already in the project"}]
     assert parallel.summary["pii"]["phone"]["pseudonymized"] >= 40
     written, expected = snapshot(forked), snapshot(in_place)
     assert written == expected
     assert ("near-2", "near-1", "near-1") in {(a, group, b) for a, group, b, _ in written["near"]}
     assert {kind for _, kind, _ in written["flags"]} >= {"toxic", "bias"}
-    assert written["bands"] == 404 * dedup.BANDS
+    assert any(external_id == "threat-1" and "threat" in note for external_id, _, note in written["flags"])
+    assert written["bands"] == 405 * dedup.BANDS
 
 
 @pytest.mark.django_db
@@ -148,3 +155,69 @@ def test_how_many_worker_processes_an_import_gets(settings, monkeypatch):
     assert prepare.import_processes(50 * 1024 * 1024) == 2
     settings.GOLDSET_IMPORT_PROCESSES = 6
     assert prepare.import_processes(50 * 1024 * 1024) == 6
+
+
+@pytest.mark.django_db
+def test_workers_share_the_analyser_loaded_before_they_were_forked(tmp_path, make_project, settings, monkeypatch):
+    """Kiwi (for the threat screener) is loaded once, before the workers are forked, instead of once in each
+    of them; the importing process lets it go once they are."""
+    morph._kiwi.cache_clear()
+    loaded_in_worker = multiprocessing.get_context("fork").Array("i", [-1, -1])
+    start = prepare._start_worker
+
+    def recording_start(preparer: prepare.RecordPreparer) -> None:
+        with loaded_in_worker.get_lock():
+            loaded_in_worker[loaded_in_worker[:].index(-1)] = morph._kiwi.cache_info().currsize
+        start(preparer)
+
+    monkeypatch.setattr(prepare, "_start_worker", recording_start)
+    settings.GOLDSET_IMPORT_PARALLEL_MIN_MB = 0
+    settings.GOLDSET_IMPORT_PROCESSES = 2
+    project = make_project("tc")
+    result = items_import(project, corpus(tmp_path), "jsonl")
+    assert result.ok and result.summary["screening"]["toxic"]["threat"] == 1
+    assert loaded_in_worker[:] == [1, 1]  # both workers started with the analyser loaded
+    assert morph._kiwi.cache_info().currsize == 0  # and the importer no longer holds it
+
+
+@pytest.mark.django_db
+def test_signatures_kept_from_the_import_find_the_groups_that_hashing_the_texts_again_finds(
+        tmp_path, make_project, settings, monkeypatch):
+    """The near-duplicate search takes the signatures of items this import wrote from memory
+    (dedup.WrittenSignatures); with a table of one slot it reads nearly all of them back and hashes them
+    again: the groups are the same."""
+    path = tmp_path / "near.jsonl"
+    sentences = [f"{NEAR} {word}" for word in ("오늘", "내일", "모레")] + ["전혀 관계없는 스포츠 기사 제목 야구"]
+    write_jsonl(path, [{"guid": f"r-{i}", "title": f"{sentences[i % 4]} ({i // 4})"} for i in range(120)])
+    monkeypatch.setattr(pipeline, "BATCH_SIZE", 25)
+    kept = make_project("tc")
+    assert items_import(kept, path, "jsonl", source="near").summary["near_duplicates"] > 60
+    monkeypatch.setattr(dedup, "WrittenSignatures", functools.partial(dedup.WrittenSignatures, slots_log2=0))
+    hashed_again = make_project("tc")
+    assert items_import(hashed_again, path, "jsonl", source="near").ok
+    assert snapshot(hashed_again) == snapshot(kept)
+
+
+def test_written_signatures_give_back_what_they_hold_and_forget_what_a_newer_item_replaced():
+    table = dedup.WrittenSignatures(slots_log2=3)
+    signatures = np.arange(3 * dedup.NUM_PERM, dtype=np.uint32).reshape(3, dedup.NUM_PERM)
+    table.add([5, 6, 7], signatures, ["", "g", ""])
+    table.add([13], signatures[:1] + 1, ["h"])  # slot 5 again
+    ids, group_keys, found = table.find([7, 5, 13, 6, 99])
+    assert ids == [7, 13, 6] and group_keys == ["", "h", "g"]
+    assert (found == np.stack([signatures[2], signatures[0] + 1, signatures[1]])).all()
+
+
+def test_letting_go_of_the_analyser_hands_its_memory_back():
+    """The importing process loads Kiwi for its workers and lets go of it: its memory (~500 MB, allocated by
+    Kiwi's own allocator) must go back to the system, not stay with a long-lived Celery worker process."""
+    code = ("import os, django; django.setup(); from datasets_build import morph\n"
+            "rss = lambda: int(open('/proc/self/statm').read().split()[1]) * os.sysconf('SC_PAGE_SIZE') >> 20\n"
+            "before = rss()\n"
+            "with morph.analyser_loaded():\n    loaded = rss()\n"
+            "print(loaded - before, rss() - before)")
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                               cwd=Path(__file__).resolve().parent.parent,
+                               env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"})
+    loaded, kept = map(int, completed.stdout.split())
+    assert loaded > 200 and kept < 60

@@ -79,7 +79,9 @@ def test_a_killed_preparation_process_fails_the_job_and_frees_the_worker(live_wo
     response = client.post(f"/api/projects/{project.pk}/imports/", {
         "file": SimpleUploadedFile("k.jsonl", lines.encode("utf-8")), "format": "jsonl"}, format="multipart")
     assert response.status_code == 202
-    deadline = time.monotonic() + 60
+    # The preparation processes are forked once the importing process has loaded the screeners' analyser
+    # (seconds of CPU, many more on a loaded machine).
+    deadline = time.monotonic() + 180
     killed = None
     while killed is None and time.monotonic() < deadline:
         preparers = [pid for child in _children(live_worker.pid) for pid in _children(child)]
