@@ -10,7 +10,11 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
+import orjson
 from django.db import transaction
+from django.db.models import TextField
+from django.db.models.functions import Cast
+from django.utils import timezone
 
 from ..audit import audit_record
 from ..models import (
@@ -58,9 +62,10 @@ def _payloads(project: Project, item_ids: list[int] | None = None) -> dict[int, 
     if item_ids is not None:
         qs = qs.filter(item_id__in=item_ids)
     grouped: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for item_id, payload in qs.order_by("item_id", "created_at").values_list("item_id", "payload").iterator(
-            chunk_size=5000):
-        grouped[item_id].append(payload)
+    # The payload as text decoded by orjson: Django's json.loads per value cost more than the query.
+    for item_id, payload in (qs.order_by("item_id", "created_at").annotate(t_payload=Cast("payload", TextField()))
+                             .values_list("item_id", "t_payload").iterator(chunk_size=5000)):
+        grouped[item_id].append(orjson.loads(payload))
     return grouped
 
 
@@ -111,7 +116,12 @@ def gold_compute(project: Project) -> dict[str, int]:
     rule = rule_for(project.task_type)
     settings = gold_settings(project)
     needed = annotations_needed_total(project)
-    existing = {g.item_id: g for g in GoldLabel.objects.filter(item__project=project)}
+    # Plain rows, not model instances: a release refreshes the gold of every item, and building 100,000
+    # instances cost more than deciding them; only the changed ones become instances (for bulk_update).
+    existing = {row[1]: row for row in GoldLabel.objects.filter(item__project=project).annotate(
+        t_payload=Cast("payload", TextField()), t_detail=Cast("detail", TextField())).values_list(
+        "id", "item_id", "t_payload", "status", "rule", "t_detail", "annotation_count", "version").iterator(
+        chunk_size=5000)}
     excluded = _excluded_ids(project)
     grouped = _payloads(project)
     decisions: dict[int, GoldDecision] = {}
@@ -126,10 +136,11 @@ def gold_compute(project: Project) -> dict[str, int]:
                                            annotators, needed)
     statuses: Counter[str] = Counter()
     to_create, to_update = [], []
+    now = timezone.now()
     for item_id in Item.objects.filter(project=project).order_by("id").values_list("id", flat=True):
         gold = existing.get(item_id)
-        if gold is not None and gold.status in MANUAL_GOLD:
-            statuses[gold.status] += 1
+        if gold is not None and gold[3] in MANUAL_GOLD:
+            statuses[gold[3]] += 1
             continue
         if item_id in excluded:
             decision = GoldDecision(None, GoldStatus.EXCLUDED, rule.name, {"reason": "flagged or dropped in screening"})
@@ -139,19 +150,28 @@ def gold_compute(project: Project) -> dict[str, int]:
         statuses[decision.status] += 1
         count = len(grouped.get(item_id, []))
         if gold is None:
-            to_create.append(GoldLabel(item_id=item_id, payload=decision.payload, status=decision.status,
-                                       rule=decision.rule, detail=decision.detail, annotation_count=count))
-        elif (gold.payload, gold.status, gold.rule, gold.detail, gold.annotation_count) != (
-                decision.payload, decision.status, decision.rule, decision.detail, count):
-            gold.payload, gold.status, gold.rule, gold.detail = (decision.payload, decision.status, decision.rule,
-                                                                 decision.detail)
-            gold.annotation_count = count
-            gold.version += 1
-            to_update.append(gold)
-    GoldLabel.objects.bulk_create(to_create, batch_size=2000)
+            to_create.append({"item_id": item_id, "payload": decision.payload, "status": decision.status,
+                              "rule": decision.rule, "detail": decision.detail, "annotation_count": count})
+            continue
+        gold_id, _, payload, status, rule_name, detail, annotation_count, version = gold
+        if (status, rule_name, annotation_count) != (decision.status, decision.rule, count) or (
+                _json(payload), _json(detail)) != (decision.payload, decision.detail):
+            to_update.append(GoldLabel(id=gold_id, item_id=item_id, payload=decision.payload, status=decision.status,
+                                       rule=decision.rule, detail=decision.detail, annotation_count=count,
+                                       version=version + 1, updated_at=now))
+    # COPY on PostgreSQL (executemany on SQLite): bulk_create quoted every value into the SQL on the client,
+    # which cost more than the rest of a first release's gold. (numpy comes with it: imported here, not with
+    # the URL configuration.)
+    from datasets_build.bulk import insert_values
+
+    insert_values(GoldLabel, to_create)
     GoldLabel.objects.bulk_update(to_update, ["payload", "status", "rule", "detail", "annotation_count", "version",
                                               "updated_at"], batch_size=2000)
     return dict(statuses)
+
+
+def _json(text: str | None) -> Any:
+    return None if text is None else orjson.loads(text)
 
 
 def gold_for_item(item: Item) -> GoldLabel:
