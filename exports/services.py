@@ -308,11 +308,20 @@ def rater_ids_assign(project: Project) -> dict[int, str]:
     """The project's opaque rater ids by user id, giving the next numbers to annotators who have none yet (in
     the order of their first annotation in the project). Ids once given never change. The corpus's anonymous
     label (an imported label without an annotator id) gets none: its records carry no rater."""
+    return _rater_ids_assign(project, _first_seen(project))
+
+
+def _first_seen(project: Project) -> list[dict[str, Any]]:
+    """Every annotator of the project (a Goldset user or a corpus's), in the order of their first annotation."""
+    return list(Annotation.objects.filter(item__project=project).values("annotator_id", "annotator__username",
+                                                                        "annotator__is_imported")
+                .annotate(first=Min("id")).order_by("first"))
+
+
+@transaction.atomic
+def _rater_ids_assign(project: Project, first_seen: list[dict[str, Any]]) -> dict[int, str]:
     Project.objects.select_for_update().get(pk=project.pk)  # two builds must not hand out one number twice
     given = dict(RaterId.objects.filter(project=project).values_list("user_id", "number"))
-    first_seen = (Annotation.objects.filter(item__project=project).values("annotator_id", "annotator__username",
-                                                                          "annotator__is_imported")
-                  .annotate(first=Min("id")).order_by("first"))
     new = []
     number = max(given.values(), default=0)
     for row in first_seen:
@@ -332,7 +341,9 @@ class _RaterIds(dict[int, str]):
     gets the next id then, so no record ever falls back to an account name."""
 
     def __init__(self, project: Project) -> None:
-        super().__init__(rater_ids_assign(project))
+        #: The project's annotators when the build started (the card counts them).
+        self.people = _first_seen(project)
+        super().__init__(_rater_ids_assign(project, self.people))
         self.project = project
 
     def __missing__(self, user_id: int) -> str:
@@ -509,7 +520,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
         {"reason": "not requested for this build"},
         "screening": {**selectors.screening_counts(project), "pii_by_type": dict(sorted(pii.items())),
                       "items_with_pii": items_with_pii, "included_by_status": dict(sorted(included_status.items()))},
-        "annotators": _annotators(project, per_item, assisted),
+        "annotators": _annotators(project, raters.people, per_item, assisted),
         "sources": selectors.sources_by_id(source_ids),
         "baseline_check": {"passed": None, "reason": "pending"},
     }
@@ -560,14 +571,13 @@ def _agreement(project: Project) -> dict[str, Any]:
     return _finite({key: data.get(key) for key in keys})
 
 
-def _annotators(project: Project, per_item: dict[str, Counter[int]], assisted: Counter[str]) -> dict[str, Any]:
+def _annotators(project: Project, people: list[dict[str, Any]], per_item: dict[str, Counter[int]],
+                assisted: Counter[str]) -> dict[str, Any]:
     """Who annotated, how many per item, and (``assisted``) how much of the released items' gold was made with
     a model's suggestion shown: released items, items with at least one assisted annotation, and the released
     items' Goldset annotations, those shown a suggestion and those that kept it unchanged."""
-    people = (Annotation.objects.filter(item__project=project).values("annotator_id", "annotator__is_imported")
-              .distinct())
-    total = people.count()
-    imported = people.filter(annotator__is_imported=True).count()
+    total = len(people)
+    imported = sum(bool(person["annotator__is_imported"]) for person in people)
     complete = {stage: {"k": project.annotations_needed(stage),
                         "items": sum(n for count, n in hist.items() if stage_complete(project, stage, count))}
                 for stage, hist in per_item.items()}
