@@ -491,7 +491,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
 
     written: list[WrittenFile] = []
     done = 0
-    samples = {}
+    samples: dict[str, Any] = {}
     if "klue" in release.formats:  # the check trains on KLUE records; without them it cannot run
         # scikit-learn loads with the first build that is checked, not with the web app or another build.
         from .release_check import check_samples
