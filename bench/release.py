@@ -14,7 +14,14 @@ three (the 1,000,000-item size is built once: it is there for memory, not speed)
 in ≤ 10 s (``release_build_100000``), and peak memory at the larger size under twice that at the smaller
 (the writers stream; only the split columns, 8 bytes a key, grow with the release).
 
-Agreement and gold are not recomputed (the agreement report and ``gold_compute`` have their own
+``python -m bench.release --verdict`` measures issue 20's "the baseline verdict follows within 5 s" on the
+100,000-item project: it builds the release the side-by-side harness downloads (JSONL only: no baseline
+check can run on it, it ends ``unchecked``) and the same release with the KLUE files the check trains on
+(it ends with a verdict), interleaved, one warm-up each and the median of three, both with gold refreshed as
+the API's builds are. ``verdict_delay_seconds`` is how much later the checked release is there than the
+JSONL-only one (target ≤ 5 s); ``baseline_check_seconds`` is the check's own share.
+
+Elsewhere agreement and gold are not recomputed (the agreement report and ``gold_compute`` have their own
 benchmark). The baseline check runs, as in every build with KLUE files; its share is reported as
 ``baseline_check_seconds``.
 """
@@ -139,7 +146,51 @@ def build(database_url: str, out: Path, n: int) -> dict:
     return result
 
 
-def run(n: int, size: str) -> dict:
+#: The harness's release (JSONL only), and the same release with the KLUE files the baseline check reads.
+VERDICT_FORMATS = ("jsonl", "klue,jsonl")
+VERDICT_TARGET_SECONDS = 5.0
+
+
+def verdict(database_url: str, out: Path, n: int) -> dict:
+    """Build ``VERDICT_FORMATS`` alternately (a warm-up each, then ``REPEATS``) and report the delay of the
+    checked release behind the unchecked one."""
+    _django(database_url)
+    from annotation.models import Project
+    from exports.services import release_build
+
+    project = Project.objects.get(slug="bench")
+    timings: dict[str, list[float]] = {formats: [] for formats in VERDICT_FORMATS}
+    cpu: dict[str, list[float]] = {formats: [] for formats in VERDICT_FORMATS}
+    outcome: dict[str, dict] = {}
+    for run in range(REPEATS + 1):
+        for formats in VERDICT_FORMATS:
+            started, cpu_started = time.perf_counter(), time.process_time()
+            release = release_build(project, version=f"2.{VERDICT_FORMATS.index(formats)}.{run}", splits="0.8,0.1,0.1",
+                                    seed=1, formats=formats, out=out / f"v{run}")
+            if run:
+                timings[formats].append(time.perf_counter() - started)
+                cpu[formats].append(time.process_time() - cpu_started)
+            outcome[formats] = {"status": release.status, "check_seconds": release.baseline_check.get("seconds"),
+                                "verdict": release.baseline_check.get("verdict")}
+    unchecked, checked = (statistics.median(timings[formats]) for formats in VERDICT_FORMATS)
+    delay = checked - unchecked
+    return {"items": n, "jsonl_seconds": round(unchecked, 2), "jsonl_runs": [round(t, 2) for t in timings["jsonl"]],
+            "jsonl_status": outcome["jsonl"]["status"], "checked_seconds": round(checked, 2),
+            "checked_runs": [round(t, 2) for t in timings["klue,jsonl"]],
+            "checked_status": outcome["klue,jsonl"]["status"], "verdict": outcome["klue,jsonl"]["verdict"],
+            "baseline_check_seconds": outcome["klue,jsonl"]["check_seconds"],
+            "verdict_delay_seconds": round(delay, 2),
+            # Under load the wall times are several times the work: the build process's CPU seconds (the
+            # check runs in it; its PostgreSQL backend's share is the same in both builds) show the delay's cost.
+            "jsonl_cpu_seconds": round(statistics.median(cpu["jsonl"]), 2),
+            "checked_cpu_seconds": round(statistics.median(cpu["klue,jsonl"]), 2),
+            "verdict_delay_cpu_seconds": round(
+                statistics.median(cpu["klue,jsonl"]) - statistics.median(cpu["jsonl"]), 2),
+            "target_seconds": VERDICT_TARGET_SECONDS,
+            "met": delay <= VERDICT_TARGET_SECONDS, "load_average": round(os.getloadavg()[0], 2)}
+
+
+def run(n: int, size: str, workload: str = "--build") -> dict:
     with tempfile.TemporaryDirectory(prefix="goldset-bench-release-") as tmp:
         server = _server_url()
         if server:
@@ -153,7 +204,7 @@ def run(n: int, size: str) -> dict:
             subprocess.run([sys.executable, "-m", "bench.release", "--fill", str(n), "--database", database_url],
                            cwd=ROOT, check=True)
             fill_seconds = time.perf_counter() - started
-            completed = subprocess.run([sys.executable, "-m", "bench.release", "--build", str(n), "--database",
+            completed = subprocess.run([sys.executable, "-m", "bench.release", workload, str(n), "--database",
                                         database_url, "--out", str(Path(tmp) / "out")],
                                        cwd=ROOT, check=True, capture_output=True, text=True)
         finally:
@@ -173,6 +224,8 @@ def main() -> int:
     parser.add_argument("--only", choices=("smaller", "larger"), help="build one of the size's two workloads")
     parser.add_argument("--fill", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--build", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--verdict", nargs="?", type=int, const=-1,
+                        help="the checked release's delay behind the JSONL-only one, at 100,000 items")
     parser.add_argument("--database", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -181,6 +234,13 @@ def main() -> int:
         return 0
     if args.build:
         print(json.dumps(build(args.database, args.out, args.build), ensure_ascii=False))
+        return 0
+    if args.verdict is not None and args.verdict > 0:
+        print(json.dumps(verdict(args.database, args.out, args.verdict), ensure_ascii=False))
+        return 0
+    if args.verdict is not None:
+        result = run(SIZES["full"][0], "full", "--verdict")
+        print(json.dumps({"name": "release_verdict_delay", **result}, ensure_ascii=False))
         return 0
     smaller, larger = SIZES[args.size]
     results = []

@@ -8,9 +8,14 @@ the gold label changed under it (``version``) and gets a conflict instead of sil
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from typing import Any
 
+import orjson
 from django.db import transaction
+from django.db.models import TextField
+from django.db.models.functions import Cast
+from django.utils import timezone
 
 from ..audit import audit_record
 from ..models import (
@@ -31,6 +36,8 @@ from ..services import ServiceError
 from ..task_types import PayloadError
 from .rules import DAWID_SKENE, GoldDecision, GoldRule, rule_for
 
+#: New gold rows written at a time while the rule streams over the items.
+_WRITE_BATCH = 5000
 #: Dawid–Skene posteriors below this leave the item to a person.
 DAWID_SKENE_MIN_POSTERIOR = 0.5
 
@@ -53,15 +60,28 @@ def _excluded_ids(project: Project) -> set[int]:
     return set(flagged) | set(dropped)
 
 
-def _payloads(project: Project, item_ids: list[int] | None = None) -> dict[int, list[dict[str, Any]]]:
+def _payload_groups(project: Project, item_ids: list[int] | None = None
+                    ) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+    """The project's annotation payloads grouped by item, in item id order (creation order within an item),
+    streamed: a release refreshes the gold of every item without holding every annotation."""
     qs = Annotation.objects.filter(item__project=project)
     if item_ids is not None:
         qs = qs.filter(item_id__in=item_ids)
-    grouped: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for item_id, payload in qs.order_by("item_id", "created_at").values_list("item_id", "payload").iterator(
-            chunk_size=5000):
-        grouped[item_id].append(payload)
-    return grouped
+    current, group = None, []
+    # The payload as text decoded by orjson: Django's json.loads per value cost more than the query.
+    for item_id, payload in (qs.order_by("item_id", "created_at").annotate(t_payload=Cast("payload", TextField()))
+                             .values_list("item_id", "t_payload").iterator(chunk_size=5000)):
+        if item_id != current:
+            if current is not None:
+                yield current, group
+            current, group = item_id, []
+        group.append(orjson.loads(payload))
+    if current is not None:
+        yield current, group
+
+
+def _payloads(project: Project, item_ids: list[int] | None = None) -> dict[int, list[dict[str, Any]]]:
+    return dict(_payload_groups(project, item_ids))
 
 
 def _dawid_skene_decisions(rule: GoldRule, grouped: dict[int, list[dict[str, Any]]], annotators: dict[int, list[int]],
@@ -111,11 +131,18 @@ def gold_compute(project: Project) -> dict[str, int]:
     rule = rule_for(project.task_type)
     settings = gold_settings(project)
     needed = annotations_needed_total(project)
-    existing = {g.item_id: g for g in GoldLabel.objects.filter(item__project=project)}
+    # Plain rows, not model instances: a release refreshes the gold of every item, and building 100,000
+    # instances cost more than deciding them; only the changed ones become instances (for bulk_update).
+    existing = {row[1]: row for row in GoldLabel.objects.filter(item__project=project).annotate(
+        t_payload=Cast("payload", TextField()), t_detail=Cast("detail", TextField())).values_list(
+        "id", "item_id", "t_payload", "status", "rule", "t_detail", "annotation_count", "version").iterator(
+        chunk_size=5000)}
     excluded = _excluded_ids(project)
-    grouped = _payloads(project)
     decisions: dict[int, GoldDecision] = {}
+    groups = _payload_groups(project)
     if settings.get("gold_rule") == DAWID_SKENE:
+        grouped = dict(groups)  # the model is fitted on every item at once
+        groups = iter(grouped.items())
         if not rule.categorical:
             raise ServiceError(f"Dawid–Skene applies to categorical tasks, not {project.task_type}", field="gold_rule")
         annotators: dict[int, list[int]] = defaultdict(list)
@@ -124,34 +151,51 @@ def gold_compute(project: Project) -> dict[str, int]:
             annotators[item_id].append(annotator)
         decisions = _dawid_skene_decisions(rule, {i: p for i, p in grouped.items() if i not in excluded},
                                            annotators, needed)
+    # COPY on PostgreSQL (executemany on SQLite), a batch at a time: bulk_create quoted every value into the
+    # SQL on the client, which cost more than the rest of a first release's gold. (numpy comes with it:
+    # imported here, not with the URL configuration.)
+    from datasets_build.bulk import insert_values
+
     statuses: Counter[str] = Counter()
-    to_create, to_update = [], []
+    to_create: list[dict[str, Any]] = []
+    to_update: list[GoldLabel] = []
+    now = timezone.now()
+    group = next(groups, None)
     for item_id in Item.objects.filter(project=project).order_by("id").values_list("id", flat=True):
+        while group is not None and group[0] < item_id:
+            group = next(groups, None)
+        payloads = group[1] if group is not None and group[0] == item_id else []
         gold = existing.get(item_id)
-        if gold is not None and gold.status in MANUAL_GOLD:
-            statuses[gold.status] += 1
+        if gold is not None and gold[3] in MANUAL_GOLD:
+            statuses[gold[3]] += 1
             continue
         if item_id in excluded:
             decision = GoldDecision(None, GoldStatus.EXCLUDED, rule.name, {"reason": "flagged or dropped in screening"})
         else:
-            decision = decisions.get(item_id) or rule.decide(grouped.get(item_id, []), needed=needed,
-                                                              settings=settings)
+            decision = decisions.get(item_id) or rule.decide(payloads, needed=needed, settings=settings)
         statuses[decision.status] += 1
-        count = len(grouped.get(item_id, []))
+        count = len(payloads)
         if gold is None:
-            to_create.append(GoldLabel(item_id=item_id, payload=decision.payload, status=decision.status,
-                                       rule=decision.rule, detail=decision.detail, annotation_count=count))
-        elif (gold.payload, gold.status, gold.rule, gold.detail, gold.annotation_count) != (
-                decision.payload, decision.status, decision.rule, decision.detail, count):
-            gold.payload, gold.status, gold.rule, gold.detail = (decision.payload, decision.status, decision.rule,
-                                                                 decision.detail)
-            gold.annotation_count = count
-            gold.version += 1
-            to_update.append(gold)
-    GoldLabel.objects.bulk_create(to_create, batch_size=2000)
+            to_create.append({"item_id": item_id, "payload": decision.payload, "status": decision.status,
+                              "rule": decision.rule, "detail": decision.detail, "annotation_count": count})
+            if len(to_create) >= _WRITE_BATCH:
+                insert_values(GoldLabel, to_create)
+                to_create = []
+            continue
+        gold_id, _, payload, status, rule_name, detail, annotation_count, version = gold
+        if (status, rule_name, annotation_count) != (decision.status, decision.rule, count) or (
+                _json(payload), _json(detail)) != (decision.payload, decision.detail):
+            to_update.append(GoldLabel(id=gold_id, item_id=item_id, payload=decision.payload, status=decision.status,
+                                       rule=decision.rule, detail=decision.detail, annotation_count=count,
+                                       version=version + 1, updated_at=now))
+    insert_values(GoldLabel, to_create)
     GoldLabel.objects.bulk_update(to_update, ["payload", "status", "rule", "detail", "annotation_count", "version",
                                               "updated_at"], batch_size=2000)
     return dict(statuses)
+
+
+def _json(text: str | None) -> Any:
+    return None if text is None else orjson.loads(text)
 
 
 def gold_for_item(item: Item) -> GoldLabel:

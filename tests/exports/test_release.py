@@ -318,3 +318,20 @@ def test_gold_comes_from_the_gold_rule_and_imported_labels_fill_in(make_project,
     load_records(ner, sample_records("ner", 10))
     result = build(ner, tmp_path, "--version", "1.0.0", "--format", "klue")
     assert result["gold"]["items_by_source"] == {"corpus": 10} and result["excluded"] == {}
+
+
+def test_a_release_without_klue_files_is_unchecked_without_loading_the_check(make_project, tmp_path, monkeypatch):
+    """The baseline check trains on KLUE records: a build without KLUE files cannot be checked, and says so
+    without importing the check (scikit-learn and its models' memory stay out of the worker)."""
+    import sys
+
+    project = make_project("tc")
+    load_records(project, sample_records("tc", 30))
+    for module in ("exports.release_check", "exports.baselines"):
+        monkeypatch.setitem(sys.modules, module, None)  # importing it now raises ImportError
+    result = build(project, tmp_path, "--version", "1.0.0", "--format", "jsonl,csv")
+
+    assert result["status"] == "unchecked" and result["check"]["passed"] is None
+    release = Release.objects.get(project=project, version="1.0.0")
+    assert "no KLUE files" in release.baseline_check["reason"]
+    assert sum(result["splits"].values()) == 30
