@@ -43,6 +43,7 @@ from .models import (
     User,
     content_hash,
 )
+from .rows import insert_instance, update_instance
 from .selectors import (
     PLACES_TAKEN_SQL,
     ProjectAccess,
@@ -412,9 +413,9 @@ def _take(project: Project, user: User, stage: str) -> Assignment | None:
             continue
         expires = _lease_expiry(project)
         if candidate.expired_own is None:
-            assignment = Assignment.objects.create(item=item, annotator=user, stage=stage,
-                                                   status=AssignmentStatus.LEASED, lease_expires_at=expires,
-                                                   suggestion_arm=arm)
+            assignment = insert_instance(Assignment(item=item, annotator=user, stage=stage,
+                                                    status=AssignmentStatus.LEASED, lease_expires_at=expires,
+                                                    suggestion_arm=arm))
         else:  # their own expired lease comes back to them (its suggestion decision stands)
             assignment = Assignment.objects.get(pk=candidate.expired_own)
             assignment.item = item
@@ -565,7 +566,7 @@ def _annotation_store(
     created = annotation is None
     before = None if annotation is None else annotation.payload
     if annotation is None:
-        annotation = Annotation.objects.create(item=item, annotator=user, stage=assignment.stage, **fields)
+        annotation = insert_instance(Annotation(item=item, annotator=user, stage=assignment.stage, **fields))
     else:
         annotation.annotator = user  # the caller's own: the response names them without a query
         for name, value in fields.items():
@@ -577,7 +578,7 @@ def _annotation_store(
                      after={"item": item.pk, "stage": assignment.stage, "payload": normalised})
     if assignment.status != AssignmentStatus.SUBMITTED:
         assignment.status = AssignmentStatus.SUBMITTED
-        assignment.save(update_fields=["status", "updated_at"])
+        update_instance(assignment, ("status", "updated_at"))
     updated_item = project.task.apply_stage_output(item.payload, assignment.stage, normalised)
     if updated_item is not None:
         item.payload = updated_item
