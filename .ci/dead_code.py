@@ -1,5 +1,5 @@
-"""Dead-code check (the CI's lint step): vulture over the apps and the benchmarks, reporting unused functions, properties,
-imports and unreachable code.
+"""Dead-code check (the CI's lint step): vulture over the apps and the benchmarks, reporting unused functions,
+properties, imports and unreachable code.
 
 Unused classes, methods and class attributes are not reported: Django and DRF reach them by name (admin
 options, model fields, ``Meta``, ``get``/``post``, management ``Command``), so vulture cannot see them used.

@@ -6,13 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from .models import AuditEvent, Project, User
+from .rows import insert_instance
 
 
 def audit_record(*, project: Project | int, actor: User | None, object_type: str, object_id: int | None,
                  action: str, before: Any = None, after: Any = None) -> AuditEvent:
     """Record one change; call it inside the transaction that makes the change."""
     project_id = project if isinstance(project, int) else project.pk
-    return AuditEvent.objects.create(
+    return insert_instance(AuditEvent(
         project_id=project_id, actor=actor if actor is not None and actor.is_authenticated else None,
         object_type=object_type, object_id=object_id, action=action, before=before, after=after,
-    )
+    ))

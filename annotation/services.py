@@ -45,6 +45,7 @@ from .models import (
 )
 from .queue_sql import place_reserve as _place_reserve
 from .queue_sql import places_held, queue_candidate, queue_state
+from .rows import insert_instance, update_instance
 from .selectors import (
     ProjectAccess,
     access_to,
@@ -409,9 +410,9 @@ def _take(project: Project, user: User, stage: str) -> Assignment | None:
             continue
         expires = _lease_expiry(project)
         if candidate.expired_own is None:
-            assignment = Assignment.objects.create(item=item, annotator=user, stage=stage,
-                                                   status=AssignmentStatus.LEASED, lease_expires_at=expires,
-                                                   suggestion_arm=arm)
+            assignment = insert_instance(Assignment(item=item, annotator=user, stage=stage,
+                                                    status=AssignmentStatus.LEASED, lease_expires_at=expires,
+                                                    suggestion_arm=arm))
         else:  # their own expired lease comes back to them (its suggestion decision stands)
             assignment = Assignment.objects.get(pk=candidate.expired_own)
             assignment.item = item
@@ -548,7 +549,7 @@ def _annotation_store(
     created = annotation is None
     before = None if annotation is None else annotation.payload
     if annotation is None:
-        annotation = Annotation.objects.create(item=item, annotator=user, stage=assignment.stage, **fields)
+        annotation = insert_instance(Annotation(item=item, annotator=user, stage=assignment.stage, **fields))
     else:
         annotation.annotator = user  # the caller's own: the response names them without a query
         for name, value in fields.items():
@@ -560,7 +561,7 @@ def _annotation_store(
                      after={"item": item.pk, "stage": assignment.stage, "payload": normalised})
     if assignment.status != AssignmentStatus.SUBMITTED:
         assignment.status = AssignmentStatus.SUBMITTED
-        assignment.save(update_fields=["status", "updated_at"])
+        update_instance(assignment, ("status", "updated_at"))
     updated_item = project.task.apply_stage_output(item.payload, assignment.stage, normalised)
     if updated_item is not None:
         item.payload = updated_item

@@ -9,7 +9,8 @@
 #       DOCCANO_PORT (18021) GOLDSET_PORT (18022) BENCH_DB (bench_anchor_goldset) BENCH_REDIS_DB (9)
 #       CORPUS (cycled: the harness's sentences with ~7 near copies each | unique: every row two different
 #       sentences, so no row is a near copy of another)
-#       and the harness's own: N_IMPORT N_ANNOT REPEATS PHASES GUNICORN_ARGS GOLDSET_PY KLUE_DATA_DIR
+#       GUNICORN_ARGS (-c config/gunicorn.conf.py, the README's web command)
+#       and the harness's own: N_IMPORT N_ANNOT REPEATS PHASES GOLDSET_PY KLUE_DATA_DIR
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ANCHORS=$(cd "${ANCHORS:-$ROOT/../shared/bench-anchors}" && pwd)
@@ -33,5 +34,7 @@ if [ "${CORPUS:-cycled}" = unique ]; then
     "$COPY/make_data.py"
 fi
 
+# Goldset's web server as README.md runs it, unless told otherwise (the harness's own default is the issue's --workers 4).
+export GUNICORN_ARGS=${GUNICORN_ARGS:--c config/gunicorn.conf.py}
 cd "$ROOT"
 exec "$COPY/side_by_side.sh"

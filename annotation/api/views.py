@@ -261,6 +261,12 @@ class AssignmentViewSet(ProjectScoped, mixins.ListModelMixin, viewsets.GenericVi
         return Response(s.AssignmentSerializer(assignment).data)
 
 
+# One instance of each for every submission: a serializer deep-copies its fields per instance (a measurable share
+# of a submission's CPU, docs/performance.md), and run_validation / to_representation keep no state on it.
+_SUBMIT_INPUT = s.AnnotationSubmitSerializer()
+_ANNOTATION_OUTPUT = s.AnnotationSerializer()
+
+
 class AnnotationViewSet(ProjectScoped, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Annotators read only their own annotations; managers and maintainers read all."""
 
@@ -278,14 +284,12 @@ class AnnotationViewSet(ProjectScoped, mixins.ListModelMixin, mixins.RetrieveMod
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Submit; the answer carries the caller's next assignment as ``next/`` would give it (``"next"``:
         null when nothing is left; absent when the client must ask ``next/``), so one round trip suffices."""
-        serializer = s.AnnotationSubmitSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = _SUBMIT_INPUT.run_validation(request.data)
         submission = services.annotation_submit_and_next(
             project=self.project, user=request.user, item_id=data["item"], payload=data["payload"],
             stage=data.get("stage") or None, seconds_spent=data.get("seconds_spent"), access=self.access,
         )
-        body = s.AnnotationSerializer(submission.annotation).data
+        body = _ANNOTATION_OUTPUT.to_representation(submission.annotation)
         if submission.next_offered:
             body["next"] = None if submission.next is None else s.NextItemSerializer(
                 submission.next, context={"suggestion": assist.suggestion_for(submission.next)}).data

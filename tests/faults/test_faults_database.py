@@ -119,7 +119,8 @@ def proxy() -> Iterator[Proxy]:
 
 @pytest.fixture
 def server(proxy: Proxy) -> Iterator[str]:
-    """gunicorn (two workers, kept database connections) on the test database through the proxy."""
+    """gunicorn as README.md runs it (config/gunicorn.conf.py: threaded workers, kept database connections; two
+    workers here) on the test database through the proxy."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -128,11 +129,11 @@ def server(proxy: Proxy) -> Iterator[str]:
     # Recent gunicorns open a control socket at one default path shared by every gunicorn on the machine.
     quiet = ["--no-control-socket"] if "control_socket_disable" in GunicornConfig().settings else []
     process = subprocess.Popen(
-        [gunicorn, "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", "2", "--timeout", "60",
-         *quiet],
+        [gunicorn, "-c", "config/gunicorn.conf.py", "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
+         "--timeout", "60", *quiet],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
         env=subprocess_env(DATABASE_URL=database_url(host="127.0.0.1", port=proxy.port), DEBUG="0",
-                           DB_CONN_MAX_AGE="600"),
+                           DB_CONN_MAX_AGE="600", WEB_WORKERS="2"),
     )
     base = f"http://127.0.0.1:{port}"
 
