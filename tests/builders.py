@@ -16,7 +16,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -198,3 +199,16 @@ def production_settings() -> object:
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     return module
+
+
+def poll(read: Callable[[], Any], done: Callable[[Any], bool], what: str, timeout: float = 240) -> Any:
+    """What ``read`` returns once ``done`` holds for it (a job a live worker runs), read every half second;
+    fails naming ``what`` and the last value after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = read()
+        if done(value):
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not finish in {timeout:.0f} s: {value}")
+        time.sleep(0.5)

@@ -35,7 +35,7 @@ from config.storage import bucket_storages
 from datasets_build.models import ImportJob, ImportStatus
 from exports import services
 from exports.models import Release, ReleaseStatus
-from tests.builders import sample_records
+from tests.builders import poll, sample_records
 from tests.conftest import ROOT, is_postgres
 
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "goldset-test", "AWS_SECRET_ACCESS_KEY": "goldset-test-secret"}
@@ -361,16 +361,6 @@ def bucket_worker(bucket: Bucket, tmp_path: Path) -> Iterator[tuple[str, Path]]:
             worker.kill()
 
 
-def _wait(read: Any, done: Any, timeout: float = 240) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = read()
-        if done(value):
-            return value
-        time.sleep(0.5)
-    raise AssertionError(f"not finished in {timeout} s: {value}")
-
-
 @pytest.mark.worker
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
@@ -393,15 +383,15 @@ def test_web_and_worker_share_only_database_broker_and_bucket(web, bucket, bucke
     response = api(manager).post(f"{base}imports/", {
         "file": SimpleUploadedFile("ynat-v1.1_dev.json", corpus()), "format": "klue"}, format="multipart")
     assert response.status_code == 202, response.data
-    job = _wait(lambda: ImportJob.objects.get(pk=response.data["id"]), lambda job: job.is_finished)
+    job = poll(lambda: ImportJob.objects.get(pk=response.data["id"]), lambda job: job.is_finished, "the import")
     assert job.status == ImportStatus.SUCCEEDED, job.errors
     assert Item.objects.filter(project=project).count() == 200
     assert bucket.objects("uploads/") == []
 
     response = api(manager).post(f"{base}releases/", {"version": "1.0.0", "seed": 5}, format="json")
     assert response.status_code == 202, response.data
-    release = _wait(lambda: Release.objects.get(pk=response.data["id"]),
-                    lambda release: release.status not in (ReleaseStatus.BUILDING, ReleaseStatus.CHECKING))
+    release = poll(lambda: Release.objects.get(pk=response.data["id"]),
+                   lambda built: built.status not in (ReleaseStatus.BUILDING, ReleaseStatus.CHECKING), "the release")
     assert release.status in PUBLISHABLE, release.error
     assert len(bucket.objects(f"releases/{project.slug}-1.0.0/")) == release.files.count()
     check_release_downloads(api(maintainer), f"{base}releases/", release.pk)

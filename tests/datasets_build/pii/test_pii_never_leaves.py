@@ -42,7 +42,7 @@ from datasets_build.models import ImportJob, ImportStatus, NearDuplicate
 from datasets_build.pii import PII_TYPES, detect
 from demo.simulation import reference_answer
 from exports.models import BUILT, Release, ReleaseFile, ReleaseStatus
-from tests.builders import client_for
+from tests.builders import client_for, poll
 
 DEMO = Path(__file__).resolve().parents[3] / "demo" / "corpus"
 
@@ -631,16 +631,6 @@ def test_detect_keeps_the_text_but_nothing_else_repeats_it(team, settings, tmp_p
     assert Flag.objects.filter(item__project=project, kind="pii").count() == len(PLANTED) + 1
 
 
-def _wait(read: Callable[[], dict[str, Any]], done: Callable[[dict[str, Any]], bool], what: str) -> dict[str, Any]:
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        state = read()
-        if done(state):
-            return state
-        time.sleep(0.5)
-    raise AssertionError(f"{what} did not finish in 180 s: {state}")
-
-
 @pytest.mark.worker
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
@@ -660,21 +650,21 @@ def test_pii_never_leaves_through_the_live_worker(live_worker, team, settings, t
     base = f"/api/projects/{project.pk}"
     response = manager.post(f"{base}/imports/", {"file": SimpleUploadedFile("mrc.jsonl", corpus("mrc")),
                                                  "format": "jsonl"})
-    job = _wait(lambda: _json(manager, "get", f"{base}/imports/{response.json()['id']}/"),
-                lambda j: j["status"] in (ImportStatus.SUCCEEDED, ImportStatus.FAILED), "the import")
+    job = poll(lambda: _json(manager, "get", f"{base}/imports/{response.json()['id']}/"),
+               lambda j: j["status"] in (ImportStatus.SUCCEEDED, ImportStatus.FAILED), "the import")
     assert job["status"] == ImportStatus.SUCCEEDED, job["errors"]
     failed = manager.post(f"{base}/imports/", {"file": SimpleUploadedFile("bad.jsonl", bad_corpus()),
                                                "format": "jsonl"})
-    _wait(lambda: _json(manager, "get", f"{base}/imports/{failed.json()['id']}/"),
-          lambda j: j["status"] == ImportStatus.FAILED, "the failing import")
+    poll(lambda: _json(manager, "get", f"{base}/imports/{failed.json()['id']}/"),
+         lambda j: j["status"] == ImportStatus.FAILED, "the failing import")
 
     assert annotate(project, team.annotators) > 0
-    _wait(lambda: {"status": manager.get(f"{base}/agreement/").status_code}, lambda r: r["status"] == 200,
-          "the agreement report")
+    poll(lambda: {"status": manager.get(f"{base}/agreement/").status_code}, lambda r: r["status"] == 200,
+         "the agreement report")
     _json(manager, "post", f"{base}/gold/")
     created = _json(manager, "post", f"{base}/releases/", {"version": "1.0.0"})
-    release = _wait(lambda: _json(manager, "get", f"{base}/releases/{created['id']}/"),
-                    lambda r: r["status"] not in (ReleaseStatus.BUILDING, ReleaseStatus.CHECKING), "the release")
+    release = poll(lambda: _json(manager, "get", f"{base}/releases/{created['id']}/"),
+                   lambda r: r["status"] not in (ReleaseStatus.BUILDING, ReleaseStatus.CHECKING), "the release")
     assert release["status"] in BUILT, release["error"]
 
     leaks = Leaks()
