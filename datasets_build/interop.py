@@ -104,11 +104,17 @@ def _ner_records(example: Example) -> list[dict[str, Any]]:
 
 
 def _re_records(example: Example) -> list[dict[str, Any]]:
-    """One item per related entity pair (KLUE-RE's shape); each author who relates the pair labels it."""
+    """One item per related entity pair (KLUE-RE's shape); each author who relates the pair labels it. Entities
+    that nobody related would make no item at all, so they are refused rather than left out unnoticed (an
+    example nobody labelled is not an entity pair and gives nothing)."""
     pairs: dict[tuple[tuple[int, int, str], tuple[int, int, str]], list[dict[str, Any]]] = {}
     for author, by_author in example.authors.items():
         for subject, obj, kind in by_author.relations:
             pairs.setdefault((subject, obj), []).append(_annotation(author, {"label": kind}))
+    if not pairs and any(labels.spans for labels in example.authors.values()):
+        raise RecordError(example.record_no, example.where + "relations",
+                          "entities without a relation between them; a re item is one related entity pair, so "
+                          "relate the pair (no_relation included) or remove the entities")
     records = []
     for n, ((subject, obj), labels) in enumerate(pairs.items(), start=1):
         guid = example.guid if len(pairs) == 1 or not example.guid else f"{example.guid}-{n}"

@@ -223,6 +223,22 @@ def test_labelstudio_errors_name_the_task_and_the_result_path(tmp_path):
     assert not Item.objects.filter(project__slug="ls-err").exists()
 
 
+def test_labelstudio_entities_nobody_related_are_refused_not_left_out(tmp_path):
+    tasks = json.loads((DATA / "labelstudio_re.json").read_text("utf-8"))
+    for annotation in tasks[1]["annotations"]:
+        annotation["result"] = [r for r in annotation["result"] if r["type"] != "relation"]
+    path = tmp_path / "unrelated.json"
+    path.write_text(json.dumps(tasks, ensure_ascii=False), encoding="utf-8")
+    out = StringIO()
+    with pytest.raises(CommandError):
+        call_command("import_items", "ls-unrelated", str(path), "--format", "labelstudio", "--task-type", "re",
+                     "--json", stdout=out)
+    errors = json.loads(out.getvalue())["errors"]
+    assert [(e["record"], e["field"]) for e in errors] == [(2, "relations")]
+    assert "entities without a relation" in errors[0]["message"]
+    assert not Item.objects.filter(project__slug="ls-unrelated").exists()
+
+
 def test_a_collaborative_doccano_export_gives_the_corpus_labels(tmp_path):
     path = tmp_path / "collaborative.zip"
     with zipfile.ZipFile(DATA / "doccano_tc.zip") as source, zipfile.ZipFile(path, "w") as target:
