@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,10 +43,7 @@ _EOJEOL = re.compile(r"\S+")
 
 @cache
 def _kiwi() -> Any:
-    # Kiwi allocates through its own mimalloc, which by default keeps memory it freed for later use: told to
-    # hand it back at once, a process that lets go of the analyser (analyser_loaded) gets its ~250 MB back.
-    # Read when the library is loaded, so set before the first import (a value set outside is kept).
-    os.environ.setdefault("MIMALLOC_PURGE_DELAY", "0")
+    # MIMALLOC_PURGE_DELAY (config/settings.py) makes Kiwi hand back the memory it frees.
     from kiwipiepy import Kiwi
 
     return Kiwi()

@@ -84,8 +84,11 @@ def test_the_project_page_shows_the_tabs_of_every_app_by_role(make_project, make
 
 
 def _sources() -> list[Path]:
+    """The Python the Django processes run (gunicorn's own configuration file, read by gunicorn before Django
+    starts, is not among it)."""
     return [path for app in (*APPS, "config") for path in (ROOT / app).rglob("*.py")
-            if "migrations" not in path.parts and not path.name.startswith("settings")]
+            if "migrations" not in path.parts and not path.name.startswith("settings")
+            and path.name != "gunicorn.conf.py"]
 
 
 def test_every_setting_read_is_declared_in_config_settings() -> None:
