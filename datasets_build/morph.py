@@ -66,6 +66,19 @@ def analyser_loaded() -> Iterator[None]:
         _trim_heap()
 
 
+@contextmanager
+def analyser_let_go() -> Iterator[None]:
+    """If the block loads Kiwi (on the first sentence that needs it), it is let go when the block ends: a
+    worker that screened one small import does not keep the analyser's memory for good."""
+    loaded_before = _kiwi.cache_info().currsize
+    try:
+        yield
+    finally:
+        if not loaded_before and _kiwi.cache_info().currsize:
+            _kiwi.cache_clear()
+            _trim_heap()
+
+
 def _trim_heap() -> None:
     """Return freed heap memory to the system (glibc keeps it for reuse otherwise); a no-op elsewhere."""
     name = ctypes.util.find_library("c")

@@ -40,7 +40,7 @@ from .pii import PiiPolicy, Scrubber
 from .pii.apply import scrub_identifier, scrub_record
 from .pii.redact import redact_message
 from .readers import MAX_DEPTH, RecordError
-from .screening import loaded_for_workers, screen_text
+from .screening import let_go_after, loaded_for_workers, screen_text
 
 logger = logging.getLogger(__name__)
 #: How the importer's items and labels are written (the rows encoded here, in the workers).
@@ -322,8 +322,9 @@ def prepared_records(preparer: RecordPreparer, entries: Iterable[tuple[int, dict
     workers, at most IN_FLIGHT_CHUNKS in flight, so memory stays bounded whatever the file's size."""
     chunks = _chunks(entries)
     if processes <= 0:
-        for chunk in chunks:
-            yield from preparer.prepare_chunk(chunk)
+        with let_go_after():
+            for chunk in chunks:
+                yield from preparer.prepare_chunk(chunk)
         return
     logger.info("preparing records in %d worker processes", processes)
     # The workers never touch the database: the parent's connection, inherited with its open transaction,

@@ -6,7 +6,8 @@ the threat screener over Kiwi's morphological analysis), so a model-based classi
 a class with the same two members and listing it.
 Hits never drop an item: they mark it ``needs_review`` and raise a flag for the review queue.
 A screener that loads something large on first use (a model) may also offer ``loaded()``, a context manager
-that loads it now and lets it go afterwards (see :func:`loaded_for_workers`).
+that loads it now and lets it go afterwards (see :func:`loaded_for_workers`), and ``let_go()``, one that
+lets it go afterwards if the block loaded it (see :func:`let_go_after`).
 """
 
 from __future__ import annotations
@@ -49,6 +50,16 @@ def configured_screeners() -> tuple[Screener, ...]:
 
 def screen_text(text: str) -> list[ScreenHit]:
     return [hit for screener in configured_screeners() for hit in screener.screen(text)]
+
+
+@contextmanager
+def let_go_after() -> Iterator[None]:
+    """What the configured screeners load during the block (on first use) is let go when it ends."""
+    with ExitStack() as stack:
+        for screener in configured_screeners():
+            if let_go := getattr(screener, "let_go", None):
+                stack.enter_context(let_go())
+        yield
 
 
 @contextmanager

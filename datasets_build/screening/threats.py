@@ -79,6 +79,12 @@ class ThreatScreener:
 
         return analyser_loaded()
 
+    def let_go(self) -> AbstractContextManager[None]:
+        """Kiwi's model, if the block loads it, let go when the block ends (see screening)."""
+        from datasets_build.morph import analyser_let_go
+
+        return analyser_let_go()
+
     def _sentence_hits(self, text: str, morphs: list[_Morph]) -> list[ScreenHit]:
         hits = []
         for i, verb in enumerate(morphs):

@@ -181,6 +181,21 @@ def test_workers_share_the_analyser_loaded_before_they_were_forked(tmp_path, mak
 
 
 @pytest.mark.django_db
+def test_an_import_prepared_in_process_lets_go_of_the_analyser_it_loaded(tmp_path, make_project, settings):
+    """A small file is prepared in the importing process, which loads Kiwi on the first sentence the threat
+    screener analyses: a long-lived Celery worker must not keep it after the import."""
+    morph._kiwi.cache_clear()
+    settings.GOLDSET_IMPORT_PARALLEL_MIN_MB = 1024
+    result = items_import(make_project("tc"), corpus(tmp_path), "jsonl")
+    assert result.ok and result.summary["screening"]["toxic"]["threat"] == 1  # Kiwi was needed and loaded
+    assert morph._kiwi.cache_info().currsize == 0
+    with morph.analyser_loaded():  # loaded before an import (a worker's own choice): left loaded
+        with morph.analyser_let_go():
+            morph.analyse_sentence("나는 학교에 간다")
+        assert morph._kiwi.cache_info().currsize == 1
+
+
+@pytest.mark.django_db
 def test_signatures_kept_from_the_import_find_the_groups_that_hashing_the_texts_again_finds(
         tmp_path, make_project, settings, monkeypatch):
     """The near-duplicate search takes the signatures of items this import wrote from memory
