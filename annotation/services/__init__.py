@@ -1,0 +1,57 @@
+"""Writes: every change to annotation work goes through a function here, one module per concern —
+projects (members, guidelines), items, the queue, submissions, flags and the workspace's drafts.
+
+Each function checks, then acts inside a transaction, locking the rows whose invariants it relies on
+(the check-then-do pattern), so that concurrent requests cannot hand out an item k+1 times or create
+two annotations for one double-click. Callers use the package (``services.annotation_submit``).
+"""
+
+from __future__ import annotations
+
+from .errors import (
+    ServiceError,
+)
+from .flags import (
+    flag_create,
+    flag_resolve,
+)
+from .items import (
+    item_build,
+    item_checked,
+    item_create,
+)
+from .projects import (
+    guideline_acknowledge,
+    guideline_create,
+    guideline_publish,
+    membership_remove,
+    membership_set,
+    project_create,
+    project_delete,
+)
+from .queue import (
+    assignment_next,
+    assignment_skip,
+    assignments_expire,
+    queue_priority_set,
+    queue_slots_ensure,
+    queue_slots_sync,
+)
+from .submissions import (
+    Submission,
+    annotation_submit,
+    annotation_submit_and_next,
+)
+from .workspace import (
+    DRAFT_MAX_BYTES,
+    draft_save,
+    user_shortcuts_set,
+)
+
+__all__ = [
+    "DRAFT_MAX_BYTES", "ServiceError", "Submission", "annotation_submit", "annotation_submit_and_next",
+    "assignment_next", "assignment_skip", "assignments_expire", "draft_save", "flag_create", "flag_resolve",
+    "guideline_acknowledge", "guideline_create", "guideline_publish", "item_build", "item_checked", "item_create",
+    "membership_remove", "membership_set", "project_create", "project_delete", "queue_priority_set",
+    "queue_slots_ensure", "queue_slots_sync", "user_shortcuts_set",
+]

@@ -1,0 +1,157 @@
+"""Projects, their members and guidelines."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from ..audit import audit_record
+from ..models import (
+    Annotation,
+    Assignment,
+    AssignmentStatus,
+    AuditObject,
+    Guideline,
+    GuidelineAcknowledgement,
+    Membership,
+    Project,
+    Role,
+    User,
+)
+from ..selectors import (
+    current_guideline,
+)
+from ..task_types import get_task_type
+from .errors import ServiceError
+from .queue import assignments_close
+
+# -- projects, members, guidelines ---------------------------------------------------------------
+
+
+@transaction.atomic
+def project_create(
+    *,
+    name: str,
+    slug: str,
+    task_type: str,
+    created_by: User | None,
+    annotators_per_item: int = 3,
+    label_schema: dict[str, Any] | None = None,
+    description: str = "",
+    options: dict[str, Any] | None = None,
+) -> Project:
+    """Create a project from its task type's template: default schema and guideline v1, published."""
+    from ..project_settings import label_schema_validate, options_validate  # it imports ServiceError
+
+    task = get_task_type(task_type)
+    project = Project.objects.create(
+        name=name,
+        slug=slug,
+        task_type=task.slug,
+        label_schema=label_schema_validate(label_schema, task_type=task.slug) if label_schema is not None
+        else task.default_schema(),
+        annotators_per_item=annotators_per_item,
+        description=description,
+        options=options_validate(options),
+        created_by=created_by,
+    )
+    if created_by is not None and not created_by.is_superuser:
+        Membership.objects.create(project=project, user=created_by, role=Role.MANAGER)
+    template = task.guideline_template()
+    guideline = guideline_create(
+        project=project, instructions=template.instructions, ethics=template.ethics, pii=template.pii,
+        change_note="Template guideline", created_by=created_by,
+    )
+    guideline_publish(guideline=guideline, by=created_by)
+    return project
+
+
+def project_delete(*, project: Project) -> None:
+    """Delete a project that holds no annotation work yet; annotated projects are kept."""
+    count = Annotation.objects.filter(item__project=project).count()
+    if count:
+        raise ServiceError(f"project {project.slug} holds {count} annotations and cannot be deleted",
+                           code="conflict")
+    project.delete()
+
+
+def membership_set(*, project: Project, user: User, role: str) -> Membership:
+    if role not in Role.values:
+        raise ServiceError(f"unknown role {role!r}; expected one of {', '.join(Role.values)}", field="role")
+    if user.is_imported:
+        raise ServiceError(f"{user.username} is an imported annotator and cannot join a project", field="username")
+    with transaction.atomic():
+        Project.objects.select_for_update().get(pk=project.pk)  # serialise the last-manager check
+        if role != Role.MANAGER and not Membership.objects.filter(project=project, role=Role.MANAGER).exclude(
+            user=user
+        ).exists() and Membership.objects.filter(project=project, user=user, role=Role.MANAGER).exists():
+            raise ServiceError("a project needs at least one manager; make someone else manager first",
+                               code="conflict", field="role")
+        membership, _ = Membership.objects.update_or_create(project=project, user=user, defaults={"role": role})
+    return membership
+
+
+@transaction.atomic
+def guideline_create(
+    *, project: Project, instructions: str, ethics: str, pii: str, created_by: User | None, change_note: str = ""
+) -> Guideline:
+    """A new draft version (numbered after the latest); publishing is a separate step."""
+    for field, text in (("instructions", instructions), ("ethics", ethics), ("pii", pii)):
+        if not text or not text.strip():
+            raise ServiceError(f"the {field} section must not be empty", field=field)
+    Project.objects.select_for_update().get(pk=project.pk)  # serialise version numbering
+    last = Guideline.objects.filter(project=project).order_by("-version").values_list("version", flat=True).first()
+    guideline = Guideline.objects.create(
+        project=project, version=(last or 0) + 1, instructions=instructions, ethics=ethics, pii=pii,
+        change_note=change_note, created_by=created_by,
+    )
+    audit_record(project=project, actor=created_by, object_type=AuditObject.GUIDELINE, object_id=guideline.pk,
+                 action="create", after={"version": guideline.version, "instructions": instructions,
+                                         "ethics": ethics, "pii": pii, "change_note": change_note})
+    return guideline
+
+
+@transaction.atomic
+def guideline_publish(*, guideline: Guideline, by: User | None = None) -> Guideline:
+    """Make this version the current one; annotators must acknowledge it before their next item."""
+    Project.objects.select_for_update().get(pk=guideline.project_id)
+    if guideline.is_published:
+        raise ServiceError(f"version {guideline.version} is already published", code="conflict")
+    previous = Guideline.objects.filter(project_id=guideline.project_id, is_current=True).values_list(
+        "version", flat=True).first()
+    Guideline.objects.filter(project_id=guideline.project_id, is_current=True).update(is_current=False)
+    guideline.published_at = timezone.now()
+    guideline.is_current = True
+    guideline.save(update_fields=["published_at", "is_current"])
+    audit_record(project=guideline.project_id, actor=by, object_type=AuditObject.GUIDELINE, object_id=guideline.pk,
+                 action="publish", before={"current_version": previous},
+                 after={"current_version": guideline.version, "published_at": guideline.published_at.isoformat()})
+    return guideline
+
+
+def guideline_acknowledge(*, user: User, project: Project) -> GuidelineAcknowledgement:
+    guideline = current_guideline(project)
+    if guideline is None:
+        raise ServiceError("this project has no published guideline yet", code="not_found")
+    ack, _ = GuidelineAcknowledgement.objects.get_or_create(user=user, guideline=guideline)
+    return ack
+
+@transaction.atomic
+def membership_remove(*, membership: Membership) -> None:
+    """Take a user off a project; their open leases return to the queue, their annotations stay.
+
+    A project keeps at least one manager, or nobody but a superuser could manage it again.
+    """
+    Project.objects.select_for_update().get(pk=membership.project_id)  # serialise the last-manager check
+    if membership.role == Role.MANAGER and not Membership.objects.filter(
+        project_id=membership.project_id, role=Role.MANAGER
+    ).exclude(pk=membership.pk).exists():
+        raise ServiceError("a project needs at least one manager; add another before removing this one",
+                           code="conflict", field="membership")
+    assignments_close(Assignment.objects.filter(
+        item__project_id=membership.project_id, annotator_id=membership.user_id,
+        status=AssignmentStatus.LEASED,
+    ), AssignmentStatus.EXPIRED)
+    membership.delete()

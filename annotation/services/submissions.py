@@ -1,0 +1,181 @@
+"""Annotations: a submission stored on its assignment, and the submitter's next assignment in the same
+transaction."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.utils.translation import gettext as _
+
+from ..assist import submission_fields
+from ..audit import audit_record
+from ..models import (
+    SLOT_HOLDING,
+    Annotation,
+    Assignment,
+    AssignmentStatus,
+    AuditObject,
+    Item,
+    Project,
+    QueueSlot,
+    User,
+)
+from ..queue_sql import places_held, queue_state
+from ..rows import insert_instance, update_instance
+from ..selectors import (
+    ProjectAccess,
+    access_to,
+    annotation_of,
+    assignment_to_submit,
+)
+from ..task_types import PayloadError, reject_nul_characters
+from .errors import ServiceError
+from .queue import next_for, resume_or_take
+
+# -- annotations --------------------------------------------------------------------------------
+
+
+def annotation_submit(
+    *,
+    project: Project,
+    user: User,
+    item_id: int,
+    payload: Any,
+    stage: str | None = None,
+    seconds_spent: float | None = None,
+    access: ProjectAccess | None = None,
+) -> tuple[Annotation, bool]:
+    """Validate and store the caller's annotation; resubmitting updates it. Returns (annotation, created).
+
+    The caller must hold an assignment for the item (blind, queue-driven work); the assignment row is
+    locked so a double-click or a retry after a timeout yields one annotation, not two. A submission on an
+    assignment that no longer holds a place (its lease ran out and was marked expired, or the caller flagged
+    the item) takes a free place if the item has one and is refused (``code="conflict"``) when the item
+    already has its k annotations and leases. The annotation records the current guideline (from ``access``
+    when the caller already read it).
+    """
+    with transaction.atomic():
+        annotation, created, _late = _annotation_store(project=project, user=user, item_id=item_id, payload=payload,
+                                                      stage=stage, seconds_spent=seconds_spent, access=access)
+    return annotation, created
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A stored submission and the caller's next assignment (``next_offered`` false: the client asks
+    ``next/`` itself, e.g. when the guideline changed or the queue was busy)."""
+
+    annotation: Annotation
+    created: bool
+    next: Assignment | None = None
+    next_offered: bool = False
+
+
+def annotation_submit_and_next(
+    *,
+    project: Project,
+    user: User,
+    item_id: int,
+    payload: Any,
+    stage: str | None = None,
+    seconds_spent: float | None = None,
+    access: ProjectAccess | None = None,
+) -> Submission:
+    """:func:`annotation_submit`, then the caller's next assignment as :func:`assignment_next` hands it out
+    (one round trip per annotation). Both happen in one transaction unless the submission was late or leases
+    of the project ran out (then the expiry and the take run after the submission committed, see
+    :func:`_expire_stale_leases`). A next assignment that cannot be had leaves the submission stored."""
+    access = access or access_to(project, user)
+    with transaction.atomic():
+        # The annotator's queue lock comes with the assignment's row lock, in its statement.
+        annotation, created, late = _annotation_store(project=project, user=user, item_id=item_id,
+                                                      payload=payload, stage=stage, seconds_spent=seconds_spent,
+                                                      access=access, queue_lock=True)
+        if not access.acknowledged:
+            return Submission(annotation, created)
+        if not late:
+            state = queue_state(project, user)
+            if state.resumable is not None or not state.stale_leases:
+                try:
+                    return Submission(annotation, created, resume_or_take(project, user, state.resumable), True)
+                except ServiceError:  # the queue was busy
+                    return Submission(annotation, created)
+    try:
+        return Submission(annotation, created, next_for(project, user), True)
+    except ServiceError:
+        return Submission(annotation, created)
+
+
+def _annotation_store(
+    *,
+    project: Project,
+    user: User,
+    item_id: int,
+    payload: Any,
+    stage: str | None,
+    seconds_spent: float | None,
+    access: ProjectAccess | None,
+    queue_lock: bool = False,
+) -> tuple[Annotation, bool, bool]:
+    """The body of :func:`annotation_submit`, inside the caller's transaction; the third value tells whether
+    the submission was late (on an assignment that no longer held a place). ``queue_lock`` also takes the
+    annotator's queue lock (:func:`_lock_annotator_queue`)."""
+    assignment = assignment_to_submit(project, user, item_id, stage, lock=True, queue_lock=queue_lock)
+    if assignment is None:
+        raise ServiceError(f"item {item_id} is not assigned to you" + (f" in stage {stage!r}" if stage else ""),
+                           code="not_assigned", field="item")
+    item = assignment.item
+    if project.task.stage(assignment.stage).produces:  # a writing stage copies its output into the item
+        item = Item.objects.select_for_update().get(pk=item.pk)
+    try:
+        reject_nul_characters(payload)
+        normalised = project.task.validate_annotation(
+            payload, item=item.payload, schema=project.label_schema, stage=assignment.stage
+        )
+    except PayloadError as error:
+        raise ServiceError(error.message, field=f"payload.{error.field}" if error.field else "payload") from None
+    late = assignment.status not in SLOT_HOLDING  # its lease was marked expired, or the caller flagged the item
+    if late:
+        _place_claim(project, assignment)
+    # The guideline with its version loaded: the response names the version without fetching it.
+    fields = {"payload": normalised, "guideline": (access or access_to(project, user)).guideline(),
+              "seconds_spent": seconds_spent, **submission_fields(assignment, normalised, project)}
+    # The assignment lock serialises this user's submissions of the item, so read-then-write is safe here.
+    annotation = annotation_of(item.pk, user, assignment.stage)
+    created = annotation is None
+    before = None if annotation is None else annotation.payload
+    if annotation is None:
+        annotation = insert_instance(Annotation(item=item, annotator=user, stage=assignment.stage, **fields))
+    else:
+        annotation.annotator = user  # the caller's own: the response names them without a query
+        for name, value in fields.items():
+            setattr(annotation, name, value)
+        annotation.save()
+    if created or before != normalised:
+        audit_record(project=project, actor=user, object_type=AuditObject.ANNOTATION, object_id=annotation.pk,
+                     action="create" if created else "update", before=before,
+                     after={"item": item.pk, "stage": assignment.stage, "payload": normalised})
+    if assignment.status != AssignmentStatus.SUBMITTED:
+        assignment.status = AssignmentStatus.SUBMITTED
+        update_instance(assignment, ("status", "updated_at"))
+    updated_item = project.task.apply_stage_output(item.payload, assignment.stage, normalised)
+    if updated_item is not None:
+        item.payload = updated_item
+        item.save(update_fields=["payload"])
+    return annotation, created, late
+
+
+def _place_claim(project: Project, assignment: Assignment) -> None:
+    """Give a late submission a place of its item: a free one, under the slot's lock (which the take holds
+    too), else refuse it, so that an item never ends with more than k annotations in a stage."""
+    slot = QueueSlot.objects.select_for_update().filter(item_id=assignment.item_id, stage=assignment.stage).first()
+    held = places_held(assignment.item_id, assignment.stage)
+    if held >= project.annotations_needed(assignment.stage):
+        raise ServiceError(
+            _("Your lease on item %(item)s ran out and other annotators completed it meanwhile; "
+              "your annotation was not stored.") % {"item": assignment.item_id},
+            code="conflict", field="item")
+    if slot is not None:
+        QueueSlot.objects.filter(pk=slot.pk).update(live=held + 1)
