@@ -55,15 +55,9 @@ def analyser_loaded() -> Iterator[None]:
     and its first analysis (which loads the rest of the model) take seconds of CPU and hundreds of MB, which
     each forked process paid again when it loaded its own. Unless it was loaded before, it is let go when
     the block ends, and its memory handed back to the system."""
-    if _kiwi.cache_info().currsize:
+    with analyser_let_go():
+        _kiwi().tokenize("가", compatible_jamo=True)
         yield
-        return
-    _kiwi().tokenize("가", compatible_jamo=True)
-    try:
-        yield
-    finally:
-        _kiwi.cache_clear()  # the last reference: freed now (a full collection here cost more than it found)
-        _trim_heap()
 
 
 @contextmanager
@@ -75,7 +69,7 @@ def analyser_let_go() -> Iterator[None]:
         yield
     finally:
         if not loaded_before and _kiwi.cache_info().currsize:
-            _kiwi.cache_clear()
+            _kiwi.cache_clear()  # the last reference: freed now (a full collection here cost more than it found)
             _trim_heap()
 
 

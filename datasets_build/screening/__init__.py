@@ -13,7 +13,7 @@ lets it go afterwards if the block loaded it (see :func:`let_go_after`).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from functools import cache
 from typing import Protocol
@@ -53,21 +53,21 @@ def screen_text(text: str) -> list[ScreenHit]:
 
 
 @contextmanager
-def let_go_after() -> Iterator[None]:
-    """What the configured screeners load during the block (on first use) is let go when it ends."""
+def _inside_each_screener(context: str) -> Iterator[None]:
+    """The block inside each configured screener's ``context`` manager, for those that offer it."""
     with ExitStack() as stack:
         for screener in configured_screeners():
-            if let_go := getattr(screener, "let_go", None):
-                stack.enter_context(let_go())
+            if manager := getattr(screener, context, None):
+                stack.enter_context(manager())
         yield
 
 
-@contextmanager
-def loaded_for_workers() -> Iterator[None]:
+def let_go_after() -> AbstractContextManager[None]:
+    """What the configured screeners load during the block (on first use) is let go when it ends."""
+    return _inside_each_screener("let_go")
+
+
+def loaded_for_workers() -> AbstractContextManager[None]:
     """Load what the configured screeners would load on first use, for processes forked inside: they share
     the loaded memory instead of each loading its own copy. Whatever was loaded here is let go on leaving."""
-    with ExitStack() as stack:
-        for screener in configured_screeners():
-            if loaded := getattr(screener, "loaded", None):
-                stack.enter_context(loaded())
-        yield
+    return _inside_each_screener("loaded")

@@ -232,7 +232,7 @@ def test_letting_go_of_the_analyser_hands_its_memory_back():
             "with morph.analyser_loaded():\n    loaded = rss()\n"
             "print(loaded - before, rss() - before)")
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                               cwd=Path(__file__).resolve().parent.parent,
+                               cwd=Path(__file__).resolve().parents[2],
                                env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"})
     loaded, kept = map(int, completed.stdout.split())
     assert loaded > 200 and kept < 60
