@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import Permission
+from django.utils import translation
 from rest_framework.test import APIClient
 
 from annotation import services
@@ -82,6 +84,15 @@ def _eager_celery_unless_worker(request: pytest.FixtureRequest) -> Iterator[None
     celery_app.conf.task_always_eager = eager
     yield
     celery_app.conf.task_always_eager = previous
+
+
+@pytest.fixture(autouse=True)
+def _default_language() -> Iterator[None]:
+    """Each test starts in the default language: a request through LocaleMiddleware leaves its language
+    active in the thread, which would otherwise leak into the next test's code that runs outside a request."""
+    translation.activate(settings.LANGUAGE_CODE)
+    yield
+    translation.activate(settings.LANGUAGE_CODE)
 
 
 @pytest.fixture
