@@ -9,6 +9,7 @@ measure of its own gets the one-line summary (``Measure.describe``) as a chip un
 
 from __future__ import annotations
 
+import zlib
 from functools import singledispatch
 from typing import Any
 
@@ -21,6 +22,9 @@ from .measures.scores import ScoreMeasure
 from .measures.spans import SpanMeasure
 from .measures.states import StateMeasure
 from .measures.trees import TreeMeasure
+
+#: Span colours: ``ent-c0`` … ``ent-c5`` in goldset.css, the same classes the NER widget (ner.js) marks with.
+SPAN_PALETTE_SIZE = 6
 
 
 @singledispatch
@@ -37,15 +41,24 @@ def _score(measure: ScoreMeasure, payload: dict[str, Any], item: dict[str, Any],
     return format_html('<span class="chip score">{}</span> / 5', payload.get("score"))
 
 
+def span_colour(label: str, schema: dict[str, Any]) -> str:
+    """The palette class of a span label: by its position in the schema's labels (the widget's colours), and
+    for a label the schema no longer lists by a hash of the label, so it keeps one colour on every page."""
+    labels = [str(label) for label in schema.get("labels") or []]
+    index = labels.index(label) if label in labels else zlib.crc32(label.encode("utf-8"))
+    return f"ent-c{index % SPAN_PALETTE_SIZE}"
+
+
 @payload_html.register
 def _spans(measure: SpanMeasure, payload: dict[str, Any], item: dict[str, Any],
            schema: dict[str, Any]) -> SafeString:
     sentence = str(item.get("sentence", ""))
     parts, cursor = [], 0
     for e in sorted(payload.get("entities") or [], key=lambda e: (e["start"], e["end"])):
+        label = str(e["type"])
         parts.append(format_html("{}", sentence[cursor:e["start"]]))
-        parts.append(format_html('<mark class="ent ent-{}" title="{}">{}<sub>{}</sub></mark>', e["type"],
-                                 e["type"], sentence[e["start"]:e["end"]], e["type"]))
+        parts.append(format_html('<mark class="ent {}" data-type="{}" title="{}">{}<sub>{}</sub></mark>',
+                                 span_colour(label, schema), label, label, sentence[e["start"]:e["end"]], label))
         cursor = e["end"]
     parts.append(format_html("{}", sentence[cursor:]))
     # every part went through format_html, so the joined string is safe

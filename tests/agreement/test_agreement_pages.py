@@ -116,7 +116,7 @@ def test_structured_payloads_render_as_spans_trees_and_states(make_project, make
                               payload={"entities": [{"start": 0, "end": 3, "type": "PS"}]})
     page = client_for(project.created_by).get(reverse("annotation:review-item", args=[project.pk,
                                                                                       item.pk])).content.decode()
-    assert '<mark class="ent ent-PS" title="PS">홍길동<sub>PS</sub></mark>은 서울에 산다' in page
+    assert '<mark class="ent ent-c0" data-type="PS" title="PS">홍길동<sub>PS</sub></mark>은 서울에 산다' in page
 
     from annotation.agreement.measures import measure_for
     from annotation.agreement.rendering import payload_html
