@@ -11,9 +11,7 @@ import pandas as pd
 
 from .. import coefficients as co
 from ..coefficients import Coefficient
-from .base import (
-    MeasureResult,
-)
+from .base import MeasureResult
 from .pairwise import StructuredMeasure, pair_agreement, pair_coefficient, pair_rows
 
 _ASCII_PUNCTUATION = str.maketrans("", "", "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")

@@ -13,14 +13,7 @@ import pandas as pd
 
 from .. import coefficients as co
 from ..coefficients import Coefficient
-from .base import (
-    MAX_BOOT_DIMS,
-    MIN_SHARED,
-    Measure,
-    MeasureResult,
-    nanmean,
-    pair_matrix,
-)
+from .base import MAX_BOOT_DIMS, MIN_SHARED, Measure, MeasureResult, nanmean, pair_matrix
 
 
 @dataclass

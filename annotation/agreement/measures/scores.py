@@ -9,14 +9,7 @@ import pandas as pd
 
 from .. import coefficients as co
 from ..coefficients import Coefficient
-from .base import (
-    MIN_SHARED,
-    Measure,
-    MeasureResult,
-    pair_matrix,
-    pairs_with_overlap,
-    pivot,
-)
+from .base import MIN_SHARED, Measure, MeasureResult, pair_matrix, pairs_with_overlap, pivot
 
 
 class ScoreMeasure(Measure):

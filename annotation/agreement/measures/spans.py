@@ -12,13 +12,7 @@ import pandas as pd
 
 from .. import coefficients as co
 from ..coefficients import Coefficient
-from .base import (
-    MIN_SHARED,
-    Headline,
-    MeasureResult,
-    labels_in_order,
-    nanmean,
-)
+from .base import MIN_SHARED, Headline, MeasureResult, labels_in_order, nanmean
 from .pairwise import StructuredMeasure, pair_agreement, pair_coefficient, pair_rows, ratio
 
 
