@@ -3,8 +3,9 @@ properties, imports and unreachable code.
 
 Unused classes, methods and class attributes are not reported: Django and DRF reach them by name (admin
 options, model fields, ``Meta``, ``get``/``post``, management ``Command``), so vulture cannot see them used.
-Functions reached only by name (template filters, Celery tasks, signal receivers, settings strings) carry a
-decorator named below or stand in ``.ci/vulture_whitelist.py`` with the reason.
+Functions reached only by name or type (template filters, Celery tasks, signal receivers, settings strings,
+the review pages' renderings dispatched on the measure's class) carry a decorator named below or stand in
+``.ci/vulture_whitelist.py`` with the reason.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from vulture import Vulture
 
 ROOT = Path(__file__).resolve().parent.parent
 PATHS = ["annotation", "datasets_build", "exports", "config", "demo", "bench", ".ci/vulture_whitelist.py"]
-IGNORE_DECORATORS = ["@register.filter", "@register.simple_tag", "@shared_task", "@receiver", "@admin.*"]
+IGNORE_DECORATORS = ["@register.filter", "@register.simple_tag", "@shared_task", "@receiver", "@admin.*",
+                     "@payload_html.register"]
 REPORTED = {"function", "property", "import", "unreachable_code"}
 
 

@@ -142,14 +142,16 @@ def items(request: HttpRequest, project_id: int) -> HttpResponse:
 def _comparison(project: Project, item_id: int) -> tuple[Item, dict[str, Any]]:
     from .agreement.disagreement import item_comparison
     from .agreement.measures import measure_for
+    from .agreement.rendering import payload_html
 
     item = get_object_or_404(Item, pk=item_id, project=project)
     comparison = item_comparison(item)
     measure = measure_for(project.task_type)
+    schema = project.label_schema or {}
     for row in comparison["annotations"]:
-        row["html"] = measure.render(row["annotation"].payload, item.payload)
+        row["html"] = payload_html(measure, row["annotation"].payload, item.payload, schema)
     gold = comparison["gold"]
-    comparison["gold_html"] = measure.render(gold.payload, item.payload) if gold and gold.payload else ""
+    comparison["gold_html"] = payload_html(measure, gold.payload, item.payload, schema) if gold and gold.payload else ""
     comparison["adjudications"] = gold_selectors.adjudications_of(item)
     return item, comparison
 

@@ -159,7 +159,7 @@ class DependencyParsing(TaskType):
         }
 
     def agreement_measure(self) -> Any:
-        from annotation.agreement.measures import TreeMeasure
+        from annotation.agreement.measures.trees import TreeMeasure
 
         return TreeMeasure()
 

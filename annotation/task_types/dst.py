@@ -139,7 +139,7 @@ class DialogueStateTracking(TaskType):
         }
 
     def agreement_measure(self) -> Any:
-        from annotation.agreement.measures import StateMeasure
+        from annotation.agreement.measures.states import StateMeasure
 
         return StateMeasure()
 

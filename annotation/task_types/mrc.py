@@ -157,7 +157,7 @@ class MachineReadingComprehension(TaskType):
         }
 
     def agreement_measure(self) -> Any:
-        from annotation.agreement.measures import AnswerMeasure
+        from annotation.agreement.measures.answers import AnswerMeasure
 
         return AnswerMeasure()
 

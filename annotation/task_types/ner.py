@@ -115,7 +115,7 @@ class NamedEntityRecognition(TaskType):
         }
 
     def agreement_measure(self) -> Any:
-        from annotation.agreement.measures import SpanMeasure
+        from annotation.agreement.measures.spans import SpanMeasure
 
         return SpanMeasure()
 

@@ -107,7 +107,7 @@ class NaturalLanguageInference(TaskType):
         }
 
     def agreement_measure(self) -> Any:
-        from annotation.agreement.measures import CategoricalMeasure
+        from annotation.agreement.measures.categorical import CategoricalMeasure
 
         return CategoricalMeasure()
 

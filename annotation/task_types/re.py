@@ -138,7 +138,7 @@ class RelationExtraction(TaskType):
         }
 
     def agreement_measure(self) -> Any:
-        from annotation.agreement.measures import CategoricalMeasure
+        from annotation.agreement.measures.categorical import CategoricalMeasure
 
         return CategoricalMeasure()
 

@@ -100,7 +100,7 @@ class SemanticTextualSimilarity(TaskType):
         }
 
     def agreement_measure(self) -> Any:
-        from annotation.agreement.measures import ScoreMeasure
+        from annotation.agreement.measures.scores import ScoreMeasure
 
         return ScoreMeasure()
 

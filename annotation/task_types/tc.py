@@ -102,7 +102,7 @@ class TopicClassification(TaskType):
         }
 
     def agreement_measure(self) -> Any:
-        from annotation.agreement.measures import CategoricalMeasure
+        from annotation.agreement.measures.categorical import CategoricalMeasure
 
         return CategoricalMeasure()
 

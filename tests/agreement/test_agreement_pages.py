@@ -116,17 +116,19 @@ def test_structured_payloads_render_as_spans_trees_and_states(make_project, make
                               payload={"entities": [{"start": 0, "end": 3, "type": "PS"}]})
     page = client_for(project.created_by).get(reverse("annotation:review-item", args=[project.pk,
                                                                                       item.pk])).content.decode()
-    assert '<mark class="ent ent-PS" title="PS">홍길동<sub>PS</sub></mark>은 서울에 산다' in page
+    assert '<mark class="ent ent-c0" data-type="PS" title="PS">홍길동<sub>PS</sub></mark>은 서울에 산다' in page
 
     from annotation.agreement.measures import measure_for
+    from annotation.agreement.rendering import payload_html
 
-    tree = measure_for("dp").render({"heads": [2, 0], "deprels": ["NP_SBJ", "VP"]},
-                                    {"tokens": [{"form": "철수가"}, {"form": "왔다"}]})
+    tree = payload_html(measure_for("dp"), {"heads": [2, 0], "deprels": ["NP_SBJ", "VP"]},
+                        {"tokens": [{"form": "철수가"}, {"form": "왔다"}]}, {})
     assert "<td>철수가</td><td>→ 2 (왔다)</td><td>NP_SBJ</td>" in tree
-    states = measure_for("dst").render({"states": [["숙소-가격대-저렴"]]},
-                                       {"dialogue": [{"role": "user", "text": "싼 숙소 <b>"}]})
+    states = payload_html(measure_for("dst"), {"states": [["숙소-가격대-저렴"]]},
+                          {"dialogue": [{"role": "user", "text": "싼 숙소 <b>"}]}, {})
     assert "숙소-가격대-저렴" in states and "&lt;b&gt;" in states
-    answer = measure_for("mrc").render({"answer": {"text": "제주도", "start": 4}}, {"context": "장마가 제주도에서"})
+    answer = payload_html(measure_for("mrc"), {"answer": {"text": "제주도", "start": 4}},
+                          {"context": "장마가 제주도에서"}, {})
     assert "<mark>제주도</mark>" in answer
 
 

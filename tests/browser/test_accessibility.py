@@ -7,8 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.urls import reverse
 
-from .conftest import PASSWORD, settle, sign_in_and_acknowledge
+from annotation.models import Annotation
+
+from .conftest import PASSWORD, settle, sign_in, sign_in_and_acknowledge
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -47,6 +50,23 @@ def test_the_manager_pages(page, seed) -> None:
         if violations := serious_violations(page):
             found[href] = violations
     assert found == {}
+
+
+def test_the_comparison_marks_spans_of_labels_never_seen_before_legibly(page, seed) -> None:
+    """The review page's span marks of a label set no stylesheet names: two labels, two colours, and axe finds
+    nothing serious (colour contrast included)."""
+    schema = {"labels": ["ZZ", "QQ"], "descriptions": {"ZZ": "지지", "QQ": "큐큐"}, "allow_overlap": False}
+    seeded = seed("ner", payloads=[{"sentence": "가나다 라마바 사아"}], schema=schema)
+    item = seeded.items[0]
+    Annotation.objects.create(item=item, annotator=seeded.annotator, stage="label", payload={"entities": [
+        {"start": 0, "end": 3, "type": "ZZ"}, {"start": 4, "end": 7, "type": "QQ"}]})
+    sign_in(page, seeded.project.created_by.username,
+            reverse("annotation:review-item", args=[seeded.project.pk, item.pk]))
+    marks = page.locator("mark.ent")
+    assert marks.count() == 2
+    colours = [marks.nth(i).evaluate("m => getComputedStyle(m).backgroundColor") for i in range(2)]
+    assert colours[0] != colours[1], colours
+    assert serious_violations(page) == []
 
 
 def test_single_key_shortcuts_can_be_turned_off_and_on(page, seed) -> None:

@@ -21,7 +21,8 @@ from django.contrib.staticfiles import finders
 from django.core.management import call_command
 
 from annotation.agreement import services as agreement_services
-from annotation.agreement.measures import CategoricalMeasure, measure_for
+from annotation.agreement.measures import measure_for
+from annotation.agreement.measures.categorical import CategoricalMeasure
 from annotation.gold import services as gold_services
 from annotation.gold.rules import RESOLVED, MajorityRule, rule_for
 from annotation.models import GoldLabel, Item

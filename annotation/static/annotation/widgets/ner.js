@@ -3,7 +3,7 @@
 import { SpanText } from "./_spans.js";
 import { Incomplete, digitOf, h, isTyping, kbd, plain } from "./_util.js";
 
-/** Entity colours, taken in the order of the project's types (KLUE's PS, LC, OG, DT, TI, QT get one each). */
+/** Entity colours (ent-c0 … in goldset.css, as the review pages' marks), in the order of the project's types. */
 const PALETTE_SIZE = 6;
 
 /** The widget's draft from an annotation payload (a model's suggestion pre-fills the widget with it). */

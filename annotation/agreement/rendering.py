@@ -1,0 +1,102 @@
+"""A payload as HTML for the review pages' side-by-side comparison: spans marked, trees tabulated, states
+listed, never raw JSON.
+
+:func:`payload_html` dispatches on the class of the task type's measure (``TaskType.agreement_measure``), so
+a task type that names one of the measure kinds gets its rendering without a word here, and one with a
+measure of its own gets the one-line summary (``Measure.describe``) as a chip until it registers a function
+(``@payload_html.register``). The measures themselves (:mod:`.measures`) hold only the statistics.
+"""
+
+from __future__ import annotations
+
+import zlib
+from functools import singledispatch
+from typing import Any
+
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString, mark_safe
+
+from .measures import Measure
+from .measures.answers import AnswerMeasure
+from .measures.scores import ScoreMeasure
+from .measures.spans import SpanMeasure
+from .measures.states import StateMeasure
+from .measures.trees import TreeMeasure
+
+#: Span colours: ``ent-c0`` … ``ent-c5`` in goldset.css, the same classes the NER widget (ner.js) marks with.
+SPAN_PALETTE_SIZE = 6
+
+
+@singledispatch
+def payload_html(measure: Measure, payload: dict[str, Any], item: dict[str, Any],
+                 schema: dict[str, Any]) -> SafeString:
+    """``payload`` (an annotation's or the gold label's) on ``item`` as HTML; ``schema`` is the project's label
+    schema. The default: the measure's one-line summary as a chip."""
+    return format_html('<span class="chip">{}</span>', measure.describe(payload))
+
+
+@payload_html.register
+def _score(measure: ScoreMeasure, payload: dict[str, Any], item: dict[str, Any],
+           schema: dict[str, Any]) -> SafeString:
+    return format_html('<span class="chip score">{}</span> / 5', payload.get("score"))
+
+
+def span_colour(label: str, schema: dict[str, Any]) -> str:
+    """The palette class of a span label: by its position in the schema's labels (the widget's colours), and
+    for a label the schema no longer lists by a hash of the label, so it keeps one colour on every page."""
+    labels = [str(label) for label in schema.get("labels") or []]
+    index = labels.index(label) if label in labels else zlib.crc32(label.encode("utf-8"))
+    return f"ent-c{index % SPAN_PALETTE_SIZE}"
+
+
+@payload_html.register
+def _spans(measure: SpanMeasure, payload: dict[str, Any], item: dict[str, Any],
+           schema: dict[str, Any]) -> SafeString:
+    sentence = str(item.get("sentence", ""))
+    parts, cursor = [], 0
+    for e in sorted(payload.get("entities") or [], key=lambda e: (e["start"], e["end"])):
+        label = str(e["type"])
+        parts.append(format_html("{}", sentence[cursor:e["start"]]))
+        parts.append(format_html('<mark class="ent {}" data-type="{}" title="{}">{}<sub>{}</sub></mark>',
+                                 span_colour(label, schema), label, label, sentence[e["start"]:e["end"]], label))
+        cursor = e["end"]
+    parts.append(format_html("{}", sentence[cursor:]))
+    # every part went through format_html, so the joined string is safe
+    return format_html('<p class="spans">{}</p>', mark_safe("".join(parts)))
+
+
+@payload_html.register
+def _tree(measure: TreeMeasure, payload: dict[str, Any], item: dict[str, Any],
+          schema: dict[str, Any]) -> SafeString:
+    forms = [str(t.get("form", "")) for t in item.get("tokens") or []]
+    rows = format_html_join("", "<tr><td>{}</td><td>{}</td><td>→ {} {}</td><td>{}</td></tr>", (
+        (i + 1, forms[i] if i < len(forms) else "", head, f"({forms[head - 1]})" if 0 < head <= len(forms)
+         else "(root)", deprel)
+        for i, (head, deprel) in enumerate(zip(payload.get("heads") or [], payload.get("deprels") or [],
+                                               strict=False))))
+    return format_html('<table class="tree"><thead><tr><th>#</th><th>eojeol</th><th>head</th><th>DEPREL</th>'
+                       "</tr></thead><tbody>{}</tbody></table>", rows)
+
+
+@payload_html.register
+def _answer(measure: AnswerMeasure, payload: dict[str, Any], item: dict[str, Any],
+            schema: dict[str, Any]) -> SafeString:
+    answer = (payload or {}).get("answer")
+    question = format_html('<p class="question">{}</p>', payload["question"]) if payload.get("question") else ""
+    if answer is None:
+        return format_html('{}<p class="unanswerable">unanswerable</p>', question)
+    context, start = str(item.get("context", "")), int(answer.get("start", 0))
+    end = start + len(str(answer.get("text", "")))
+    before, after = context[max(0, start - 40):start], context[end:end + 40]
+    return format_html('{}<p class="answer">…{}<mark>{}</mark>{}… <span class="muted">(offset {})</span></p>',
+                       question, before, context[start:end], after, start)
+
+
+@payload_html.register
+def _states(measure: StateMeasure, payload: dict[str, Any], item: dict[str, Any],
+            schema: dict[str, Any]) -> SafeString:
+    turns = [str(t.get("text", "")) for t in item.get("dialogue") or [] if t.get("role") == "user"]
+    rows = format_html_join("", '<li><span class="muted">{}</span><br>{}</li>', (
+        (turns[t] if t < len(turns) else "", ", ".join(state) or "—")
+        for t, state in enumerate(payload.get("states") or [])))
+    return format_html('<ol class="states">{}</ol>', rows)
