@@ -14,6 +14,7 @@ is called. A hook the task type does not implement raises :class:`MissingLayer` 
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -223,6 +224,18 @@ class TaskType:
     def doccano_record(self, record: dict[str, Any]) -> dict[str, Any]:
         """The release record as a line of doccano's JSONL (for task types offering the ``doccano`` format)."""
         raise MissingLayer("doccano record", self.slug)
+
+    def synthetic_record(self, rng: random.Random, n: int) -> dict[str, Any]:
+        """The ``n``-th record of a seeded synthetic release: a templated KLUE record (the shape
+        ``iter_klue_records`` yields) whose label its text gives away, for the baselines' self-tests, the
+        release-check tests and the benchmarks (``exports/baselines/synthetic.py``)."""
+        raise MissingLayer("synthetic records", self.slug)
+
+    def synthetic_ontology(self) -> dict[str, list[str]] | None:
+        """The ontology a synthetic release ships beside its splits: required when the KLUE file has one."""
+        if self.declared("klue_file", "KLUE file layout").ontology:
+            raise MissingLayer("synthetic ontology", self.slug)
+        return None
 
     def prediction_record(self, record: dict[str, Any], item: dict[str, Any]) -> dict[str, Any]:
         """The KLUE record of an unannotated item as the baseline reads it (``build_record`` without gold);
