@@ -8,8 +8,10 @@ metrics alike.
 It is also the one place that says what every other layer does for the task (docs/ARCHITECTURE.md, "Adding
 a task type"): data the layers read (text and span fields, CSV columns, the KLUE file layout, the
 suggestion payload, the widget) as class attributes, and the layer's own object (agreement measure, gold
-rule, flat export schema, metrics, baseline) from a hook that imports the layer's building blocks when it
-is called. A hook the task type does not implement raises :class:`MissingLayer` naming the layer.
+rule, flat export schema, metrics, baseline, synthetic records) from a hook that imports the layer's
+building blocks when it is called. A hook the task type does not implement raises :class:`MissingLayer`
+naming the layer. Titles are English strings marked with ``gettext_noop`` (Django's translation module
+only, which needs no settings), so the ``ko`` catalogue translates them where a page shows them.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
+
+from django.utils.translation import gettext_noop
 
 #: The stage name used by every single-stage task type.
 LABEL_STAGE = "label"
@@ -107,6 +111,7 @@ class Stage:
     """One pass of human work over an item (e.g. NLI writing, then validation)."""
 
     name: str
+    #: In English, marked with ``gettext_noop``: pages show it translated (``annotation.workspace_strings``).
     title: str
     #: Annotations per item in this stage; ``None`` means the project's ``annotators_per_item``.
     annotators: int | None = None
@@ -157,12 +162,14 @@ class TaskType:
     slug: ClassVar[str]
     #: The KLUE dataset this task type reproduces (YNAT, KLUE-STS, ...).
     klue_name: ClassVar[str]
+    #: In English, marked with ``gettext_noop`` (the ``ko`` catalogue holds its translation): releases and
+    #: the API carry it as written, pages show it translated (``annotation.workspace_strings.task_title``).
     title: ClassVar[str]
     #: Position in listings (KLUE's order: tc, sts, nli, ner, re, dp, mrc, dst).
     order: ClassVar[int] = 100
     #: The item fields that hold the text shown to annotators (used for PII screening and dedup).
     text_fields: ClassVar[tuple[str, ...]]
-    stages: ClassVar[tuple[Stage, ...]] = (Stage(LABEL_STAGE, "Label"),)
+    stages: ClassVar[tuple[Stage, ...]] = (Stage(LABEL_STAGE, gettext_noop("Label")),)
     #: What another annotation tool's export (doccano, Label Studio) labels for this task type:
     #: ``"categories"``, ``"spans"`` or ``"relations"``; ``None`` when such exports do not import into it.
     interop_labels: ClassVar[str | None] = None

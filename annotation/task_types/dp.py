@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from ._common import (
     get,
     join,
@@ -125,7 +127,7 @@ _DP_COLUMNS = ("word_form", "tokens", "rows")
 class DependencyParsing(TaskType):
     slug = "dp"
     klue_name = "KLUE-DP"
-    title = "Dependency parsing"
+    title = gettext_noop("Dependency parsing")
     order = 6
     text_fields = ("sentence",)
     span_fields = ()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from ._common import (
     get,
     join,
@@ -115,7 +117,7 @@ SYNTHETIC_PHRASES = {"숙소-지역": "{v}에 있는 숙소를 찾아요.", "숙
 class DialogueStateTracking(TaskType):
     slug = "dst"
     klue_name = "WoS"
-    title = "Dialogue state tracking"
+    title = gettext_noop("Dialogue state tracking")
     order = 8
     text_fields = ("dialogue",)
     span_fields = ()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from ._common import (
     check_quoted,
     get,
@@ -118,7 +120,7 @@ def _question_type(value: Any, field: str, allowed: set[int]) -> int:
 class MachineReadingComprehension(TaskType):
     slug = "mrc"
     klue_name = "KLUE-MRC"
-    title = "Machine reading comprehension"
+    title = gettext_noop("Machine reading comprehension")
     order = 7
     text_fields = ("title", "context", "question")
     span_fields = (
@@ -200,8 +202,8 @@ class MachineReadingComprehension(TaskType):
         return {"answer": {"text": text, "start": start} if start >= 0 else None}
     # Only the question moves into the item: the answer (and type 3 = unanswerable) would give it away.
     stages = (
-        Stage(WRITING, "Write a question", annotators=1, produces=(("question", "question"),)),
-        Stage(VALIDATION, "Answer the question"),
+        Stage(WRITING, gettext_noop("Write a question"), annotators=1, produces=(("question", "question"),)),
+        Stage(VALIDATION, gettext_noop("Answer the question")),
     )
 
     def synthetic_record(self, rng: random.Random, n: int) -> dict[str, Any]:

@@ -7,6 +7,8 @@ import re
 from itertools import pairwise
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from ._common import (
     check_span,
     get,
@@ -88,7 +90,7 @@ PII = """\
 class NamedEntityRecognition(TaskType):
     slug = "ner"
     klue_name = "KLUE-NER"
-    title = "Named entity recognition"
+    title = gettext_noop("Named entity recognition")
     order = 4
     text_fields = ("sentence",)
     interop_labels = "spans"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from ._common import (
     get,
     keep_extra,
@@ -82,7 +84,7 @@ PII = """\
 class NaturalLanguageInference(TaskType):
     slug = "nli"
     klue_name = "KLUE-NLI"
-    title = "Natural language inference"
+    title = gettext_noop("Natural language inference")
     order = 3
     text_fields = ("premise", "hypothesis")
     span_fields = ()
@@ -146,8 +148,8 @@ class NaturalLanguageInference(TaskType):
     # One writer per premise; validation uses the project's annotators_per_item (KLUE: 4 validators).
     # Only the hypothesis moves into the item: validators must not see the writer's label.
     stages = (
-        Stage(WRITING, "Write a hypothesis", annotators=1, produces=(("hypothesis", "hypothesis"),)),
-        Stage(VALIDATION, "Validate"),
+        Stage(WRITING, gettext_noop("Write a hypothesis"), annotators=1, produces=(("hypothesis", "hypothesis"),)),
+        Stage(VALIDATION, gettext_noop("Validate")),
     )
 
     def synthetic_record(self, rng: random.Random, n: int) -> dict[str, Any]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from ._common import (
     check_quoted,
     get,
@@ -119,7 +121,7 @@ SYNTHETIC_TEMPLATES = {
 class RelationExtraction(TaskType):
     slug = "re"
     klue_name = "KLUE-RE"
-    title = "Relation extraction"
+    title = gettext_noop("Relation extraction")
     order = 5
     text_fields = ("sentence",)
     interop_labels = "relations"

@@ -6,6 +6,8 @@ import math
 import random
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from ._common import (
     get,
     join,
@@ -78,7 +80,7 @@ PII = """\
 class SemanticTextualSimilarity(TaskType):
     slug = "sts"
     klue_name = "KLUE-STS"
-    title = "Semantic textual similarity"
+    title = gettext_noop("Semantic textual similarity")
     order = 2
     text_fields = ("sentence1", "sentence2")
     span_fields = ()

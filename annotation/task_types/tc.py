@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from ._common import (
     get,
     join,
@@ -93,7 +95,7 @@ SYNTHETIC_TOPICS = {
 class TopicClassification(TaskType):
     slug = "tc"
     klue_name = "YNAT"
-    title = "Topic classification"
+    title = gettext_noop("Topic classification")
     order = 1
     text_fields = ("title",)
     interop_labels = "categories"
