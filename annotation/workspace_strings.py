@@ -6,40 +6,20 @@ labels from the project's schema (topics, relations, DEPRELs, slots) are shown a
 
 from __future__ import annotations
 
+from django.utils.translation import gettext
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 
 from .task_types import TaskType
 
-#: Stage titles as the task types spell them (they are plain strings there, outside Django).
-STAGE_TITLES = {
-    "Label": gettext_lazy("Label"),
-    "Write a hypothesis": gettext_lazy("Write a hypothesis"),
-    "Validate": gettext_lazy("Validate"),
-    "Write a question": gettext_lazy("Write a question"),
-    "Answer the question": gettext_lazy("Answer the question"),
-}
-
-
-#: Task titles as the task types spell them (plain strings there too).
-TASK_TITLES = {
-    "Topic classification": gettext_lazy("Topic classification"),
-    "Semantic textual similarity": gettext_lazy("Semantic textual similarity"),
-    "Natural language inference": gettext_lazy("Natural language inference"),
-    "Named entity recognition": gettext_lazy("Named entity recognition"),
-    "Relation extraction": gettext_lazy("Relation extraction"),
-    "Dependency parsing": gettext_lazy("Dependency parsing"),
-    "Machine reading comprehension": gettext_lazy("Machine reading comprehension"),
-    "Dialogue state tracking": gettext_lazy("Dialogue state tracking"),
-}
-
 
 def stage_title(title: str) -> str:
-    return str(STAGE_TITLES.get(title, title))
+    """A stage title in the request's language (the task types declare them in English, ``gettext_noop``)."""
+    return gettext(title)
 
 
 def task_title(title: str) -> str:
-    return str(TASK_TITLES.get(title, title))
+    """A task type's title in the request's language (declared like the stage titles)."""
+    return gettext(title)
 
 
 def workspace_strings(task: TaskType) -> dict[str, str]:

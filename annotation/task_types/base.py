@@ -8,14 +8,19 @@ metrics alike.
 It is also the one place that says what every other layer does for the task (docs/ARCHITECTURE.md, "Adding
 a task type"): data the layers read (text and span fields, CSV columns, the KLUE file layout, the
 suggestion payload, the widget) as class attributes, and the layer's own object (agreement measure, gold
-rule, flat export schema, metrics, baseline) from a hook that imports the layer's building blocks when it
-is called. A hook the task type does not implement raises :class:`MissingLayer` naming the layer.
+rule, flat export schema, metrics, baseline, synthetic records) from a hook that imports the layer's
+building blocks when it is called. A hook the task type does not implement raises :class:`MissingLayer`
+naming the layer. Titles are English strings marked with ``gettext_noop`` (Django's translation module
+only, which needs no settings), so the ``ko`` catalogue translates them where a page shows them.
 """
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
+
+from django.utils.translation import gettext_noop
 
 #: The stage name used by every single-stage task type.
 LABEL_STAGE = "label"
@@ -106,6 +111,7 @@ class Stage:
     """One pass of human work over an item (e.g. NLI writing, then validation)."""
 
     name: str
+    #: In English, marked with ``gettext_noop``: pages show it translated (``annotation.workspace_strings``).
     title: str
     #: Annotations per item in this stage; ``None`` means the project's ``annotators_per_item``.
     annotators: int | None = None
@@ -156,12 +162,14 @@ class TaskType:
     slug: ClassVar[str]
     #: The KLUE dataset this task type reproduces (YNAT, KLUE-STS, ...).
     klue_name: ClassVar[str]
+    #: In English, marked with ``gettext_noop`` (the ``ko`` catalogue holds its translation): releases and
+    #: the API carry it as written, pages show it translated (``annotation.workspace_strings.task_title``).
     title: ClassVar[str]
     #: Position in listings (KLUE's order: tc, sts, nli, ner, re, dp, mrc, dst).
     order: ClassVar[int] = 100
     #: The item fields that hold the text shown to annotators (used for PII screening and dedup).
     text_fields: ClassVar[tuple[str, ...]]
-    stages: ClassVar[tuple[Stage, ...]] = (Stage(LABEL_STAGE, "Label"),)
+    stages: ClassVar[tuple[Stage, ...]] = (Stage(LABEL_STAGE, gettext_noop("Label")),)
     #: What another annotation tool's export (doccano, Label Studio) labels for this task type:
     #: ``"categories"``, ``"spans"`` or ``"relations"``; ``None`` when such exports do not import into it.
     interop_labels: ClassVar[str | None] = None
@@ -223,6 +231,18 @@ class TaskType:
     def doccano_record(self, record: dict[str, Any]) -> dict[str, Any]:
         """The release record as a line of doccano's JSONL (for task types offering the ``doccano`` format)."""
         raise MissingLayer("doccano record", self.slug)
+
+    def synthetic_record(self, rng: random.Random, n: int) -> dict[str, Any]:
+        """The ``n``-th record of a seeded synthetic release: a templated KLUE record (the shape
+        ``iter_klue_records`` yields) whose label its text gives away, for the baselines' self-tests, the
+        release-check tests and the benchmarks (``exports/baselines/synthetic.py``)."""
+        raise MissingLayer("synthetic records", self.slug)
+
+    def synthetic_ontology(self) -> dict[str, list[str]] | None:
+        """The ontology a synthetic release ships beside its splits: required when the KLUE file has one."""
+        if self.declared("klue_file", "KLUE file layout").ontology:
+            raise MissingLayer("synthetic ontology", self.slug)
+        return None
 
     def prediction_record(self, record: dict[str, Any], item: dict[str, Any]) -> dict[str, Any]:
         """The KLUE record of an unannotated item as the baseline reads it (``build_record`` without gold);

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
+
+from django.utils.translation import gettext_noop
 
 from ._common import (
     get,
@@ -16,6 +19,7 @@ from ._common import (
     str_field,
 )
 from ._records import CORPUS, external_id, first_payload, ordered, rest, split_from_guid
+from ._synthetic import NOUNS, PEOPLE, VERBS
 from .base import (
     EOJEOL_TSV,
     LABEL_STAGE,
@@ -123,7 +127,7 @@ _DP_COLUMNS = ("word_form", "tokens", "rows")
 class DependencyParsing(TaskType):
     slug = "dp"
     klue_name = "KLUE-DP"
-    title = "Dependency parsing"
+    title = gettext_noop("Dependency parsing")
     order = 6
     text_fields = ("sentence",)
     span_fields = ()
@@ -192,6 +196,24 @@ class DependencyParsing(TaskType):
     def suggestion_payload(self, record: dict[str, Any], item: dict[str, Any], schema: dict[str, Any]
                            ) -> dict[str, Any]:
         return {"heads": [int(h) for h in record["head"]], "deprels": [str(d) for d in record["deprel"]]}
+
+    def synthetic_record(self, rng: random.Random, n: int) -> dict[str, Any]:
+        """Subject, optional modifier chain, object, verb: a head-final tree with the verb as root."""
+        name = rng.choice(PEOPLE)
+        rows: list[tuple[str, str, str, str]] = [(name + "이", name + " 이", "NNP+JKS", "NP_SBJ")]
+        for _ in range(rng.randint(0, 3)):
+            noun = rng.choice(NOUNS)
+            rows.append((noun + "의", f"{noun} 의", "NNG+JKG", "NP_MOD"))
+        noun = rng.choice(NOUNS)
+        rows.append((noun + "을", f"{noun} 을", "NNG+JKO", "NP_OBJ"))
+        stem, past = rng.choice(VERBS)
+        rows.append((past, f"{stem} 었 다 .", "VV+EP+EF+SF", "VP"))
+        last = len(rows)
+        heads = [last] + [i + 2 for i in range(1, last - 1)] + [0]
+        return {"guid": f"klue-dp-v1_train_{n:05d}", "sentence": " ".join(r[0] for r in rows),
+                "index": list(range(1, last + 1)), "word_form": [r[0] for r in rows],
+                "lemma": [r[1] for r in rows], "pos": [r[2] for r in rows], "head": heads,
+                "deprel": [r[3] for r in rows]}
 
     def complete_record(self, record: dict[str, Any]) -> dict[str, Any]:
         """A raw sentence gets the eojeol columns KLUE-DP has, so annotators start from the same columns."""

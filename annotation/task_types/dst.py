@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
+
+from django.utils.translation import gettext_noop
 
 from ._common import (
     get,
@@ -104,10 +107,17 @@ PII = """\
 """
 
 
+#: The synthetic dialogues' slots and values (``synthetic_record``), and how a user asks for each.
+SYNTHETIC_SLOTS = {"숙소-지역": ["서울 동쪽", "서울 서쪽", "서울 남쪽"], "숙소-가격대": ["저렴", "적당", "비싼"],
+                   "식당-종류": ["한식당", "중식당", "양식당"], "택시-도착지": ["서울역", "강남역", "잠실역"]}
+SYNTHETIC_PHRASES = {"숙소-지역": "{v}에 있는 숙소를 찾아요.", "숙소-가격대": "가격대는 {v}한 곳이면 좋겠어요.",
+                     "식당-종류": "{v}도 알려주세요.", "택시-도착지": "{v}까지 가는 택시를 불러주세요."}
+
+
 class DialogueStateTracking(TaskType):
     slug = "dst"
     klue_name = "WoS"
-    title = "Dialogue state tracking"
+    title = gettext_noop("Dialogue state tracking")
     order = 8
     text_fields = ("dialogue",)
     span_fields = ()
@@ -174,6 +184,23 @@ class DialogueStateTracking(TaskType):
     def suggestion_payload(self, record: dict[str, Any], item: dict[str, Any], schema: dict[str, Any]
                            ) -> dict[str, Any]:
         return {"states": [list(t.get("state") or []) for t in record["dialogue"] if t.get("role") == "user"]}
+
+    def synthetic_record(self, rng: random.Random, n: int) -> dict[str, Any]:
+        """One to three slots asked for turn by turn, the state cumulated."""
+        slots = rng.sample(sorted(SYNTHETIC_SLOTS), rng.randint(1, 3))
+        state: list[str] = []
+        turns = []
+        for slot in slots:
+            value = rng.choice(SYNTHETIC_SLOTS[slot])
+            state = [*state, f"{slot}-{value}"]
+            turns.append({"role": "user", "text": SYNTHETIC_PHRASES[slot].format(v=value), "state": list(state)})
+            turns.append({"role": "sys", "text": "네, 알겠습니다. 더 필요하신 것이 있나요?"})
+        turns.append({"role": "user", "text": "감사합니다.", "state": list(state)})
+        return {"guid": f"wos-v1_train_{n:05d}", "domains": sorted({s.split("-")[0] for s in slots}),
+                "dialogue": turns}
+
+    def synthetic_ontology(self) -> dict[str, list[str]] | None:
+        return {slot: ["none", "dontcare", *values] for slot, values in SYNTHETIC_SLOTS.items()}
 
     def default_schema(self) -> dict[str, Any]:
         return {

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
+
+from django.utils.translation import gettext_noop
 
 from ._common import (
     check_quoted,
@@ -17,6 +20,7 @@ from ._common import (
     str_field,
 )
 from ._records import CORPUS, external_id, first_payload, individual, ordered, rest, split_from_guid, text_key
+from ._synthetic import PEOPLE, PLACES
 from .base import (
     SQUAD,
     GuidelineTemplate,
@@ -116,7 +120,7 @@ def _question_type(value: Any, field: str, allowed: set[int]) -> int:
 class MachineReadingComprehension(TaskType):
     slug = "mrc"
     klue_name = "KLUE-MRC"
-    title = "Machine reading comprehension"
+    title = gettext_noop("Machine reading comprehension")
     order = 7
     text_fields = ("title", "context", "question")
     span_fields = (
@@ -198,9 +202,24 @@ class MachineReadingComprehension(TaskType):
         return {"answer": {"text": text, "start": start} if start >= 0 else None}
     # Only the question moves into the item: the answer (and type 3 = unanswerable) would give it away.
     stages = (
-        Stage(WRITING, "Write a question", annotators=1, produces=(("question", "question"),)),
-        Stage(VALIDATION, "Answer the question"),
+        Stage(WRITING, gettext_noop("Write a question"), annotators=1, produces=(("question", "question"),)),
+        Stage(VALIDATION, gettext_noop("Answer the question")),
     )
+
+    def synthetic_record(self, rng: random.Random, n: int) -> dict[str, Any]:
+        """Three people's home towns and a question on one of them; three in ten ask about someone absent."""
+        people = rng.sample(PEOPLE, 3)
+        places = rng.sample(PLACES, 3)
+        context = " ".join(f"{person}의 고향은 {place}이다." for person, place in zip(people, places, strict=True))
+        answerable = rng.random() < 0.7
+        asked = rng.randrange(3)
+        person = people[asked] if answerable else rng.choice([p for p in PEOPLE if p not in people])
+        lead = f"{people[asked]}의 고향은 "
+        answers = [{"text": places[asked], "answer_start": context.index(lead) + len(lead)}]
+        return {"guid": f"klue-mrc-v1_train_{n:05d}", "title": f"인물 {n}", "context": context,
+                "question": f"{person}의 고향은 어디인가?", "answers": answers if answerable else [],
+                "plausible_answers": [] if answerable else answers, "is_impossible": not answerable,
+                "question_type": 1 if answerable else 3}
 
     def default_schema(self) -> dict[str, Any]:
         return {"question_types": dict(QUESTION_TYPES)}

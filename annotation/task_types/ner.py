@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import random
 import re
 from itertools import pairwise
 from typing import Any
+
+from django.utils.translation import gettext_noop
 
 from ._common import (
     check_span,
@@ -19,6 +22,7 @@ from ._common import (
     str_field,
 )
 from ._records import CORPUS, external_id, first_payload, ordered, rest, split_from_guid
+from ._synthetic import NOUNS, ORGS, PEOPLE, PLACES
 from .base import (
     CHAR_TSV,
     LABEL_STAGE,
@@ -86,7 +90,7 @@ PII = """\
 class NamedEntityRecognition(TaskType):
     slug = "ner"
     klue_name = "KLUE-NER"
-    title = "Named entity recognition"
+    title = gettext_noop("Named entity recognition")
     order = 4
     text_fields = ("sentence",)
     interop_labels = "spans"
@@ -164,6 +168,22 @@ class NamedEntityRecognition(TaskType):
                 current = {"start": i, "end": i + 1, "type": tag[2:]}
                 entities.append(current)
         return {"entities": entities}
+
+    def synthetic_record(self, rng: random.Random, n: int) -> dict[str, Any]:
+        """One sentence pattern with a person, a place, an organisation, a date and a quantity."""
+        parts = [(rng.choice(PEOPLE), "PS"), ("은 ", None), (rng.choice(PLACES), "LC"), ("에 있는 ", None),
+                 (rng.choice(ORGS), "OG"), ("에서 ", None), (f"{rng.randint(1, 12)}월", "DT"), (" ", None),
+                 (f"{rng.randint(2, 9)}명", "QT"), ("과 ", None), (rng.choice(NOUNS), None), ("을 봤다.", None)]
+        sentence, entities = "", []
+        for text, kind in parts:
+            if kind:
+                entities.append({"start": len(sentence), "end": len(sentence) + len(text), "type": kind})
+            sentence += text
+        tags = ["O"] * len(sentence)
+        for e in entities:
+            tags[e["start"]:e["end"]] = [f"B-{e['type']}"] + [f"I-{e['type']}"] * (e["end"] - e["start"] - 1)
+        return {"guid": f"klue-ner-v1_train_{n:05d}", "sentence": sentence, "markup": to_markup(sentence, entities),
+                "chars": list(sentence), "tags": tags}
 
     def prediction_record(self, record: dict[str, Any], item: dict[str, Any]) -> dict[str, Any]:
         """The sentence's characters, all tagged ``O`` (the baseline reads the character column)."""

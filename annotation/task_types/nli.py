@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
+
+from django.utils.translation import gettext_noop
 
 from ._common import (
     get,
@@ -15,6 +18,7 @@ from ._common import (
     str_field,
 )
 from ._records import CORPUS, external_id, first_payload, individual, majority, ordered, rest, split_from_guid, text_key
+from ._synthetic import NOUNS, PEOPLE, PLACES, VERBS
 from .base import GuidelineTemplate, KlueFile, ParsedRecord, PayloadError, RecordAnnotation, Stage, TaskType
 
 LABELS = ["entailment", "neutral", "contradiction"]
@@ -80,7 +84,7 @@ PII = """\
 class NaturalLanguageInference(TaskType):
     slug = "nli"
     klue_name = "KLUE-NLI"
-    title = "Natural language inference"
+    title = gettext_noop("Natural language inference")
     order = 3
     text_fields = ("premise", "hypothesis")
     span_fields = ()
@@ -144,9 +148,22 @@ class NaturalLanguageInference(TaskType):
     # One writer per premise; validation uses the project's annotators_per_item (KLUE: 4 validators).
     # Only the hypothesis moves into the item: validators must not see the writer's label.
     stages = (
-        Stage(WRITING, "Write a hypothesis", annotators=1, produces=(("hypothesis", "hypothesis"),)),
-        Stage(VALIDATION, "Validate"),
+        Stage(WRITING, gettext_noop("Write a hypothesis"), annotators=1, produces=(("hypothesis", "hypothesis"),)),
+        Stage(VALIDATION, gettext_noop("Validate")),
     )
+
+    def synthetic_record(self, rng: random.Random, n: int) -> dict[str, Any]:
+        """A premise ``<who>은 <where>에서 <noun>을 <verb>.`` and a hypothesis that drops the place (entailment),
+        adds a companion (neutral) or negates the verb (contradiction)."""
+        who, where, noun = rng.choice(PEOPLE), rng.choice(PLACES), rng.choice(NOUNS)
+        stem, past = rng.choice(VERBS)
+        premise = f"{who}은 {where}에서 {noun}을 {past}."
+        label = rng.choice(["entailment", "neutral", "contradiction"])
+        hypothesis = {"entailment": f"{who}은 {noun}을 {past}.",
+                      "neutral": f"{who}은 {where}에서 친구와 함께 {noun}을 {past}.",
+                      "contradiction": f"{who}은 {where}에서 {noun}을 {stem}지 않았다."}[label]
+        return {"guid": f"klue-nli-v1_train_{n:05d}", "premise": premise, "hypothesis": hypothesis,
+                "gold_label": label}
 
     def default_schema(self) -> dict[str, Any]:
         return {"labels": list(LABELS), "gold_min_votes": 3}

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
+
+from django.utils.translation import gettext_noop
 
 from ._common import (
     check_quoted,
@@ -16,6 +19,7 @@ from ._common import (
     str_field,
 )
 from ._records import CORPUS, external_id, first_payload, ordered, rest, split_from_guid
+from ._synthetic import ORGS, PEOPLE, PLACES
 from .base import (
     LABEL_STAGE,
     GuidelineTemplate,
@@ -104,10 +108,20 @@ def _entity(sentence: str, raw: Any, field: str) -> dict[str, Any]:
     return {**entity, "word": word, "start_idx": start, "end_idx": end, "type": entity_type}
 
 
+#: The synthetic sentences (``synthetic_record``): relation -> (pattern, subject type, object type).
+SYNTHETIC_TEMPLATES = {
+    "org:founded_by": ("{o}는 {p}이 세운 회사다.", "ORG", "PER"),
+    "per:employee_of": ("{p}은 {o}에서 일한다.", "PER", "ORG"),
+    "org:place_of_headquarters": ("{o}의 본사는 {l}에 있다.", "ORG", "LOC"),
+    "per:origin": ("{p}은 {l} 출신이다.", "PER", "LOC"),
+    "no_relation": ("{p}과 {o}는 같은 날 {l}에서 언급되었다.", "PER", "ORG"),
+}
+
+
 class RelationExtraction(TaskType):
     slug = "re"
     klue_name = "KLUE-RE"
-    title = "Relation extraction"
+    title = gettext_noop("Relation extraction")
     order = 5
     text_fields = ("sentence",)
     interop_labels = "relations"
@@ -178,6 +192,22 @@ class RelationExtraction(TaskType):
     def suggestion_payload(self, record: dict[str, Any], item: dict[str, Any], schema: dict[str, Any]
                            ) -> dict[str, Any]:
         return {"label": record["label"]}
+
+    def synthetic_record(self, rng: random.Random, n: int) -> dict[str, Any]:
+        """One sentence pattern per relation, filled with a person, an organisation and a place."""
+        label = rng.choice(sorted(SYNTHETIC_TEMPLATES))
+        template, subj_type, obj_type = SYNTHETIC_TEMPLATES[label]
+        fill = {"p": rng.choice(PEOPLE), "o": rng.choice(ORGS), "l": rng.choice(PLACES)}
+        sentence = template.format(**fill)
+        keys = {"PER": "p", "ORG": "o", "LOC": "l"}
+
+        def entity(kind: str) -> dict[str, Any]:
+            word = fill[keys[kind]]
+            start = sentence.index(word)
+            return {"word": word, "start_idx": start, "end_idx": start + len(word) - 1, "type": kind}
+
+        return {"guid": f"klue-re-v1_train_{n:05d}", "sentence": sentence, "subject_entity": entity(subj_type),
+                "object_entity": entity(obj_type), "label": label, "source": "synthetic"}
 
     def default_schema(self) -> dict[str, Any]:
         return {"labels": list(RELATIONS), "entity_types": list(ENTITY_TYPES)}

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import math
+import random
 from typing import Any
+
+from django.utils.translation import gettext_noop
 
 from ._common import (
     get,
@@ -17,6 +20,7 @@ from ._common import (
     str_field,
 )
 from ._records import CORPUS, external_id, individual, ordered, rest, split_from_guid
+from ._synthetic import FILLER, NOUNS, ORGS, PEOPLE, PLACES
 from .base import LABEL_STAGE, GuidelineTemplate, KlueFile, ParsedRecord, PayloadError, RecordAnnotation, TaskType
 
 #: KLUE's ``binary-label``: 1 when the mean score is at least this.
@@ -76,7 +80,7 @@ PII = """\
 class SemanticTextualSimilarity(TaskType):
     slug = "sts"
     klue_name = "KLUE-STS"
-    title = "Semantic textual similarity"
+    title = gettext_noop("Semantic textual similarity")
     order = 2
     text_fields = ("sentence1", "sentence2")
     span_fields = ()
@@ -144,6 +148,17 @@ class SemanticTextualSimilarity(TaskType):
             value = low + round((value - low) / step) * step
         value = min(high, max(low, value))
         return {"score": int(value) if float(value).is_integer() else round(value, 6)}
+
+    def synthetic_record(self, rng: random.Random, n: int) -> dict[str, Any]:
+        """Eight words and a copy with some replaced: the fewer replaced, the higher the score."""
+        words = rng.sample(NOUNS + FILLER + PLACES, 8)
+        changed = rng.randint(0, 8)
+        other = list(words)
+        for i in rng.sample(range(8), changed):
+            other[i] = rng.choice(ORGS + PEOPLE)
+        value = round(min(5.0, max(0.0, 5.0 * (1 - changed / 8) + rng.uniform(-0.4, 0.4))), 2)
+        return {"guid": f"klue-sts-v1_train_{n:05d}", "sentence1": " ".join(words), "sentence2": " ".join(other),
+                "labels": {"label": round(value, 1), "real-label": value, "binary-label": int(value >= 3.0)}}
 
     def default_schema(self) -> dict[str, Any]:
         # KLUE collected integer scores; a project may set step 0.5 for finer judgements.

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
+
+from django.utils.translation import gettext_noop
 
 from ._common import (
     get,
@@ -17,6 +20,7 @@ from ._common import (
     str_field,
 )
 from ._records import CORPUS, external_id, individual, majority, ordered, rest, split_from_guid
+from ._synthetic import FILLER
 from .base import LABEL_STAGE, GuidelineTemplate, KlueFile, ParsedRecord, PayloadError, RecordAnnotation, TaskType
 
 LABELS = ["IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치"]
@@ -76,10 +80,22 @@ PII = """\
 """
 
 
+#: The synthetic headlines' words per topic (``synthetic_record``); one headline in ten shows another topic's.
+SYNTHETIC_TOPICS = {
+    "IT과학": ["반도체", "인공지능", "스마트폰", "위성", "소프트웨어", "데이터"],
+    "경제": ["주가", "환율", "수출", "금리", "물가", "투자"],
+    "사회": ["경찰", "사고", "재판", "복지", "시민", "교통"],
+    "생활문화": ["공연", "전시", "여행", "요리", "축제", "패션"],
+    "세계": ["미국", "유럽", "중국", "정상회담", "외교", "유엔"],
+    "스포츠": ["축구", "야구", "우승", "감독", "선수", "올림픽"],
+    "정치": ["국회", "선거", "대통령", "정당", "장관", "법안"],
+}
+
+
 class TopicClassification(TaskType):
     slug = "tc"
     klue_name = "YNAT"
-    title = "Topic classification"
+    title = gettext_noop("Topic classification")
     order = 1
     text_fields = ("title",)
     interop_labels = "categories"
@@ -138,6 +154,14 @@ class TopicClassification(TaskType):
     def suggestion_payload(self, record: dict[str, Any], item: dict[str, Any], schema: dict[str, Any]
                            ) -> dict[str, Any]:
         return {"label": record["label"], "second": None, "third": None}
+
+    def synthetic_record(self, rng: random.Random, n: int) -> dict[str, Any]:
+        """Two words of the topic's list and two fillers, shuffled."""
+        label = rng.choice(sorted(SYNTHETIC_TOPICS))
+        shown = label if rng.random() > 0.1 else rng.choice(sorted(SYNTHETIC_TOPICS))
+        words = rng.sample(SYNTHETIC_TOPICS[shown], 2) + rng.sample(FILLER, 2)
+        rng.shuffle(words)
+        return {"guid": f"ynat-v1_train_{n:05d}", "title": " ".join(words), "label": label}
 
     def default_schema(self) -> dict[str, Any]:
         return {"labels": list(LABELS), "none_label": NONE_LABEL}

@@ -3,6 +3,7 @@ the two-stage NLI and MRC flows through the API, and the Korean catalogue."""
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Callable
 from typing import Any
@@ -14,6 +15,7 @@ from django.utils import translation
 
 from annotation import services
 from annotation.models import Annotation, Draft, GuidelineAcknowledgement, Item, Project, Role, User
+from annotation.task_types import get_task_type, slugs
 
 pytestmark = pytest.mark.django_db
 TC = {"label": "사회", "second": None, "third": None}
@@ -302,6 +304,42 @@ def test_pages_in_korean_from_the_browser_language_and_the_switch(tc_project, an
     assert "내 프로젝트" in client.get(reverse("annotation:home")).content.decode()
     # Guideline text and labels stay as the project wrote them.
     assert "IT과학" in korean and "작업 개요" in korean
+
+
+def workspace_config(page: str) -> dict[str, Any]:
+    return json.loads(page.split('id="workspace-config" type="application/json">')[1].split("</script>")[0])
+
+
+@pytest.mark.parametrize("slug", slugs())
+def test_task_and_stage_titles_show_in_korean_and_english(slug, make_project, annotator_in) -> None:
+    """The titles the task type declares (English, marked for translation) on the project page and in the
+    workspace, in the request's language."""
+    task = get_task_type(slug)
+    project = make_project(slug)
+    titles = [task.title, *(stage.title for stage in task.stages)]
+    with translation.override("ko"):
+        korean = [translation.gettext(title) for title in titles]
+    assert all(k != e for k, e in zip(korean, titles, strict=True)), "a title without a Korean translation"
+    detail = reverse("annotation:project-detail", args=[project.pk])
+    annotate = reverse("annotation:annotate", args=[project.pk])
+    manager, annotator = page_client(project.created_by), page_client(annotator_in(project))
+    for language, shown, hidden in (("ko", korean, titles), ("en", titles, korean)):
+        page = html.unescape(manager.get(detail, HTTP_ACCEPT_LANGUAGE=language).content.decode())
+        assert f"{task.klue_name} · {shown[0]}" in page
+        assert all(f"<td>{title}</td>" in page for title in shown[1:])
+        assert not any(f"<td>{title}</td>" in page for title in hidden[1:] if title not in shown)
+        config = workspace_config(annotator.get(annotate, HTTP_ACCEPT_LANGUAGE=language).content.decode())
+        assert list(config["stages"].values()) == shown[1:]
+
+
+@pytest.mark.parametrize(("slug", "wording"), [("nli", ["NLI · 자연어 추론", "<td>가설 작성</td>", "<td>검증</td>"]),
+                                               ("mrc", ["기계 독해", "<td>질문 작성</td>", "<td>질문에 답하기</td>"]),
+                                               ("tc", ["YNAT · 주제 분류", "<td>라벨링</td>"])])
+def test_the_titles_keep_their_korean_wording(slug, wording, make_project) -> None:
+    project = make_project(slug)
+    page = page_client(project.created_by).get(reverse("annotation:project-detail", args=[project.pk]),
+                                               HTTP_ACCEPT_LANGUAGE="ko").content.decode()
+    assert all(text in page for text in wording), wording
 
 
 def test_korean_catalogue_covers_the_manager_pages() -> None:

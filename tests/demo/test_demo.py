@@ -12,6 +12,9 @@ from django.core.management import CommandError, call_command
 
 from annotation import selectors
 from annotation.models import Annotation, GoldLabel, GoldStatus, Project, Role, User
+from annotation.task_types import TaskType, register, slugs, unregister
+from demo.corpus import MissingDemoCorpus, corpus_files, generate
+from demo.corpus.generators import records_for
 from exports.models import Release
 
 CORPUS = Path(__file__).resolve().parents[2] / "demo" / "corpus"
@@ -81,6 +84,40 @@ def test_generated_corpus_files_are_what_the_generator_writes():
 
     result = subprocess.run([sys.executable, str(CORPUS / "generate.py"), "--check"], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("slug", slugs())
+def test_every_registered_task_type_has_a_demo_corpus(slug):
+    """Found by the task type's slug: the hand-written file, the generated one and its generator."""
+    handwritten, generated = corpus_files(slug)
+    assert handwritten.read_text(encoding="utf-8").strip() and generated.read_text(encoding="utf-8").strip()
+    assert callable(records_for(slug))
+
+
+class _NoDemo(TaskType):
+    slug = "nodemo"
+    klue_name = "NoDemo"
+    title = "No demo"
+    text_fields = ("text",)
+
+
+@pytest.fixture
+def no_demo():
+    register(_NoDemo())
+    yield "nodemo"
+    unregister("nodemo")
+
+
+def test_a_task_type_without_a_demo_corpus_is_refused_naming_the_files_to_add(no_demo, capsys):
+    with pytest.raises(CommandError, match="task type 'nodemo' has no demo corpus") as refused:
+        call_command("demo", "--no-serve", "--tasks", no_demo)
+    for path in ("demo/corpus/nodemo.jsonl", "demo/corpus/generators/nodemo.py", "demo/corpus/generated/nodemo.jsonl"):
+        assert path in str(refused.value)
+    assert not Project.objects.exists()
+    with pytest.raises(MissingDemoCorpus, match=re.escape("demo/corpus/generators/nodemo.py defining records")):
+        records_for(no_demo)
+    assert generate.main(["--check"]) == 1
+    assert "task type 'nodemo' has no demo corpus" in capsys.readouterr().err
 
 
 def test_demo_rejects_unknown_task():

@@ -20,7 +20,7 @@ from django.test import Client
 from annotation import services
 from annotation.models import Item, Role
 from tests.site.matrix import ROLES, Scenario
-from tests.site.test_pages_permissions import PAGES, add_release
+from tests.site.pages import PAGES, add_release
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = '<img src=x onerror="alert(2)">'

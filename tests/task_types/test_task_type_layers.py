@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import random
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -34,6 +35,7 @@ from annotation.task_types import (
     SQUAD,
     GuidelineTemplate,
     KlueFile,
+    MissingLayer,
     ParsedRecord,
     PayloadError,
     RecordAnnotation,
@@ -49,6 +51,7 @@ from datasets_build.klue_formats import klue_spec
 from datasets_build.services import items_import
 from exports.baselines import get_baseline, train_and_evaluate
 from exports.baselines._base import TaskBaseline
+from exports.baselines.synthetic import write_synthetic_release
 from exports.metrics import TaskMetrics, get_task_metrics
 from exports.writers import DEFAULT_FORMATS, STANDARD_FORMATS
 from exports.writers.flat import INT, STRING, FlatSchema, column, flat_schema
@@ -110,11 +113,20 @@ def _widget(task: TaskType) -> None:
     assert task.widget_styles is None or finders.find(task.widget_styles), f"no static file {task.widget_styles}"
 
 
+def _synthetic(task: TaskType) -> None:
+    rng = random.Random(0)
+    for n in range(3):
+        parsed = task.parse_record(task.complete_record(task.synthetic_record(rng, n)))
+        task.validate_item(parsed.payload)
+        assert parsed.annotations, "a synthetic record carries its label"
+    assert (task.synthetic_ontology() is not None) == klue_spec(task.slug).ontology
+
+
 LAYERS: dict[str, Callable[[TaskType], None]] = {
     "text fields": _text_fields, "span fields": _span_fields, "CSV columns": _csv_columns,
     "KLUE file layout": _klue_file, "flat export schema": _flat_schema, "agreement measure": _agreement,
     "gold rule": _gold, "metrics": _metrics, "baseline": _baseline, "suggestion payload": _suggestion,
-    "widget": _widget,
+    "widget": _widget, "synthetic records": _synthetic,
 }
 
 
@@ -163,6 +175,20 @@ def test_the_walk_names_each_missing_layer() -> None:
     assert set(missing) == set(LAYERS) - {"text fields"}
     assert "declares no span fields" in missing["span fields"]
     assert "declares no KLUE file layout" in missing["KLUE file layout"]
+    assert "declares no synthetic records" in missing["synthetic records"]
+
+
+def test_a_task_type_whose_klue_file_has_an_ontology_declares_a_synthetic_one() -> None:
+    class WithOntology(_Bare):
+        klue_file = KlueFile("bare", "json", ontology=True)
+
+    with pytest.raises(MissingLayer, match="declares no synthetic ontology"):
+        WithOntology().synthetic_ontology()
+
+    class WithoutOntology(_Bare):
+        klue_file = KlueFile("bare", "json")
+
+    assert WithoutOntology().synthetic_ontology() is None
 
 
 # -- nothing else compares a task slug --------------------------------------------------------------------
@@ -328,6 +354,12 @@ class YesNo(TaskType):
                            ) -> dict[str, Any]:
         return {"label": record["label"]}
 
+    def synthetic_record(self, rng: random.Random, n: int) -> dict[str, Any]:
+        lead, word = rng.choice(("오늘 ", "어제 들은 ")), rng.choice(SUBJECTS)
+        text = f"{lead}{word} 이야기는 {rng.choice(('맞다', '아니다'))}"
+        return {"guid": f"yesno-v1_train_{n:05d}", "text": text, "label": _yes_no_label(text),
+                "target": {"word": word, "start_idx": len(lead), "end_idx": len(lead) + len(word)}}
+
 
 @pytest.fixture
 def yes_no() -> Iterator[TaskType]:
@@ -458,3 +490,7 @@ def test_a_task_type_defined_in_the_tests_goes_through_every_layer(
     assert built["check"]["primary"] == "accuracy" and built["check"]["verdict"] == "passed", built["check"]
     checked = train_and_evaluate(folder, "yesno")
     assert checked.metrics["accuracy"] > checked.trivial["accuracy"] and checked.interval is not None
+
+    # Its synthetic records make a release the baseline learns (the benchmarks' and self-tests' input).
+    synthetic = train_and_evaluate(write_synthetic_release(tmp_path / "synthetic", "yesno", 200), "yesno")
+    assert synthetic.metrics["accuracy"] > synthetic.trivial["accuracy"]

@@ -21,9 +21,9 @@ from django.db import transaction
 from annotation import services
 from annotation.models import Project, Role, User
 from annotation.task_types import all_task_types
+from demo.corpus import CORPUS, MissingDemoCorpus, corpus_files
 from demo.simulation import simulate_annotators
 
-CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 PASSWORD = "goldset-demo"
 PEOPLE = {
     "manager": Role.MANAGER,
@@ -59,10 +59,13 @@ class Command(BaseCommand):
         unknown = wanted - {t.slug for t in all_task_types()}
         if unknown:
             raise CommandError(f"unknown task type(s): {', '.join(sorted(unknown))}")
-        for task in all_task_types():
-            if wanted and task.slug not in wanted:
-                continue
-            summary["projects"].append(self._project(task.slug, users, Path(options["out"])))
+        seeded = [t.slug for t in all_task_types() if not wanted or t.slug in wanted]
+        try:
+            corpus = {slug: corpus_files(slug) for slug in seeded}
+        except MissingDemoCorpus as exc:
+            raise CommandError(str(exc)) from None
+        for slug in seeded:
+            summary["projects"].append(self._project(slug, corpus[slug], users, Path(options["out"])))
         if options["json"]:
             self.stdout.write(json.dumps(summary, ensure_ascii=False, indent=2))
         else:
@@ -114,7 +117,7 @@ class Command(BaseCommand):
             schema = {**schema, "ontology": json.loads(ontology.read_text(encoding="utf-8"))}
         return schema
 
-    def _project(self, slug: str, users: dict[str, User], out: Path) -> dict[str, Any]:
+    def _project(self, slug: str, corpus: tuple[Path, Path], users: dict[str, User], out: Path) -> dict[str, Any]:
         project, created = self._seed_project(slug, users)
         row: dict[str, Any] = {"project": project.slug, "task_type": slug, "created": created}
         if not created:
@@ -123,7 +126,7 @@ class Command(BaseCommand):
         from datasets_build.services import items_import
 
         imported = {"items": 0, "annotations": 0}
-        for path in (CORPUS / f"{slug}.jsonl", CORPUS / "generated" / f"{slug}.jsonl"):
+        for path in corpus:
             result = items_import(project, path, fmt="jsonl", source="Goldset demo corpus", license="CC-BY-SA-4.0",
                                   user=users["manager"])
             if not result.ok:

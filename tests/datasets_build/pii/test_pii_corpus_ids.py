@@ -23,17 +23,17 @@ from annotation.models import Annotation, Item, Role, User
 from datasets_build.models import ImportStatus
 from exports.models import BUILT, Release
 from tests.builders import client_for
-from tests.datasets_build.pii.test_pii_never_leaves import (
+from tests.datasets_build.pii.leaks import (
+    PLANTED,
     Leaks,
     Needle,
     Team,
-    _json,
-    _spellings,
-    every_log,  # noqa: F401 (a fixture)
+    json_call,
     scan_admin,
     scan_database,
     scan_files,
     scan_routes,
+    spellings,
 )
 
 RATERS = [("email", "hong.gildong77@naver.com"), ("phone", "010-2345-6789")]
@@ -42,7 +42,7 @@ GUIDS = [("phone", "contact-010-9876-5432", "010-9876-5432"), ("email", "mail-le
          ("rrn", "rrn-800101-1234567", "800101-1234567")]
 #: The raw values, in every spelling the scan knows, and an e-mail address's mailbox alone.
 NEEDLES = [Needle(pii_type, value, spelling, form) for pii_type, value in
-           [*RATERS, *((t, v) for t, _, v in GUIDS)] for spelling, form in _spellings(pii_type, value).items()]
+           [*RATERS, *((t, v) for t, _, v in GUIDS)] for spelling, form in spellings(pii_type, value).items()]
 NEEDLES += [Needle("email", value, "mailbox", value.partition("@")[0]) for _, value in RATERS[:1]]
 NEEDLES += [Needle("email", value, "mailbox", value.partition("@")[0]) for t, _, value in GUIDS if t == "email"]
 
@@ -75,25 +75,25 @@ def team(make_user) -> Team:
 
 
 @pytest.mark.django_db
-def test_rater_ids_and_guids_with_pii_never_leave(team, tmp_path, settings, every_log,  # noqa: F811
+def test_rater_ids_and_guids_with_pii_never_leave(team, tmp_path, settings, every_log,
                                                   django_capture_on_commit_callbacks):
     settings.MEDIA_ROOT = str(tmp_path / "media")
     settings.GOLDSET_RELEASE_ROOT = str(tmp_path / "releases")
     manager = client_for(team.manager)
-    project_id = _json(manager, "post", "/api/projects/", {"name": "YNAT ids", "slug": "ynat-ids", "task_type": "tc",
-                                                           "annotators_per_item": 3})["id"]
+    project_id = json_call(manager, "post", "/api/projects/", {"name": "YNAT ids", "slug": "ynat-ids",
+                                                               "task_type": "tc", "annotators_per_item": 3})["id"]
     for user, role in ((team.maintainer, Role.MAINTAINER), (team.annotators[0], Role.ANNOTATOR)):
-        _json(manager, "post", f"/api/projects/{project_id}/members/", {"username": user.username, "role": role})
+        json_call(manager, "post", f"/api/projects/{project_id}/members/", {"username": user.username, "role": role})
     base = f"/api/projects/{project_id}"
     with django_capture_on_commit_callbacks(execute=True):
         response = manager.post(f"{base}/imports/", {"file": SimpleUploadedFile("ynat.json", ynat_corpus()),
                                                      "format": "klue"})
     assert response.status_code == 202, response.content
-    job = _json(manager, "get", f"{base}/imports/{response.json()['id']}/")
+    job = json_call(manager, "get", f"{base}/imports/{response.json()['id']}/")
     assert job["status"] == ImportStatus.SUCCEEDED, job["errors"]
     with django_capture_on_commit_callbacks(execute=True):
-        _json(manager, "get", f"{base}/agreement/")
-    _json(manager, "post", f"{base}/gold/")
+        json_call(manager, "get", f"{base}/agreement/")
+    json_call(manager, "post", f"{base}/gold/")
     out = io.StringIO()
     call_command("build_release", "ynat-ids", "--version", "1.0.0", "--format", "klue,jsonl,csv,parquet",
                  "--check-margin", "-100", "--out", str(tmp_path / "releases"), "--json", stdout=out)
@@ -161,7 +161,6 @@ def test_guids_are_screened_under_the_policy(guid, expected, settings):
 def test_identifiers_the_detectors_skip_hold_no_pii():
     """The shortcut that spares most guids the detectors lets every planted value of every type through."""
     from datasets_build.pii.apply import _MAYBE_PII
-    from tests.datasets_build.pii.test_pii_never_leaves import PLANTED
 
     for pii_type, _, value in PLANTED:
         assert _MAYBE_PII.search(f"id-{value}-1"), (pii_type, value)
