@@ -42,6 +42,7 @@ from .models import (
     content_hash,
 )
 from .project_settings import label_schema_validate, options_validate
+from .services.projects import PROJECT_EDITABLE
 from .task_types import PayloadError
 
 
@@ -115,7 +116,8 @@ class ProjectAdmin(LargeTableAdmin):
 
     def save_model(self, request: HttpRequest, obj: Project, form: forms.ModelForm, change: bool) -> None:
         if change:
-            super().save_model(request, obj, form, change)
+            services.project_update(project=obj, changes={name: form.cleaned_data[name] for name in form.changed_data
+                                                          if name in PROJECT_EDITABLE})
             return
         # A new project gets its guideline v1 (and its creator's membership) from the service.
         created = services.project_create(

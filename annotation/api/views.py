@@ -96,6 +96,10 @@ class ProjectViewSet(viewsets.ModelViewSet):
             description=data.get("description", ""), options=data.get("options"),
         )
 
+    def perform_update(self, serializer: s.ProjectSerializer) -> None:
+        serializer.instance = services.project_update(project=serializer.instance,
+                                                      changes=dict(serializer.validated_data))
+
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         services.project_delete(project=self.get_object())
         return Response(status=status.HTTP_204_NO_CONTENT)

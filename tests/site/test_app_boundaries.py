@@ -157,6 +157,25 @@ def services_imported(source: str) -> list[str]:
     return found
 
 
+#: DRF's generic writes: a view built on these saves or deletes through its serializer or model unless it says
+#: otherwise (one of the named methods).
+DRF_WRITES = {"CreateModelMixin": ("create", "perform_create"), "UpdateModelMixin": ("update", "perform_update"),
+              "DestroyModelMixin": ("destroy", "perform_destroy")}
+
+
+def drf_default_writes(source: str) -> list[str]:
+    """Every DRF view that would leave a write to DRF's own ``serializer.save()`` / ``instance.delete()``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        bases = {base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "") for base in node.bases}
+        mixins = set(DRF_WRITES) if "ModelViewSet" in bases else bases & set(DRF_WRITES)
+        defined = {item.name for item in node.body if isinstance(item, ast.FunctionDef)}
+        found += [f"{node.name}: {mixin}" for mixin in sorted(mixins) if not defined & set(DRF_WRITES[mixin])]
+    return found
+
+
 def _selector_modules() -> list[Path]:
     return sorted(path for app in APPS for path in (ROOT / app).rglob("selectors.py"))
 
@@ -193,6 +212,7 @@ def test_pages_api_tasks_commands_and_assist_write_through_services() -> None:
     for path in modules:
         source = path.read_text(encoding="utf-8")
         assert not orm_writes(source), (path.relative_to(ROOT).as_posix(), orm_writes(source))
+        assert not drf_default_writes(source), (path.relative_to(ROOT).as_posix(), drf_default_writes(source))
 
 
 def test_the_write_finder_sees_the_writes_it_looks_for() -> None:
@@ -210,3 +230,6 @@ def test_the_write_finder_sees_the_writes_it_looks_for() -> None:
     assert services_imported(source) == ["8: services", "8: services.gold_compute"]
     assert services_imported("from annotation import services\nimport exports.services\n") == [
         "1: annotation.services", "2: exports.services"]
+    views = ("class A(viewsets.ModelViewSet):\n    def perform_create(self, s): ...\n"
+             "class B(mixins.CreateModelMixin, GenericViewSet):\n    def create(self, r): ...\n")
+    assert drf_default_writes(views) == ["A: DestroyModelMixin", "A: UpdateModelMixin"]
