@@ -1,6 +1,6 @@
 """Names the dead-code check (.ci/dead_code.py) cannot see used, each with who uses it."""
 
-from annotation.assist import suggestions_clear
+from annotation.services import suggestions_clear
 from config.client_ip import client_ip
 from datasets_build.dedup import shingles
 from exports.baselines.synthetic import write_synthetic_release

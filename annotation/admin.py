@@ -1,8 +1,11 @@
 """Django admin: every model, browsable without N+1 queries.
 
-The admin is an escape hatch for staff, not the workflow, but where a plain model save would break
-an invariant (guideline numbering and the single current version, an item's content hash and payload
-shape) it goes through the same services and task-type validation as the pages and the API.
+The admin is an escape hatch for staff, not the workflow. Where a plain model save would break an
+invariant it either goes through the same services and task-type validation as the pages and the API
+(a new project or guideline version, an item's content hash and payload shape) or is read-only
+(``admin_base.ReadOnlyAdmin``): assignments, queue slots, annotations, suggestions, flags, memberships
+and the audit trail are written only by the services that keep the queue's counters, the last-manager
+rule and the audit trail consistent. docs/ARCHITECTURE.md ("The admin") lists every model's decision.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from rest_framework.authtoken.admin import TokenAdmin
 from rest_framework.authtoken.models import TokenProxy
 
 from . import services
-from .admin_base import LargeTableAdmin, LargeTableAdminMixin
+from .admin_base import LargeTableAdmin, LargeTableAdminMixin, ReadOnlyAdmin, ViewAndDeleteAdmin
 from .models import (
     Annotation,
     Assignment,
@@ -39,6 +42,7 @@ from .models import (
     content_hash,
 )
 from .project_settings import label_schema_validate, options_validate
+from .services.projects import PROJECT_EDITABLE
 from .task_types import PayloadError
 
 
@@ -47,13 +51,31 @@ class GoldsetUserAdmin(LargeTableAdminMixin, UserAdmin):
     list_display = ("username", "email", "first_name", "last_name", "is_staff", "is_active", "is_imported")
     list_filter = ("is_imported", "is_staff", "is_superuser", "is_active", "groups")
     fieldsets = (*UserAdmin.fieldsets, (_("Goldset"), {"fields": ("is_imported",)}))
+    # A corpus's imported annotator is made by the import (its save locks the account); a person's account
+    # turned into one, or back, would mix corpus labels with people's work.
+    readonly_fields = ("is_imported",)
+
+    def has_delete_permission(self, request: HttpRequest, obj: User | None = None) -> bool:
+        # Deleting a user cascades to their leased assignments, which the queue's slot counters still count;
+        # deactivate the account instead (its leases run out and return to the queue).
+        return False
 
 
 class MembershipInline(admin.TabularInline):
+    """Shown, not edited: members change through the project's members page or API (see MembershipAdmin)."""
+
     model = Membership
     extra = 0
-    autocomplete_fields = ("user",)
-    readonly_fields = ("created_at",)
+    readonly_fields = ("user", "role", "created_at")
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
 
 
 class ProjectAdminForm(forms.ModelForm):
@@ -88,6 +110,25 @@ class ProjectAdmin(LargeTableAdmin):
     list_select_related = ("created_by",)
     inlines = (MembershipInline,)
 
+    def get_readonly_fields(self, request: HttpRequest, obj: Project | None = None) -> tuple[str, ...]:
+        # Items, annotations and gold are shaped by the task type: it is chosen once, when the project is made.
+        return (*self.readonly_fields, "task_type") if obj is not None else self.readonly_fields
+
+    def save_model(self, request: HttpRequest, obj: Project, form: forms.ModelForm, change: bool) -> None:
+        if change:
+            services.project_update(project=obj, changes={name: form.cleaned_data[name] for name in form.changed_data
+                                                          if name in PROJECT_EDITABLE})
+            return
+        # A new project gets its guideline v1 (and its creator's membership) from the service.
+        created = services.project_create(
+            name=obj.name, slug=obj.slug, task_type=obj.task_type, created_by=request.user,
+            annotators_per_item=obj.annotators_per_item, label_schema=obj.label_schema or None,
+            description=obj.description, options=obj.options or None,
+        )
+        obj.pk, obj.created_by, obj.created_at = created.pk, created.created_by, created.created_at
+        obj.label_schema, obj.options = created.label_schema, created.options
+        obj._state.adding = False
+
     def has_delete_permission(self, request: HttpRequest, obj: Project | None = None) -> bool:
         # The confirmation page would list every item, assignment and annotation of the project (unbounded);
         # projects are deleted through the API or the service, which refuse annotated ones.
@@ -95,7 +136,10 @@ class ProjectAdmin(LargeTableAdmin):
 
 
 @admin.register(Membership)
-class MembershipAdmin(LargeTableAdmin):
+class MembershipAdmin(ReadOnlyAdmin):
+    """Read-only: ``services.membership_set`` / ``membership_remove`` keep a manager on every project, keep
+    imported annotators out, and return a removed annotator's leases to the queue."""
+
     list_display = ("user", "project", "role", "created_at")
     list_filter = ("role", "project")
     search_fields = ("user__username", "project__name", "project__slug")
@@ -113,6 +157,11 @@ class GuidelineAdmin(LargeTableAdmin):
     autocomplete_fields = ("project",)
     list_select_related = ("project", "created_by")
     actions = ("publish",)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Guideline | None = None) -> bool:
+        # Versions are the project's history (annotations and acknowledgements name them); a draft nobody
+        # wants is superseded by the next version.
+        return False
 
     def get_readonly_fields(self, request: HttpRequest, obj: Guideline | None = None) -> tuple[str, ...]:
         if obj is not None and obj.is_published:
@@ -145,7 +194,9 @@ class GuidelineAdmin(LargeTableAdmin):
 
 
 @admin.register(GuidelineAcknowledgement)
-class GuidelineAcknowledgementAdmin(LargeTableAdmin):
+class GuidelineAcknowledgementAdmin(ViewAndDeleteAdmin):
+    """An acknowledgement is the annotator's own statement: never made here; deleting one asks again."""
+
     list_display = ("user", "guideline", "acknowledged_at")
     list_filter = ("guideline__project",)
     search_fields = ("user__username",)
@@ -194,9 +245,14 @@ class ItemAdmin(LargeTableAdmin):
     list_display = ("__str__", "project", "split", "screening_status", "source", "is_gold_check", "created_at")
     list_filter = ("project", "split", "screening_status", "source", "is_gold_check")
     search_fields = ("external_id",)
-    readonly_fields = ("content_hash", "created_at", "pii_findings")
+    # Screening decisions and gold / attention items go through their services (audited; a gold item gets
+    # its known answer); an item stays in its project, whose queue slots and annotations it shares.
+    readonly_fields = ("content_hash", "created_at", "pii_findings", "screening_status", "is_gold_check")
     autocomplete_fields = ("project",)
     list_select_related = ("project", "source")
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Item | None = None) -> tuple[str, ...]:
+        return (*self.readonly_fields, "project") if obj is not None else self.readonly_fields
 
     def save_model(self, request: HttpRequest, obj: Item, form: forms.ModelForm, change: bool) -> None:
         # Deduplication relies on the hash matching the text, so it follows every payload edit.
@@ -205,7 +261,9 @@ class ItemAdmin(LargeTableAdmin):
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(LargeTableAdmin):
+class AssignmentAdmin(ReadOnlyAdmin):
+    """Read-only: a status or lease changed here would leave the item's ``QueueSlot.live`` count wrong."""
+
     list_display = ("item", "annotator", "stage", "status", "lease_expires_at", "updated_at")
     list_filter = ("status", "stage", "item__project")
     search_fields = ("item__external_id", "annotator__username")
@@ -216,7 +274,7 @@ class AssignmentAdmin(LargeTableAdmin):
 
 
 @admin.register(QueueSlot)
-class QueueSlotAdmin(LargeTableAdmin):
+class QueueSlotAdmin(ReadOnlyAdmin):
     """Read-only: the counter is maintained by the queue services; an edit here would break k."""
 
     list_display = ("item", "project", "stage", "live", "priority")
@@ -224,15 +282,12 @@ class QueueSlotAdmin(LargeTableAdmin):
     search_fields = ("item__external_id",)
     list_select_related = ("item", "project")
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
 
 @admin.register(Annotation)
-class AnnotationAdmin(LargeTableAdmin):
+class AnnotationAdmin(ReadOnlyAdmin):
+    """Read-only: ``services.annotation_submit`` validates, audits and counts them (imported ones hold
+    queue places)."""
+
     list_display = ("item", "annotator", "stage", "imported", "suggestion_shown", "suggestion_accepted", "guideline",
                     "created_at")
     list_filter = ("item__project", "stage", "imported", "suggestion_shown", "suggestion_accepted")
@@ -244,8 +299,9 @@ class AnnotationAdmin(LargeTableAdmin):
 
 
 @admin.register(Suggestion)
-class SuggestionAdmin(LargeTableAdmin):
-    """Read-mostly: suggestions come from the suggester (a retraining or an uploaded file), never by hand."""
+class SuggestionAdmin(ReadOnlyAdmin):
+    """Read-only: suggestions come from the suggester (a retraining or an uploaded file), and an annotation
+    records the one it was shown."""
 
     list_display = ("item", "stage", "model_version", "source", "confidence", "uncertainty", "is_current",
                     "created_at")
@@ -257,7 +313,10 @@ class SuggestionAdmin(LargeTableAdmin):
 
 
 @admin.register(Flag)
-class FlagAdmin(LargeTableAdmin):
+class FlagAdmin(ReadOnlyAdmin):
+    """Read-only: raising a flag takes the item out of the queue and resolving it puts it back
+    (``services.flag_create`` / ``flag_resolve``, and the screening review)."""
+
     list_display = ("item", "kind", "resolution", "user", "created_at", "resolved_by", "resolved_at")
     list_filter = ("kind", "resolution", "item__project")
     search_fields = ("item__external_id", "note", "resolution_note")
@@ -278,22 +337,13 @@ class DraftAdmin(LargeTableAdmin):
 
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(LargeTableAdmin):
+class AuditEventAdmin(ReadOnlyAdmin):
     """Read-only: the trail is written by the services and never edited."""
 
     list_display = ("at", "project", "actor", "object_type", "object_id", "action")
     list_filter = ("object_type", "action", "project")
     search_fields = ("actor__username",)
     list_select_related = ("project", "actor")
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: AuditEvent | None = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: AuditEvent | None = None) -> bool:
-        return False
 
 
 # DRF's token admin, bounded like ours (one token per user: as many rows as users).

@@ -71,3 +71,29 @@ class LargeTableAdminMixin:
 
 class LargeTableAdmin(LargeTableAdminMixin, admin.ModelAdmin):
     pass
+
+
+class ReadOnlyAdmin(LargeTableAdmin):
+    """Rows the services write and keep consistent with others (the queue's slot counters, the audit trail,
+    gold versions, releases): staff may list and view them, never add, change or delete them here, where a
+    plain save would skip the service that keeps the invariant (docs/ARCHITECTURE.md, "The admin")."""
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class ViewAndDeleteAdmin(LargeTableAdmin):
+    """Rows nobody edits by hand but whose deletion is harmless (the row is derived, or asked for again):
+    list, view and delete only."""
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

@@ -1,19 +1,19 @@
 """Admin for the agreement, gold and adjudication models (imported by ``annotation/admin.py``).
 
-Gold decisions are made on the adjudication page, which locks and versions them; here they can be
-inspected, and corrected by a superuser in an emergency.
+Gold decisions are made on the adjudication page, which locks, versions and audits them; here they are
+inspected only. A cached agreement report may be deleted (the next request computes it again).
 """
 
 from __future__ import annotations
 
 from django.contrib import admin
 
-from .admin_base import LargeTableAdmin
+from .admin_base import ReadOnlyAdmin, ViewAndDeleteAdmin
 from .models import Adjudication, AgreementReport, GoldLabel
 
 
 @admin.register(AgreementReport)
-class AgreementReportAdmin(LargeTableAdmin):
+class AgreementReportAdmin(ViewAndDeleteAdmin):
     list_display = ("project", "status", "progress", "annotation_count", "seconds", "created_at", "finished_at")
     list_filter = ("status", "project")
     readonly_fields = ("created_at", "finished_at", "task_id", "seconds")
@@ -21,7 +21,7 @@ class AgreementReportAdmin(LargeTableAdmin):
 
 
 @admin.register(GoldLabel)
-class GoldLabelAdmin(LargeTableAdmin):
+class GoldLabelAdmin(ReadOnlyAdmin):
     list_display = ("item", "status", "rule", "annotation_count", "version", "updated_at")
     list_filter = ("status", "rule", "item__project")
     search_fields = ("item__external_id",)
@@ -31,7 +31,7 @@ class GoldLabelAdmin(LargeTableAdmin):
 
 
 @admin.register(Adjudication)
-class AdjudicationAdmin(LargeTableAdmin):
+class AdjudicationAdmin(ReadOnlyAdmin):
     list_display = ("item", "decided_by", "previous_status", "decided_at")
     list_filter = ("item__project",)
     search_fields = ("item__external_id", "reason")

@@ -10,7 +10,7 @@ class AnnotationConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_save
 
-        from .api.authentication import tokens_revoke_on_password_change
+        from .services import tokens_revoke_on_password_change
 
         post_save.connect(tokens_revoke_on_password_change, sender=self.get_model("User"),
                           dispatch_uid="annotation.tokens_revoke_on_password_change")

@@ -2,8 +2,8 @@
 
 A project's suggester (its baseline retrained on the current gold, or an uploaded predictions file — both
 built in ``exports.assist``) writes :class:`~annotation.models.Suggestion` rows through
-:func:`suggestions_replace`. When an annotator is handed an item, :func:`suggestion_for` decides once per
-assignment whether it shows the item's current suggestion:
+``services.suggestions_replace``. When an annotator is handed an item, ``services.suggestion_decide``
+decides once per assignment, by :func:`arm_decision`, whether it shows the item's current suggestion:
 
 - never when the project's ``assist.show`` option is off, in a writing stage, or on a gold / attention item
   (its answers score the annotators, so they must be the annotator's own);
@@ -16,20 +16,20 @@ with the ``none`` arm already (:func:`initial_arm`), so an unassisted project sp
 The decision and the suggestion shown are stored on the assignment, so a reload shows the same thing and
 :func:`submission_fields` compares the submitted payload with exactly what the annotator saw.
 
-This module never imports the queue internals (``selectors.eligible_items``, ``services.assignment_next``):
-the API calls it after the queue has chosen the assignment.
+This module reads and decides; every write (settings, the arm of an assignment, suggestions, the queue's
+priorities) is in ``annotation/services/suggestions.py``. It never imports the queue internals
+(``selectors.eligible_items``, ``services.assignment_next``): the API asks after the queue has chosen the
+assignment.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from django.db import transaction
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Q
 
 from .models import (
     Annotation,
@@ -41,7 +41,6 @@ from .models import (
     Suggestion,
     SuggestionArm,
 )
-from .task_types import PayloadError
 
 #: The key of the assist settings in ``Project.options``.
 OPTIONS_KEY = "assist"
@@ -107,7 +106,7 @@ def assist_settings(project: Project) -> AssistSettings:
         return AssistSettings()
 
 
-def _validated(changes: dict[str, Any]) -> dict[str, Any]:
+def settings_validated(changes: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in changes.items():
         if key not in _EDITABLE:
@@ -141,28 +140,6 @@ def _validated(changes: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _write(project: Project, settings: AssistSettings) -> None:
-    options = dict(project.options or {})
-    data = settings.as_dict()
-    options["queue_order"] = data.pop("queue_order")
-    options[OPTIONS_KEY] = data
-    Project.objects.filter(pk=project.pk).update(options=options)
-    project.options = options
-
-
-@transaction.atomic
-def assist_settings_update(*, project: Project, **changes: Any) -> AssistSettings:
-    """Change the project's assist settings (validated); returns the new settings."""
-    locked = Project.objects.select_for_update().get(pk=project.pk)
-    before = assist_settings(locked)
-    settings = replace(before, **_validated(changes))
-    _write(locked, settings)
-    project.options = locked.options
-    if settings.queue_order == "uncertainty" and before.queue_order != "uncertainty":
-        transaction.on_commit(lambda: queue_priorities_refresh(project))
-    return settings
-
-
 # -- which assignment shows a suggestion --------------------------------------------------------------
 
 
@@ -193,25 +170,13 @@ def _never_shown(project: Project, stage: str) -> bool:
 
 def initial_arm(project: Project, stage: str) -> str:
     """The arm a new assignment starts with: ``none`` when :func:`_never_shown` decides it without looking
-    at the item (no query, and :func:`suggestion_for` has nothing left to do), else undecided."""
+    at the item (no query, and ``services.suggestion_decide`` has nothing left to do), else undecided."""
     return SuggestionArm.NONE if _never_shown(project, stage) else SuggestionArm.UNDECIDED
 
 
-def suggestion_for(assignment: Assignment) -> Suggestion | None:
-    """The suggestion this assignment shows, deciding (once, under a row lock) when it is new."""
-    if assignment.suggestion_arm != SuggestionArm.UNDECIDED:
-        return assignment.suggestion if assignment.suggestion_arm == SuggestionArm.ASSISTED else None
-    with transaction.atomic():
-        locked = Assignment.objects.select_for_update().select_related("item", "item__project").get(pk=assignment.pk)
-        if locked.suggestion_arm == SuggestionArm.UNDECIDED:
-            arm, suggestion = _decide(locked)
-            locked.suggestion_arm, locked.suggestion = arm, suggestion
-            locked.save(update_fields=["suggestion_arm", "suggestion", "updated_at"])
-    assignment.suggestion_arm, assignment.suggestion = locked.suggestion_arm, locked.suggestion
-    return locked.suggestion if locked.suggestion_arm == SuggestionArm.ASSISTED else None
-
-
-def _decide(assignment: Assignment) -> tuple[str, Suggestion | None]:
+def arm_decision(assignment: Assignment) -> tuple[str, Suggestion | None]:
+    """The arm of an undecided assignment and the suggestion it shows (``services.suggestion_decide``
+    stores them)."""
     item = assignment.item
     project = item.project
     if _never_shown(project, assignment.stage) or is_gold_item(item):
@@ -245,7 +210,7 @@ def submission_fields(assignment: Assignment, normalised: dict[str, Any], projec
             "suggestion_parts": project.task.suggestion_parts(suggestion.payload, normalised)}
 
 
-# -- storing suggestions (the suggester's write path) ------------------------------------------------------
+# -- what the suggester hands to ``services.suggestions_replace`` ------------------------------------------
 
 
 @dataclass
@@ -256,138 +221,6 @@ class SuggestionRow:
     confidence: float | None = None
     uncertainty: float | None = None
     detail: dict[str, Any] = field(default_factory=dict)
-
-
-def _clip(value: float | None) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return None if not math.isfinite(value) else min(1.0, max(0.0, value))
-
-
-def _unreferenced(qs: QuerySet[Suggestion]) -> QuerySet[Suggestion]:
-    return qs.exclude(Exists(Assignment.objects.filter(suggestion=OuterRef("pk")))).exclude(
-        Exists(Annotation.objects.filter(suggestion=OuterRef("pk"))))
-
-
-def _chunks(rows: Iterable[SuggestionRow], size: int) -> Iterator[list[SuggestionRow]]:
-    chunk: list[SuggestionRow] = []
-    for row in rows:
-        chunk.append(row)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
-@transaction.atomic
-def suggestions_replace(*, project: Project, rows: Iterable[SuggestionRow], model_version: str, source: str,
-                        trained_on: int | None = None) -> dict[str, Any]:
-    """Make ``model_version`` the project's current suggestions (one per item and stage).
-
-    Every payload is validated like an annotator's (an invalid one is left out and counted); gold /
-    attention items and writing stages are left out. Superseded suggestions no assignment or annotation
-    refers to are deleted. Idempotent: writing the same version again replaces it.
-    """
-    if source not in SOURCES:
-        raise AssistError(f"source must be one of {', '.join(SOURCES)}", field="source")
-    if not model_version or len(model_version) > 120:
-        raise AssistError("model_version must be 1–120 characters", field="model_version")
-    locked = Project.objects.select_for_update().get(pk=project.pk)
-    task = locked.task
-    stages = set(task.suggestion_stages)
-    schema = locked.label_schema or {}
-    known = set(GoldLabel.objects.filter(item__project=locked, status=GoldStatus.KNOWN)
-                .values_list("item_id", flat=True))
-    counts = {"stored": 0, "invalid": 0, "skipped_gold": 0, "skipped_stage": 0, "unknown_item": 0}
-    errors: list[str] = []
-
-    Suggestion.objects.filter(item__project=locked, is_current=True).update(is_current=False)
-    _unreferenced(Suggestion.objects.filter(item__project=locked, model_version=model_version)).delete()
-    existing = set(Suggestion.objects.filter(item__project=locked, model_version=model_version)
-                   .values_list("item_id", "stage"))
-    seen: set[tuple[int, str]] = set()
-    for chunk in _chunks(rows, 1000):
-        items = {i.pk: i for i in Item.objects.filter(project=locked, pk__in=[r.item_id for r in chunk])
-                 .only("id", "payload", "is_gold_check")}
-        new = []
-        for row in chunk:
-            item = items.get(row.item_id)
-            if item is None:
-                counts["unknown_item"] += 1
-                continue
-            if row.stage not in stages:
-                counts["skipped_stage"] += 1
-                continue
-            if item.is_gold_check or item.pk in known:
-                counts["skipped_gold"] += 1
-                continue
-            if (item.pk, row.stage) in seen:
-                continue
-            try:
-                payload = task.validate_annotation(row.payload, item=item.payload, schema=schema, stage=row.stage)
-            except PayloadError as error:
-                counts["invalid"] += 1
-                if len(errors) < 20:
-                    errors.append(f"item {item.pk}: {error}")
-                continue
-            seen.add((item.pk, row.stage))
-            if (item.pk, row.stage) in existing:
-                continue  # a referenced row of this version from an earlier attempt: re-marked current below
-            new.append(Suggestion(item=item, stage=row.stage, payload=payload, confidence=_clip(row.confidence),
-                                  uncertainty=_clip(row.uncertainty), detail=row.detail or {},
-                                  model_version=model_version, source=source, is_current=False))
-        Suggestion.objects.bulk_create(new, batch_size=1000)
-    current = Suggestion.objects.filter(item__project=locked, model_version=model_version)
-    current.update(is_current=True)
-    counts["stored"] = len(seen)
-    _unreferenced(Suggestion.objects.filter(item__project=locked, is_current=False)).delete()
-    settings = replace(assist_settings(locked), model_version=model_version, source=source,
-                       trained_on=assist_settings(locked).trained_on if trained_on is None else int(trained_on))
-    _write(locked, settings)
-    project.options = locked.options
-    # The queue's priorities follow after commit, in short transactions of their own (see below).
-    transaction.on_commit(lambda: queue_priorities_refresh(project))
-    return {**counts, "errors": errors, "model_version": model_version}
-
-
-@transaction.atomic
-def suggestions_clear(*, project: Project) -> int:
-    """Withdraw the project's suggestions: none is current any more (those already shown stay on record)."""
-    Project.objects.select_for_update().get(pk=project.pk)
-    n = Suggestion.objects.filter(item__project=project, is_current=True).update(is_current=False)
-    _unreferenced(Suggestion.objects.filter(item__project=project, is_current=False)).delete()
-    transaction.on_commit(lambda: queue_priorities_refresh(project))
-    return n
-
-
-# -- the uncertainty-first queue order ------------------------------------------------------------------------
-
-#: Items per priority update: each chunk is its own short transaction, so the queue's slot rows are never
-#: held locked for long (the take skips locked slots, and would otherwise find nothing to hand out).
-PRIORITY_CHUNK = 500
-
-
-def queue_priorities_refresh(project: Project) -> int:
-    """Give the queue's ``"uncertainty"`` order its keys: each item's priority is its current suggestion's
-    uncertainty (least sure first); items without one get none and come last. Returns slots updated.
-
-    The queue (``services.queue_priority_set`` and the slot index) is the queue's own; this only feeds it.
-    """
-    from .models import QueueSlot
-    from .services import queue_priority_set
-
-    priorities: dict[int, float | None] = dict.fromkeys(
-        QueueSlot.objects.filter(project=project, priority__isnull=False).values_list("item_id", flat=True))
-    priorities.update(Suggestion.objects.filter(item__project=project, is_current=True)
-                      .values_list("item_id", "uncertainty"))
-    ids = sorted(priorities)
-    updated = 0
-    for start in range(0, len(ids), PRIORITY_CHUNK):
-        with transaction.atomic():
-            updated += queue_priority_set(project, {i: priorities[i] for i in ids[start:start + PRIORITY_CHUNK]})
-    return updated
 
 
 # -- reads ----------------------------------------------------------------------------------------------

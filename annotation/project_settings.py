@@ -74,12 +74,12 @@ def _gold_on_failure(value: Any) -> str | None:
 
 
 def _assist(value: Any) -> str | None:
-    from .assist import AssistError, _validated
+    from .assist import AssistError, settings_validated
 
     if not isinstance(value, dict):
         return _("must be an object of assist settings; got %(value)r") % {"value": value}
     try:
-        _validated(value)
+        settings_validated(value)
     except AssistError as bad:
         return f"{bad.field}: {bad}" if bad.field else str(bad)
     return None

@@ -1,14 +1,15 @@
-"""Admin views of import jobs and near duplicates (read-mostly: imports are made through the pipeline)."""
+"""Admin views of import jobs and near duplicates, read-only: imports are made and tracked through the
+pipeline, and near-duplicate groups are built by it (union-find over the whole project)."""
 
 from django.contrib import admin
 
-from annotation.admin_base import LargeTableAdmin
+from annotation.admin_base import ReadOnlyAdmin
 
 from .models import ImportJob, NearDuplicate
 
 
 @admin.register(ImportJob)
-class ImportJobAdmin(LargeTableAdmin):
+class ImportJobAdmin(ReadOnlyAdmin):
     list_display = ("id", "project", "file_name", "format", "status", "items_written", "created_by", "created_at")
     list_filter = ("status", "format")
     search_fields = ("file_name", "project__slug")
@@ -17,7 +18,7 @@ class ImportJobAdmin(LargeTableAdmin):
 
 
 @admin.register(NearDuplicate)
-class NearDuplicateAdmin(LargeTableAdmin):
+class NearDuplicateAdmin(ReadOnlyAdmin):
     list_display = ("id", "project", "group", "item", "duplicate_of", "similarity")
     list_filter = ("project",)
     list_select_related = ("project", "item", "duplicate_of")

@@ -36,7 +36,6 @@ from annotation.models import Flag, Item, Project, Source, User
 
 from . import bulk, dedup
 from .interop import READERS as INTEROP_READERS
-from .licenses import normalise_spdx
 from .models import MinHashBand, NearDuplicate
 from .pii import PiiPolicy
 from .pii.pseudonymize import pii_salt
@@ -638,19 +637,3 @@ def _klue_format_error() -> type[Exception]:
     from .klue_formats import FormatError
 
     return FormatError
-
-
-def source_for(*, name: str, license: str, project: Project, fmt: str, file_name: str) -> Source:
-    """The project's Source of that name (created with its licence on first use), or a default."""
-    spdx = normalise_spdx(license) if license else ""
-    if not name:
-        name = "KLUE" if fmt == "klue" else f"{project.slug}:{file_name}"
-        spdx = spdx or ("CC-BY-SA-4.0" if fmt == "klue" else "NOASSERTION")
-    source = Source.objects.filter(project=project, name=name).first()
-    if source is None:
-        return Source.objects.create(project=project, name=name, license=spdx or "NOASSERTION",
-                                     provenance=f"imported from {file_name}")
-    if spdx and source.license != spdx:
-        raise RecordError(0, "license", f"source {name!r} is already registered under {source.license}, not {spdx}; "
-                                        f"use that licence or another source name")
-    return source

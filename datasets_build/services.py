@@ -30,10 +30,11 @@ from config.jobs import DATABASE_LOST, drop_connection, error_summary
 from config.storage import UploadTooLarge, upload_delete, upload_local, upload_save
 
 from . import selectors
+from .licenses import normalise_spdx
 from .models import ImportJob, ImportStatus
 from .pii import resolve_policy
 from .pii.redact import redact_message
-from .pipeline import DUPLICATE_POLICIES, FORMATS, ImportPipeline, ImportStopped, Progress, source_for
+from .pipeline import DUPLICATE_POLICIES, FORMATS, ImportPipeline, ImportStopped, Progress
 from .readers import ENCODINGS, RecordError
 
 #: File name endings accepted per format (the reader decides whether the content really is that format).
@@ -117,7 +118,7 @@ def items_import(
         return result
     try:
         with transaction.atomic():
-            result.source = source_for(name=source, license=license, project=project, fmt=fmt,
+            result.source = source_ensure(name=source, license=license, project=project, fmt=fmt,
                                        file_name=path.name)
             pipeline = ImportPipeline(project=project, path=path, fmt=fmt, source=result.source, policy=policy,
                                       encoding=encoding, duplicates=duplicates, on_progress=on_progress)
@@ -141,6 +142,23 @@ def items_import(
         result.progress = Progress(read=error.read)
         result.source = None
     return result
+
+
+def source_ensure(*, name: str, license: str, project: Project, fmt: str, file_name: str) -> Source:
+    """The project's Source of that name (created with its licence on first use), or a default; a licence
+    other than the one the source was registered under is refused."""
+    spdx = normalise_spdx(license) if license else ""
+    if not name:
+        name = "KLUE" if fmt == "klue" else f"{project.slug}:{file_name}"
+        spdx = spdx or ("CC-BY-SA-4.0" if fmt == "klue" else "NOASSERTION")
+    source = Source.objects.filter(project=project, name=name).first()
+    if source is None:
+        return Source.objects.create(project=project, name=name, license=spdx or "NOASSERTION",
+                                     provenance=f"imported from {file_name}")
+    if spdx and source.license != spdx:
+        raise RecordError(0, "license", f"source {name!r} is already registered under {source.license}, not {spdx}; "
+                                        f"use that licence or another source name")
+    return source
 
 
 def _check_options(fmt: str, encoding: str, duplicates: str) -> None:

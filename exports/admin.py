@@ -3,20 +3,9 @@ pipeline (build_release, the release pages, the API), and a published release mu
 
 from django.contrib import admin
 
-from annotation.admin_base import LargeTableAdmin
+from annotation.admin_base import ReadOnlyAdmin
 
 from .models import ItemSplit, RaterId, Release, ReleaseFile, SuggesterRun
-
-
-class ReadOnlyAdmin(LargeTableAdmin):
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 class ReleaseFileInline(admin.TabularInline):

@@ -15,12 +15,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import assist as annotation_assist
+from annotation import services as annotation_services
 from annotation.api.parsers import CheckedJSONParser
 from annotation.api.views import ProjectScoped
 from annotation.models import Project
 from annotation.permissions import CURATE, MANAGE
 
-from . import assist
+from . import assist, services
 from .models import SuggesterRun
 
 
@@ -75,7 +76,7 @@ class SuggesterView(ProjectScoped, APIView):
     def patch(self, request: Request, project_pk: int) -> Response:
         if not isinstance(request.data, dict):
             return Response({"detail": "send a JSON object of settings", "code": "invalid"}, status=400)
-        annotation_assist.assist_settings_update(project=self.project, **dict(request.data))
+        annotation_services.assist_settings_update(project=self.project, **dict(request.data))
         return Response(overview(self.project))
 
 
@@ -86,7 +87,7 @@ class SuggesterTrainView(ProjectScoped, APIView):
 
     @extend_schema(request=None, responses={202: SuggesterRunSerializer})
     def post(self, request: Request, project_pk: int) -> Response:
-        run = assist.suggester_request(project=self.project, user=request.user)
+        run = services.suggester_request(project=self.project, user=request.user)
         run.refresh_from_db()
         return Response(SuggesterRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
@@ -104,7 +105,7 @@ class SuggesterUploadView(ProjectScoped, APIView):
         serializer = PredictionsUploadSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        run = assist.predictions_upload(project=self.project, upload=data["file"], file_name=data["file"].name,
+        run = services.predictions_upload(project=self.project, upload=data["file"], file_name=data["file"].name,
                                         fmt=data["format"], user=request.user, model=data["model"])
         run.refresh_from_db()
         return Response(SuggesterRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)

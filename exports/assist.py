@@ -1,9 +1,11 @@
 """The project's suggester: its baseline retrained on the current gold, or an uploaded predictions file.
 
-Both end in ``annotation.assist.suggestions_replace`` (the annotation app owns the Suggestion rows; this
-module owns training and file parsing, since the baselines and the KLUE readers live on this side).
+Both end in ``annotation.services.suggestions_replace`` (the annotation app owns the Suggestion rows; this
+module owns training and file parsing, since the baselines and the KLUE readers live on this side). A run is
+requested, and its status and results recorded, by ``exports.services`` (``suggester_request``,
+``predictions_upload``, ``suggester_run_update``); this module writes nothing itself.
 
-Retraining (:func:`suggester_request` → Celery ``exports.suggester_run`` → :func:`suggester_run`):
+Retraining (``services.suggester_request`` → Celery ``exports.suggester_run`` → :func:`suggester_run`):
 
 1. every item with a usable gold label becomes a KLUE record (``TaskType.build_record``, as a release
    builds it); at least ``MIN_GOLD`` are needed;
@@ -14,7 +16,7 @@ Retraining (:func:`suggester_request` → Celery ``exports.suggester_run`` → :
 4. the predictions become suggestions of a new model version, written in one transaction — annotators
    keep working meanwhile (the job runs on a worker; readers never wait for it).
 
-An upload (:func:`predictions_upload`) is a KLUE file of the task (records matched to items by guid) or
+An upload (``services.predictions_upload``) is a KLUE file of the task (records matched to items by guid) or
 JSONL with one ``{"external_id" | "item", "payload", "confidence"?, "uncertainty"?}`` per line, the
 payload in the task's annotation shape.
 """
@@ -24,25 +26,25 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
-import secrets
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
-from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation import assist
+from annotation import services as annotation_services
 from annotation.assist import SuggestionRow
 from annotation.gold.selectors import open_flag_items, release_exclusion
-from annotation.models import USABLE_GOLD, GoldLabel, GoldStatus, Item, Project, ScreeningStatus, User
+from annotation.gold.services import gold_compute
+from annotation.models import USABLE_GOLD, GoldLabel, GoldStatus, Item, Project, ScreeningStatus
 from annotation.services import ServiceError
 from annotation.task_types import PayloadError, TaskType
 from config.storage import upload_delete, upload_local
 
-from . import selectors
+from . import selectors, services
 from .models import SuggesterRun, SuggesterRunKind, SuggesterRunStatus
 
 logger = logging.getLogger(__name__)
@@ -185,49 +187,17 @@ def _rows(project: Project, model: Any, report: Progress) -> Iterator[Suggestion
 # -- the job -----------------------------------------------------------------------------------------------
 
 
-def _update(run: SuggesterRun, **fields: Any) -> None:
-    for name, value in fields.items():
-        setattr(run, name, value)
-    SuggesterRun.objects.filter(pk=run.pk).update(**fields)
-
-
-def suggester_request(*, project: Project, user: User | None = None, trigger: str = "manual") -> SuggesterRun:
-    """Queue a retraining of the project's baseline (after commit). A queued or running retraining is
-    returned instead of starting a second one."""
-    from .baselines import ReleaseError, get_baseline
-    from .tasks import suggester_run_task
-
-    try:
-        get_baseline(project.task_type)
-    except ReleaseError:
-        raise ServiceError(f"no baseline for task {project.task_type!r}", field="task_type") from None
-    with transaction.atomic():
-        Project.objects.select_for_update().get(pk=project.pk)
-        running = SuggesterRun.objects.filter(project=project, kind=SuggesterRunKind.TRAIN, status__in=[
-            SuggesterRunStatus.QUEUED, SuggesterRunStatus.RUNNING]).first()
-        if running is not None:
-            return running
-        run = SuggesterRun.objects.create(project=project, kind=SuggesterRunKind.TRAIN, trigger=trigger,
-                                          requested_by=user, progress_note="queued")
-        transaction.on_commit(lambda: _enqueue(suggester_run_task, run))
-    return run
-
-
-def _enqueue(task: Any, run: SuggesterRun) -> None:
-    result = task.apply_async(args=[run.pk], task_id=f"suggester-{run.pk}-{secrets.token_hex(4)}")
-    SuggesterRun.objects.filter(pk=run.pk, task_id="").update(task_id=result.id)
-
-
 def suggester_run(run_id: int, *, progress: Progress | None = None) -> SuggesterRun:
     """Run a queued retraining or upload (the Celery task). A finished run is returned as is; a run whose
     worker died is started over (writing the same model version again replaces it)."""
     run = SuggesterRun.objects.select_related("project").get(pk=run_id)
     if run.is_finished:
         return run
-    _update(run, status=SuggesterRunStatus.RUNNING, started_at=timezone.now(), progress=1, progress_note="starting")
+    services.suggester_run_update(run, status=SuggesterRunStatus.RUNNING, started_at=timezone.now(), progress=1,
+                                  progress_note="starting")
 
     def report(percent: int, note: str) -> None:
-        _update(run, progress=max(1, min(99, int(percent))), progress_note=note[:200])
+        services.suggester_run_update(run, progress=max(1, min(99, int(percent))), progress_note=note[:200])
         if progress is not None:
             progress(percent, note)
 
@@ -240,11 +210,13 @@ def suggester_run(run_id: int, *, progress: Progress | None = None) -> Suggester
         logger.exception("suggester run %s of %s failed", run.pk, run.project.slug)
         message = error.message if isinstance(error, ServiceError | assist.AssistError) else (
             f"{type(error).__name__}: {error}")
-        _update(run, status=SuggesterRunStatus.FAILED, error=message[:4000], finished_at=timezone.now())
+        services.suggester_run_update(run, status=SuggesterRunStatus.FAILED, error=message[:4000],
+                                      finished_at=timezone.now())
         return run
     finally:
         upload_delete(run.stored_path)
-    _update(run, status=SuggesterRunStatus.DONE, progress=100, progress_note="done", finished_at=timezone.now())
+    services.suggester_run_update(run, status=SuggesterRunStatus.DONE, progress=100, progress_note="done",
+                                  finished_at=timezone.now())
     if progress is not None:
         progress(100, "done")
     return run
@@ -256,7 +228,7 @@ def _train(run: SuggesterRun, report: Progress) -> None:
     project = run.project
     slug = project.task_type
     report(3, "computing gold")
-    selectors.gold_refresh(project)
+    gold_compute(project)
     gold = _gold_records(project)
     if len(gold) < MIN_GOLD:
         raise ServiceError(f"the baseline needs at least {MIN_GOLD} gold items to suggest anything; the project "
@@ -267,37 +239,16 @@ def _train(run: SuggesterRun, report: Progress) -> None:
     model = get_baseline(slug).train([r for _, r in gold], SEED, ontology)
     version = f"{slug}-baseline-r{run.pk}-{len(gold)}gold"
     report(60, "predicting the items still to annotate")
-    stored = assist.suggestions_replace(project=project, rows=_rows(project, model, report), model_version=version,
-                                        source="baseline", trained_on=len(gold))
+    stored = annotation_services.suggestions_replace(project=project, rows=_rows(project, model, report),
+                                                     model_version=version, source="baseline", trained_on=len(gold))
     report(95, f"stored {stored['stored']} suggestions")
     scores = [p["score"] for p in curve["points"] if p.get("score") is not None]
-    _update(run, model_version=version, gold_items=len(gold), suggestions=stored["stored"],
-            metrics={"primary": curve["primary"], "learning_curve": curve,
-                     "holdout_score": scores[-1] if scores else None, "stored": stored})
+    services.suggester_run_update(run, model_version=version, gold_items=len(gold), suggestions=stored["stored"],
+                                  metrics={"primary": curve["primary"], "learning_curve": curve,
+                                           "holdout_score": scores[-1] if scores else None, "stored": stored})
 
 
 # -- uploads -------------------------------------------------------------------------------------------------
-
-
-def predictions_upload(*, project: Project, upload: IO[bytes], file_name: str, fmt: str, user: User | None,
-                       model: str = "") -> SuggesterRun:
-    """Store a predictions file and queue reading it into suggestions (after commit)."""
-    from datasets_build.services import store_upload
-
-    from .tasks import suggester_run_task
-
-    if fmt not in UPLOAD_FORMATS:
-        raise ServiceError(f"format must be one of {', '.join(UPLOAD_FORMATS)}", field="format")
-    if len(model) > 80:
-        raise ServiceError("the model name is at most 80 characters", field="model")
-    stored = store_upload(upload, file_name, "suggester")
-    with transaction.atomic():
-        run = SuggesterRun.objects.create(project=project, kind=SuggesterRunKind.UPLOAD, trigger="upload",
-                                          requested_by=user, file_name=Path(file_name).name[:255],
-                                          stored_path=stored, format=fmt, progress_note="queued",
-                                          metrics={"model": model})
-        transaction.on_commit(lambda: _enqueue(suggester_run_task, run))
-    return run
 
 
 def _upload_payload(task: TaskType, record: dict[str, Any], stage: str) -> dict[str, Any] | None:
@@ -372,12 +323,14 @@ def _read_upload(run: SuggesterRun, report: Progress) -> None:
     errors: list[str] = []
     try:
         with upload_local(run.stored_path) as path:
-            stored = assist.suggestions_replace(project=run.project, rows=_upload_rows(run, path, errors),
-                                                model_version=version, source="upload")
+            stored = annotation_services.suggestions_replace(project=run.project,
+                                                             rows=_upload_rows(run, path, errors),
+                                                             model_version=version, source="upload")
     except ValueError as error:  # the KLUE reader's FormatError
         raise ServiceError(f"{run.file_name}: {error}", field="file") from None
     stored["errors"] = errors + stored["errors"]
-    _update(run, model_version=version, suggestions=stored["stored"], metrics={**run.metrics, "stored": stored})
+    services.suggester_run_update(run, model_version=version, suggestions=stored["stored"],
+                                  metrics={**run.metrics, "stored": stored})
 
 
 # -- retraining every N gold items, and the expected effect -----------------------------------------------------
@@ -400,7 +353,7 @@ def retrain_due_projects() -> list[int]:
     queued = []
     for project in Project.objects.filter(options__assist__retrain_every__gt=0):
         if retrain_due(project):
-            suggester_request(project=project, trigger="every_n_gold")
+            services.suggester_request(project=project, trigger="every_n_gold")
             queued.append(project.pk)
     return queued
 

@@ -126,16 +126,6 @@ def may_release(project: Project, *, keep: bool) -> bool:
     return qs.exists()
 
 
-def gold_refresh(project: Project) -> bool:
-    """Apply the project's gold rule first (the agreement work's ``gold_compute``), when it exists."""
-    try:
-        from annotation.gold.services import gold_compute
-    except ImportError:
-        return False
-    gold_compute(project)
-    return True
-
-
 def annotator_name(username: str, is_imported: bool) -> str:
     """The name an annotator carries in a KLUE record: a Goldset user's username; for a corpus's own
     annotator (imported users are named ``<source>:<original id>``) the original id, and ``""`` for the

@@ -21,13 +21,14 @@ from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework.exceptions import NotFound
 
 from annotation import assist as annotation_assist
+from annotation import services as annotation_services
 from annotation.agreement.plots import Series, bar_chart, line_chart
 from annotation.permissions import CURATE, MANAGE
 from annotation.rendering import render_markdown
 from annotation.services import ServiceError
 from annotation.views import project_for
 
-from . import assist, selectors, services
+from . import selectors, services
 from .api import DOWNLOADABLE, PUBLISH, file_response
 from .api_assist import overview
 from .archive import archive_response
@@ -235,7 +236,7 @@ def suggester(request: HttpRequest, project_id: int) -> HttpResponse:
             raise PermissionDenied
         if request.POST.get("action") == "retrain":
             try:
-                assist.suggester_request(project=project, user=request.user)
+                services.suggester_request(project=project, user=request.user)
             except ServiceError as error:
                 messages.error(request, error.message)
             else:
@@ -244,7 +245,7 @@ def suggester(request: HttpRequest, project_id: int) -> HttpResponse:
         if form.is_valid():
             data = form.cleaned_data
             try:
-                annotation_assist.assist_settings_update(
+                annotation_services.assist_settings_update(
                     project=project, show=data["show"], fraction=data["percent"] / 100,
                     queue_order=data["queue_order"], retrain_every=data["retrain_every"],
                     target_score=data["target_score"])

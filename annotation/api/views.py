@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .. import assist, selectors, services
+from .. import selectors, services
 from ..models import Assignment, AuditObject, Flag, Guideline, Item, Membership, Project, User
 from ..permissions import ANNOTATE, CURATE, MANAGE, MEMBERS, can_create_projects
 from ..task_types import all_task_types
@@ -95,6 +95,10 @@ class ProjectViewSet(viewsets.ModelViewSet):
             annotators_per_item=data.get("annotators_per_item", 3), label_schema=data.get("label_schema") or None,
             description=data.get("description", ""), options=data.get("options"),
         )
+
+    def perform_update(self, serializer: s.ProjectSerializer) -> None:
+        serializer.instance = services.project_update(project=serializer.instance,
+                                                      changes=dict(serializer.validated_data))
 
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         services.project_delete(project=self.get_object())
@@ -238,7 +242,7 @@ class NextItemView(ProjectScoped, APIView):
         if assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         # Chosen by the queue; whether it shows a model's suggestion is decided here, once per assignment.
-        suggestion = assist.suggestion_for(assignment)
+        suggestion = services.suggestion_decide(assignment)
         return Response(s.NextItemSerializer(assignment, context={"suggestion": suggestion}).data)
 
 
@@ -292,7 +296,7 @@ class AnnotationViewSet(ProjectScoped, mixins.ListModelMixin, mixins.RetrieveMod
         body = _ANNOTATION_OUTPUT.to_representation(submission.annotation)
         if submission.next_offered:
             body["next"] = None if submission.next is None else s.NextItemSerializer(
-                submission.next, context={"suggestion": assist.suggestion_for(submission.next)}).data
+                submission.next, context={"suggestion": services.suggestion_decide(submission.next)}).data
         return Response(body, status=status.HTTP_201_CREATED if submission.created else status.HTTP_200_OK)
 
 

@@ -14,7 +14,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from .authentication import token_issue
+from ..services import token_issue
 from .parsers import CheckedJSONParser
 
 

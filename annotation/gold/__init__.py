@@ -1,2 +1,3 @@
 """Gold labels: per-task rules (majority, mean, span majority, Dawid–Skene), adjudication and
-gold / attention items. The release builder reads them through :func:`annotation.gold.selectors.gold_labels`."""
+gold / attention items. Writes live in ``services.py`` (``gold_compute`` refreshes a project's gold),
+reads in ``selectors.py``."""

@@ -75,17 +75,13 @@ def releasable_items(project: Project) -> QuerySet[Item]:
             .filter(gold))
 
 
-def gold_labels(project: Project, *, refresh: bool = True) -> Iterator[tuple[Item, dict[str, Any] | None, str]]:
-    """Every item of the project, in id order, with its gold payload and status.
+def gold_labels(project: Project) -> Iterator[tuple[Item, dict[str, Any] | None, str]]:
+    """Every item of the project, in id order, with its stored gold payload and status (run
+    ``services.gold_compute`` first for gold that follows the latest annotations).
 
     ``status`` is a :class:`~annotation.models.GoldStatus` value; only ``USABLE_GOLD`` statuses
-    (resolved, adjudicated, known) carry a payload a release may use. With ``refresh`` the project's gold
-    rule is applied first (adjudications and known answers are kept).
+    (resolved, adjudicated, known) carry a payload a release may use.
     """
-    if refresh:
-        from .services import gold_compute
-
-        gold_compute(project)
     golds = dict((item_id, (payload, status)) for item_id, payload, status in GoldLabel.objects.filter(
         item__project=project).values_list("item_id", "payload", "status"))
     for item in Item.objects.filter(project=project).order_by("id").iterator(chunk_size=2000):

@@ -1,5 +1,6 @@
 """Writes: every change to annotation work goes through a function here, one module per concern —
-projects (members, guidelines), items, the queue, submissions, flags and the workspace's drafts.
+projects (members, guidelines), items, the queue, submissions, flags, the workspace's drafts, model
+suggestions and users (API tokens).
 
 Each function checks, then acts inside a transaction, locking the rows whose invariants it relies on
 (the check-then-do pattern), so that concurrent requests cannot hand out an item k+1 times or create
@@ -28,6 +29,7 @@ from .projects import (
     membership_set,
     project_create,
     project_delete,
+    project_update,
 )
 from .queue import (
     assignment_next,
@@ -42,6 +44,18 @@ from .submissions import (
     annotation_submit,
     annotation_submit_and_next,
 )
+from .suggestions import (
+    assist_settings_update,
+    queue_priorities_refresh,
+    suggestion_decide,
+    suggestions_clear,
+    suggestions_replace,
+)
+from .users import (
+    token_issue,
+    tokens_revoke_on_password_change,
+    user_ensure,
+)
 from .workspace import (
     DRAFT_MAX_BYTES,
     draft_save,
@@ -50,8 +64,10 @@ from .workspace import (
 
 __all__ = [
     "DRAFT_MAX_BYTES", "ServiceError", "Submission", "annotation_submit", "annotation_submit_and_next",
-    "assignment_next", "assignment_skip", "assignments_expire", "draft_save", "flag_create", "flag_resolve",
-    "guideline_acknowledge", "guideline_create", "guideline_publish", "item_build", "item_checked", "item_create",
-    "membership_remove", "membership_set", "project_create", "project_delete", "queue_priority_set",
-    "queue_slots_ensure", "queue_slots_sync", "user_shortcuts_set",
+    "assignment_next", "assignment_skip", "assignments_expire", "assist_settings_update", "draft_save", "flag_create",
+    "flag_resolve", "guideline_acknowledge", "guideline_create", "guideline_publish", "item_build", "item_checked",
+    "item_create", "membership_remove", "membership_set", "project_create", "project_delete", "project_update",
+    "queue_priorities_refresh", "queue_priority_set", "queue_slots_ensure", "queue_slots_sync", "suggestion_decide",
+    "suggestions_clear", "suggestions_replace", "token_issue", "tokens_revoke_on_password_change", "user_ensure",
+    "user_shortcuts_set",
 ]

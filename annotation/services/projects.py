@@ -68,6 +68,31 @@ def project_create(
     return project
 
 
+#: What may change after a project is made; its task type shapes every item, annotation and gold label.
+PROJECT_EDITABLE = ("name", "slug", "description", "annotators_per_item", "label_schema", "options")
+
+
+@transaction.atomic
+def project_update(*, project: Project, changes: dict[str, Any]) -> Project:
+    """Change a project's plain fields, its label schema and options checked as on creation."""
+    from ..project_settings import label_schema_validate, options_validate  # it imports ServiceError
+
+    for name in changes:
+        if name not in PROJECT_EDITABLE:
+            raise ServiceError(f"{name} cannot be changed once the project exists", field=name)
+    if "options" in changes:
+        changes = {**changes, "options": options_validate(changes["options"])}
+    if changes.get("label_schema") is not None:
+        changes = {**changes, "label_schema": label_schema_validate(changes["label_schema"],
+                                                                    task_type=project.task_type)}
+    if "annotators_per_item" in changes and int(changes["annotators_per_item"]) < 1:
+        raise ServiceError("annotators_per_item must be at least 1", field="annotators_per_item")
+    for name, value in changes.items():
+        setattr(project, name, value)
+    project.save(update_fields=[*changes, "updated_at"])
+    return project
+
+
 def project_delete(*, project: Project) -> None:
     """Delete a project that holds no annotation work yet; annotated projects are kept."""
     count = Annotation.objects.filter(item__project=project).count()

@@ -312,6 +312,21 @@ def test_openapi_schema_is_served(client):
     assert client.get("/api/docs/").status_code == 200
 
 
+def test_a_project_patch_changes_its_plain_fields_through_the_service(api, make_project):
+    project = make_project("tc")
+    manager = project.memberships.get(role=Role.MANAGER).user
+    response = api(manager).patch(f"/api/projects/{project.id}/", {
+        "name": "새 이름", "annotators_per_item": 5, "options": {"lease_minutes": 10}, "task_type": "ner",
+        "slug": "moved"}, format="json")
+    assert response.status_code == 200, response.json()
+    project.refresh_from_db()
+    # The task type and the slug stay as they were made; the rest changes.
+    assert (project.name, project.annotators_per_item, project.options) == ("새 이름", 5, {"lease_minutes": 10})
+    assert (project.task_type, project.slug) == ("tc", response.json()["slug"]) and project.slug != "moved"
+    with pytest.raises(services.ServiceError):
+        services.project_update(project=project, changes={"task_type": "ner"})
+
+
 def test_project_without_annotations_can_be_deleted(api, make_project):
     project = make_project("tc")
     manager = project.memberships.get(role=Role.MANAGER).user

@@ -32,7 +32,7 @@ def tc_project(make_project, n: int = 6, k: int = 1):
 
 def suggest(project, items, payload, *, version: str = "test-1", confidence: float = 0.8) -> dict:
     stage = project.task.suggestion_stages[0]
-    return assist.suggestions_replace(
+    return services.suggestions_replace(
         project=project, model_version=version, source="upload",
         rows=[SuggestionRow(item.pk, stage, payload, confidence, 1 - confidence) for item in items])
 
@@ -48,7 +48,7 @@ def annotations_url(project) -> str:
 def test_next_returns_the_suggestion_when_shown(api, make_project, annotator_in):
     project, items = tc_project(make_project)
     suggest(project, items, {"label": "경제"})
-    assist.assist_settings_update(project=project, show=True, fraction=1.0)
+    services.assist_settings_update(project=project, show=True, fraction=1.0)
     annotator = annotator_in(project)
     body = api(annotator).get(next_url(project)).json()
     assert body["suggestion"]["payload"] == {"label": "경제", "second": None, "third": None}
@@ -71,7 +71,7 @@ def test_no_suggestion_when_the_project_does_not_show_them(api, make_project, an
 
 def test_no_suggestion_for_items_without_one(api, make_project, annotator_in):
     project, _ = tc_project(make_project, n=2)
-    assist.assist_settings_update(project=project, show=True, fraction=1.0)
+    services.assist_settings_update(project=project, show=True, fraction=1.0)
     body = api(annotator_in(project)).get(next_url(project)).json()
     assert body["suggestion"] is None
 
@@ -80,7 +80,7 @@ def test_no_suggestion_for_items_without_one(api, make_project, annotator_in):
 def test_fraction_of_assignments_with_a_suggestion(api, make_project, annotator_in, fraction, low, high):
     project, items = tc_project(make_project, n=80)
     suggest(project, items, {"label": "경제"})
-    assist.assist_settings_update(project=project, show=True, fraction=fraction)
+    services.assist_settings_update(project=project, show=True, fraction=fraction)
     annotator = annotator_in(project)
     client = api(annotator)
     shown = 0
@@ -113,7 +113,7 @@ def test_never_on_gold_or_attention_items(api, make_project, annotator_in):
     # Even a suggestion stored before the item became a gold item is not shown.
     suggest(project, items[2:], {"label": "경제"}, version="test-2")
     gold_check_set(item=items[2], payload={"label": "사회"}, by=project.created_by)
-    assist.assist_settings_update(project=project, show=True, fraction=1.0)
+    services.assist_settings_update(project=project, show=True, fraction=1.0)
     client = api(annotator_in(project))
     seen = {}
     for _ in range(4):
@@ -128,7 +128,7 @@ def test_never_on_gold_or_attention_items(api, make_project, annotator_in):
 def test_no_suggestion_in_a_writing_stage(api, make_project, annotator_in):
     project = make_project("nli", k=1)
     item = services.item_create(project=project, payload={"premise": "비가 온다."})
-    result = assist.suggestions_replace(project=project, model_version="v", source="upload", rows=[
+    result = services.suggestions_replace(project=project, model_version="v", source="upload", rows=[
         SuggestionRow(item.pk, "writing", {"hypothesis": "맑다.", "label": "contradiction"})])
     assert result["stored"] == 0 and result["skipped_stage"] == 1
 
@@ -136,7 +136,7 @@ def test_no_suggestion_in_a_writing_stage(api, make_project, annotator_in):
 def test_submit_records_shown_and_accepted(api, make_project, annotator_in):
     project, items = tc_project(make_project, n=2)
     suggest(project, items, {"label": "경제"})
-    assist.assist_settings_update(project=project, show=True, fraction=1.0)
+    services.assist_settings_update(project=project, show=True, fraction=1.0)
     client = api(annotator_in(project))
     first = client.get(next_url(project)).json()
     response = client.post(annotations_url(project), {"item": first["item"]["id"],
@@ -167,7 +167,7 @@ def test_ner_parts_accepted_and_changed(api, make_project, annotator_in):
     project = make_project("ner", k=1)
     item = services.item_create(project=project, payload={"sentence": NER_SENTENCE})
     suggest(project, [item], NER_SUGGESTION)
-    assist.assist_settings_update(project=project, show=True)
+    services.assist_settings_update(project=project, show=True)
     client = api(annotator_in(project))
     body = client.get(next_url(project)).json()
     assert body["suggestion"]["payload"] == NER_SUGGESTION
@@ -188,7 +188,7 @@ def test_dp_parts_per_arc(api, make_project, annotator_in):
     item = services.item_create(project=project, payload={"sentence": "나는 밥을 먹었다.", "tokens": tokens})
     suggestion = {"heads": [3, 3, 0], "deprels": ["NP_SBJ", "NP_OBJ", "VP"]}
     suggest(project, [item], suggestion)
-    assist.assist_settings_update(project=project, show=True)
+    services.assist_settings_update(project=project, show=True)
     client = api(annotator_in(project))
     client.get(next_url(project))
     client.post(annotations_url(project), {"item": item.pk, "payload": {"heads": [2, 3, 0],
@@ -201,7 +201,7 @@ def test_dp_parts_per_arc(api, make_project, annotator_in):
 
 def test_invalid_suggestions_are_left_out(make_project):
     project, items = tc_project(make_project, n=2)
-    result = assist.suggestions_replace(project=project, model_version="v", source="upload", rows=[
+    result = services.suggestions_replace(project=project, model_version="v", source="upload", rows=[
         SuggestionRow(items[0].pk, "label", {"label": "없는 주제"}),
         SuggestionRow(items[1].pk, "label", {"label": "경제"})])
     assert result["stored"] == 1 and result["invalid"] == 1 and "없는 주제" in result["errors"][0]
@@ -210,7 +210,7 @@ def test_invalid_suggestions_are_left_out(make_project):
 def test_new_version_supersedes_and_keeps_what_was_shown(api, make_project, annotator_in):
     project, items = tc_project(make_project, n=3)
     suggest(project, items, {"label": "경제"}, version="v1")
-    assist.assist_settings_update(project=project, show=True)
+    services.assist_settings_update(project=project, show=True)
     client = api(annotator_in(project))
     body = client.get(next_url(project)).json()
     suggest(project, items, {"label": "정치"}, version="v2")
@@ -231,8 +231,8 @@ def test_settings_are_validated(make_project):
     for bad in ({"fraction": 1.5}, {"fraction": "half"}, {"queue_order": "random"}, {"show": "yes"},
                 {"retrain_every": -1}, {"colour": "blue"}):
         with pytest.raises(assist.AssistError):
-            assist.assist_settings_update(project=project, **bad)
-    settings = assist.assist_settings_update(project=project, fraction=0.5, show=True)
+            services.assist_settings_update(project=project, **bad)
+    settings = services.assist_settings_update(project=project, fraction=0.5, show=True)
     assert settings.fraction == 0.5 and assist.assist_settings(project).show
 
 
@@ -256,9 +256,9 @@ def test_simulated_annotators_half_assisted_split_alpha_and_record_acceptance(ap
     model = {pk: label if rng.random() < 0.7 else rng.choice([x for x in labels if x != label])
              for pk, label in truth.items()}
     stage = project.task.suggestion_stages[0]
-    assist.suggestions_replace(project=project, model_version="sim-1", source="upload", rows=[
+    services.suggestions_replace(project=project, model_version="sim-1", source="upload", rows=[
         SuggestionRow(pk, stage, {"label": label}, 0.7, 0.3) for pk, label in model.items()])
-    assist.assist_settings_update(project=project, show=True, fraction=0.5)
+    services.assist_settings_update(project=project, show=True, fraction=0.5)
 
     def own_label(pk: int) -> str:
         return truth[pk] if rng.random() >= 0.3 else rng.choice([x for x in labels if x != truth[pk]])
@@ -370,7 +370,7 @@ def _card(project, tmp_path) -> str:
 def test_dataset_card_states_how_much_of_the_gold_was_assisted(api, make_project, annotator_in, tmp_path):
     project, items = tc_project(make_project, n=8)
     suggest(project, items[:3], {"label": "경제"})  # 3 of the 8 items have a suggestion
-    assist.assist_settings_update(project=project, show=True, fraction=1.0)
+    services.assist_settings_update(project=project, show=True, fraction=1.0)
     _annotate_all(api(annotator_in(project)), project, accept={items[0].pk, items[1].pk})
     card = _card(project, tmp_path)
     assert "| released items whose gold came from at least one assisted annotation | 3 | 37.5 % of 8 released items |" \

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation import assist
+from annotation import services
 from annotation.assist import SuggestionRow
 from annotation.models import Annotation
 
@@ -24,11 +24,11 @@ NER_SUGGESTIONS = [
 
 def suggest(seeded, payloads) -> None:
     stage = seeded.project.task.suggestion_stages[0]
-    result = assist.suggestions_replace(project=seeded.project, model_version="test-model-1", source="upload", rows=[
+    result = services.suggestions_replace(project=seeded.project, model_version="test-model-1", source="upload", rows=[
         SuggestionRow(item.pk, stage, payload, 0.83, 0.2) for item, payload in zip(seeded.items, payloads,
                                                                                    strict=True)])
     assert result["stored"] == len(payloads), result
-    assist.assist_settings_update(project=seeded.project, show=True, fraction=1.0)
+    services.assist_settings_update(project=seeded.project, show=True, fraction=1.0)
 
 
 def annotation_of(seeded, index: int) -> Annotation:

@@ -15,6 +15,7 @@ from django.urls import reverse
 from annotation import assist, services
 from annotation.models import USABLE_GOLD, GoldLabel, GoldStatus, Item, Suggestion
 from exports import assist as suggester
+from exports import services as export_services
 from exports.baselines.synthetic import synthetic_records
 from exports.models import SuggesterRun, SuggesterRunStatus
 from tests.conftest import is_postgres
@@ -70,7 +71,7 @@ def seeded_project(make_project, slug: str, *, gold: int, todo: int, seed: int =
 def test_retrain_runs_as_a_job_with_progress(jobs, make_project):
     project = seeded_project(make_project, "ner", gold=60, todo=15)
     seen: list[tuple[int, str]] = []
-    run = jobs(suggester.suggester_request, project=project, user=project.created_by)
+    run = jobs(export_services.suggester_request, project=project, user=project.created_by)
     # Eager Celery ran it at commit (the request's transaction); the row tells how it went.
     run.refresh_from_db()
     assert run.status == SuggesterRunStatus.DONE, run.error
@@ -97,7 +98,7 @@ def test_retrain_runs_as_a_job_with_progress(jobs, make_project):
 @pytest.mark.parametrize("slug", ["tc", "sts", "nli", "re", "dp", "mrc", "dst"])
 def test_every_task_trains_a_suggester_with_valid_suggestions(jobs, make_project, slug):
     project = seeded_project(make_project, slug, gold=40, todo=10)
-    run = jobs(suggester.suggester_request, project=project)
+    run = jobs(export_services.suggester_request, project=project)
     run.refresh_from_db()
     assert run.status == SuggesterRunStatus.DONE, run.error
     stored = run.metrics["stored"]
@@ -112,7 +113,7 @@ def test_every_task_trains_a_suggester_with_valid_suggestions(jobs, make_project
 
 def test_too_little_gold_fails_with_a_reason(jobs, make_project):
     project = seeded_project(make_project, "tc", gold=4, todo=4)
-    run = jobs(suggester.suggester_request, project=project)
+    run = jobs(export_services.suggester_request, project=project)
     run.refresh_from_db()
     assert run.status == SuggesterRunStatus.FAILED and "at least 10 gold items" in run.error
     assert not Suggestion.objects.filter(item__project=project).exists()
@@ -121,15 +122,15 @@ def test_too_little_gold_fails_with_a_reason(jobs, make_project):
 def test_a_second_request_while_one_is_queued_returns_it(make_project, django_capture_on_commit_callbacks):
     project = seeded_project(make_project, "tc", gold=12, todo=2)
     with django_capture_on_commit_callbacks(execute=False):
-        first = suggester.suggester_request(project=project)
-        second = suggester.suggester_request(project=project)
+        first = export_services.suggester_request(project=project)
+        second = export_services.suggester_request(project=project)
     assert first.pk == second.pk
 
 
 def test_uncertainty_measure_follows_the_project_setting(jobs, make_project):
     project = seeded_project(make_project, "tc", gold=30, todo=8)
-    assist.assist_settings_update(project=project, uncertainty="entropy")
-    jobs(suggester.suggester_request, project=project)
+    services.assist_settings_update(project=project, uncertainty="entropy")
+    jobs(export_services.suggester_request, project=project)
     for suggestion in Suggestion.objects.filter(item__project=project, is_current=True):
         assert suggestion.uncertainty == pytest.approx(suggestion.detail["entropy"])
 
@@ -137,7 +138,7 @@ def test_uncertainty_measure_follows_the_project_setting(jobs, make_project):
 def test_retrain_every_n_gold_items(make_project, django_capture_on_commit_callbacks):
     project = seeded_project(make_project, "tc", gold=20, todo=10)
     assert not suggester.retrain_due(project)
-    assist.assist_settings_update(project=project, retrain_every=5)
+    services.assist_settings_update(project=project, retrain_every=5)
     assert suggester.retrain_due(project)
     with django_capture_on_commit_callbacks(execute=True):
         assert suggester.retrain_due_projects() == [project.pk]
@@ -153,16 +154,16 @@ def test_retrain_every_n_gold_items(make_project, django_capture_on_commit_callb
 
 def test_expected_effect_from_the_learning_curve(jobs, make_project):
     project = seeded_project(make_project, "tc", gold=80, todo=5)
-    jobs(suggester.suggester_request, project=project)
+    jobs(export_services.suggester_request, project=project)
     effect = suggester.expected_effect(project)
     assert len(effect["points"]) == 3 and effect["fit"]["b"] is not None
     assert "target" in effect["reason"]
-    assist.assist_settings_update(project=project, target_score=99.9)
+    services.assist_settings_update(project=project, target_score=99.9)
     effect = suggester.expected_effect(project)
     assert effect["gold_now"] == 80
     if effect["fit"]["b"] > 0:
         assert effect["gold_needed"] > 0 and effect["more_needed"] >= 0
-    assist.assist_settings_update(project=project, target_score=1.0)
+    services.assist_settings_update(project=project, target_score=1.0)
     assert suggester.expected_effect(project)["more_needed"] == 0
 
 
@@ -178,7 +179,7 @@ def test_upload_jsonl_predictions(jobs, make_project):
              {"external_id": "nope", "payload": {"label": "경제"}},
              {"external_id": "x-2", "payload": {"label": "없는 주제"}}]
     data = "\n".join(json.dumps(line, ensure_ascii=False) for line in lines).encode() + b"\nnot json\n"
-    run = jobs(suggester.predictions_upload, project=project, upload=io.BytesIO(data), file_name="preds.jsonl",
+    run = jobs(export_services.predictions_upload, project=project, upload=io.BytesIO(data), file_name="preds.jsonl",
                fmt="jsonl", user=None, model="my-bert")
     run.refresh_from_db()
     assert run.status == SuggesterRunStatus.DONE, run.error
@@ -200,7 +201,7 @@ def test_upload_klue_predictions(jobs, make_project, tmp_path):
         services.item_create(project=project, payload=parsed.payload, external_id=parsed.external_id)
     path = tmp_path / "klue-ner-v1.1_dev.tsv"
     write_klue_file(path, "ner", records)
-    run = jobs(suggester.predictions_upload, project=project, upload=io.BytesIO(path.read_bytes()),
+    run = jobs(export_services.predictions_upload, project=project, upload=io.BytesIO(path.read_bytes()),
                file_name=path.name, fmt="klue", user=None)
     run.refresh_from_db()
     assert run.status == SuggesterRunStatus.DONE, run.error
@@ -213,7 +214,7 @@ def test_upload_klue_predictions(jobs, make_project, tmp_path):
 def test_upload_rejects_unknown_format(make_project):
     project = make_project("tc", k=1)
     with pytest.raises(services.ServiceError):
-        suggester.predictions_upload(project=project, upload=io.BytesIO(b"x"), file_name="p.csv", fmt="csv",
+        export_services.predictions_upload(project=project, upload=io.BytesIO(b"x"), file_name="p.csv", fmt="csv",
                                      user=None)
 
 
@@ -265,10 +266,10 @@ def test_retrain_on_a_worker_reports_progress_and_does_not_block_annotators(live
     from celery.result import AsyncResult
 
     project = seeded_project(make_project, "ner", gold=600, todo=400)
-    assist.assist_settings_update(project=project, show=True, fraction=1.0)
+    services.assist_settings_update(project=project, show=True, fraction=1.0)
     annotator = annotator_in(project)
     client = api(annotator)
-    run = suggester.suggester_request(project=project, user=project.created_by)
+    run = export_services.suggester_request(project=project, user=project.created_by)
     states, latencies, notes = set(), [], set()
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:

@@ -244,6 +244,7 @@ def test_nli_gold_rule_reproduces_klue_gold_labels(klue_dir):
         if votes.count(top) >= 3:
             expected[record["guid"]] = record["gold_label"]
     assert len(expected) == 3000
+    gold_compute(project)
     got = {item.external_id: (payload, status) for item, payload, status in gold_labels(project)}
     mismatches = [g for g, label in expected.items() if got[g] != ({"label": label}, "resolved")]
     assert not mismatches, mismatches[:5]
@@ -255,6 +256,7 @@ def test_sts_gold_rule_reproduces_klue_labels(klue_dir):
     project, records = load_sts(klue_dir, "klue-sts-gold", limit=200)
     Project.objects.filter(pk=project.pk).update(annotators_per_item=5)  # items have 5–7 scores
     project.refresh_from_db()
+    gold_compute(project)
     got = {item.external_id: payload for item, payload, status in gold_labels(project)}
     for record in records:
         gold = got[record["guid"]]

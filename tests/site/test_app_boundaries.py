@@ -3,6 +3,7 @@ declared in config/settings.py."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -100,3 +101,135 @@ def test_every_setting_read_is_declared_in_config_settings() -> None:
             f"{path}: reads the environment outside config/settings.py"
         for name in re.findall(r"\bsettings\.(GOLDSET_[A-Z0-9_]+)", text):
             assert name in declared and hasattr(settings, name), f"{path}: {name} is not in config/settings.py"
+
+
+# -- services for writes, selectors for reads ------------------------------------------------------------------
+
+#: Model and queryset methods that write.
+ORM_WRITES = {"save", "create", "update", "delete", "bulk_create", "bulk_update", "get_or_create", "update_or_create"}
+#: Names in a call's receiver that make it the ORM's (``X.objects…``, ``….filter(…)``): ``update`` and ``create``
+#: are dict and DRF-view methods too.
+QUERYSET_MARKS = {"objects", "filter", "exclude", "all", "select_related", "prefetch_related", "only", "defer",
+                  "annotate", "order_by", "select_for_update", "distinct", "values", "values_list", "using"}
+
+
+def _receiver(node: ast.expr) -> list[str]:
+    """The names along a call's receiver: ``Token.objects.filter(user=u)`` → filter, objects, Token."""
+    names: list[str] = []
+    while True:
+        if isinstance(node, ast.Call):
+            node = node.func
+        elif isinstance(node, ast.Attribute):
+            names.append(node.attr)
+            node = node.value
+        elif isinstance(node, ast.Subscript):
+            node = node.value
+        else:
+            if isinstance(node, ast.Name):
+                names.append(node.id)
+            return names
+
+
+def orm_writes(source: str) -> list[str]:
+    """Every ORM write a module makes itself, as ``line: receiver.method``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ORM_WRITES):
+            continue
+        receiver = _receiver(node.func.value)
+        if receiver == ["super"]:
+            continue  # a DRF view's create() calling its parent's
+        if node.func.attr in {"create", "update"} and not QUERYSET_MARKS & set(receiver):
+            continue  # dict.update, a context's update
+        found.append(f"{node.lineno}: {'.'.join(reversed(receiver))}.{node.func.attr}")
+    return found
+
+
+def services_imported(source: str) -> list[str]:
+    """Every services module a module imports (a selector that calls one writes through it)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        modules = [node.module or ""] if isinstance(node, ast.ImportFrom) else (
+            [alias.name for alias in node.names] if isinstance(node, ast.Import) else [])
+        if isinstance(node, ast.ImportFrom):
+            modules += [f"{node.module or ''}.{alias.name}" for alias in node.names]
+        found += [f"{node.lineno}: {m}" for m in modules if "services" in m.split(".")]
+    return found
+
+
+#: DRF's generic writes: a view built on these saves or deletes through its serializer or model unless it says
+#: otherwise (one of the named methods).
+DRF_WRITES = {"CreateModelMixin": ("create", "perform_create"), "UpdateModelMixin": ("update", "perform_update"),
+              "DestroyModelMixin": ("destroy", "perform_destroy")}
+
+
+def drf_default_writes(source: str) -> list[str]:
+    """Every DRF view that would leave a write to DRF's own ``serializer.save()`` / ``instance.delete()``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        bases = {base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "") for base in node.bases}
+        mixins = set(DRF_WRITES) if "ModelViewSet" in bases else bases & set(DRF_WRITES)
+        defined = {item.name for item in node.body if isinstance(item, ast.FunctionDef)}
+        found += [f"{node.name}: {mixin}" for mixin in sorted(mixins) if not defined & set(DRF_WRITES[mixin])]
+    return found
+
+
+def _selector_modules() -> list[Path]:
+    return sorted(path for app in APPS for path in (ROOT / app).rglob("selectors.py"))
+
+
+def _caller_modules() -> list[Path]:
+    """The modules that call services rather than write: pages, API views, forms, tasks, commands, the assist
+    modules (which decide and compute) and the demo."""
+    paths: set[Path] = set()
+    for app in APPS:
+        base = ROOT / app
+        for pattern in ("views*.py", "api*.py", "api/*.py", "forms.py", "tasks.py", "assist.py",
+                        "management/commands/*.py"):
+            paths.update(base.glob(pattern))
+    paths.update((ROOT / "demo").rglob("*.py"))
+    return sorted(path for path in paths if "migrations" not in path.parts)
+
+
+def test_selectors_only_read() -> None:
+    modules = _selector_modules()
+    assert {path.relative_to(ROOT).as_posix() for path in modules} >= {
+        "annotation/selectors.py", "annotation/gold/selectors.py", "datasets_build/selectors.py",
+        "exports/selectors.py"}
+    for path in modules:
+        source = path.read_text(encoding="utf-8")
+        assert not orm_writes(source), (path.relative_to(ROOT).as_posix(), orm_writes(source))
+        assert not services_imported(source), (path.relative_to(ROOT).as_posix(), services_imported(source))
+
+
+def test_pages_api_tasks_commands_and_assist_write_through_services() -> None:
+    modules = _caller_modules()
+    names = {path.relative_to(ROOT).as_posix() for path in modules}
+    assert {"annotation/api/views.py", "annotation/api/authentication.py", "annotation/assist.py",
+            "exports/assist.py", "exports/api_assist.py", "demo/management/commands/demo.py"} <= names
+    for path in modules:
+        source = path.read_text(encoding="utf-8")
+        assert not orm_writes(source), (path.relative_to(ROOT).as_posix(), orm_writes(source))
+        assert not drf_default_writes(source), (path.relative_to(ROOT).as_posix(), drf_default_writes(source))
+
+
+def test_the_write_finder_sees_the_writes_it_looks_for() -> None:
+    # Guards the two tests above against a finder that finds nothing.
+    source = ("def f(project, token, context):\n"
+              "    Token.objects.filter(user=token.user).delete()\n"
+              "    Suggestion.objects.filter(item__project=project).update(is_current=False)\n"
+              "    token.save()\n"
+              "    context.update({'a': 1})\n"
+              "    return super().create(project)\n"
+              "def g():\n"
+              "    from .services import gold_compute\n")
+    assert orm_writes(source) == ["2: Token.objects.filter.delete", "3: Suggestion.objects.filter.update",
+                                  "4: token.save"]
+    assert services_imported(source) == ["8: services", "8: services.gold_compute"]
+    assert services_imported("from annotation import services\nimport exports.services\n") == [
+        "1: annotation.services", "2: exports.services"]
+    views = ("class A(viewsets.ModelViewSet):\n    def perform_create(self, s): ...\n"
+             "class B(mixins.CreateModelMixin, GenericViewSet):\n    def create(self, r): ...\n")
+    assert drf_default_writes(views) == ["A: DestroyModelMixin", "A: UpdateModelMixin"]

@@ -13,7 +13,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth.models import Permission
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
@@ -78,16 +77,9 @@ class Command(BaseCommand):
             self._sign_in()
 
     def _users(self) -> dict[str, User]:
-        users: dict[str, User] = {}
-        can_create = Permission.objects.get(codename="add_project")
-        for name in (*PEOPLE, *SIMULATED):
-            user, created = User.objects.get_or_create(username=name)
-            if created:
-                user.set_password(PASSWORD)
-                user.save()
-            users[name] = user
-        users["manager"].user_permissions.add(can_create)
-        return users
+        return {name: services.user_ensure(username=name, password=PASSWORD,
+                                           permissions=("add_project",) if name == "manager" else ())
+                for name in (*PEOPLE, *SIMULATED)}
 
     @transaction.atomic
     def _seed_project(self, slug: str, users: dict[str, User]) -> tuple[Project, bool]:
