@@ -50,7 +50,7 @@ from datasets_build import splits as split_lib
 from . import selectors
 from .card import CARD_NAME, render_card
 from .integrity import SUMS_NAME, make_read_only, sha256_file, verify_folder, write_sums
-from .models import SEMVER, ItemSplit, RaterId, Release, ReleaseFile, ReleaseStatus, rater_code
+from .models import SEMVER, RaterId, Release, ReleaseFile, ReleaseSplits, ReleaseStatus, rater_code
 from .writers import (
     DEFAULT_FORMATS,
     FORMATS,
@@ -360,41 +360,33 @@ class _RaterIds(dict[int, str]):
 
 def _remember_splits(release: Release, ids: np.ndarray, codes: np.ndarray, names: list[str]) -> None:
     """Store the splits a ratio release chose on its items (``Item.split``, which a later ``--keep-splits``
-    build and the Items tab read) with the release that chose them (``ItemSplit``)."""
-    if connection.vendor == "postgresql":
-        _remember_splits_copy(release, ids, codes, names)
-        return
-    chunk = selectors.CHUNK
+    build and the Items tab read) and, in one row, with the release that chose them (``ReleaseSplits``)."""
     with transaction.atomic():
-        for index, name in enumerate(names):
-            chosen = ids[codes == index].tolist()
-            for start in range(0, len(chosen), chunk):
-                part = chosen[start:start + chunk]
-                Item.objects.filter(id__in=part).update(split=name)
-                ItemSplit.objects.bulk_create(
-                    [ItemSplit(item_id=item_id, release=release, split=name) for item_id in part],
-                    update_conflicts=True, unique_fields=["item"], update_fields=["release", "split"])
+        if connection.vendor == "postgresql":
+            _items_split_copy(ids, codes, names)
+        else:
+            chunk = selectors.CHUNK
+            for index, name in enumerate(names):
+                chosen = ids[codes == index].tolist()
+                for start in range(0, len(chosen), chunk):
+                    Item.objects.filter(id__in=chosen[start:start + chunk]).exclude(split=name).update(split=name)
+        ReleaseSplits.objects.update_or_create(release=release, defaults={
+            "names": names, "item_ids": ids.astype("<i8").tobytes(), "codes": codes.astype(np.uint8).tobytes()})
 
 
-def _remember_splits_copy(release: Release, ids: np.ndarray, codes: np.ndarray, names: list[str]) -> None:
-    """:func:`_remember_splits` on PostgreSQL in three statements: the (item, split code) pairs go by binary
-    ``COPY`` into a temporary table, from which one ``UPDATE`` sets the items' splits (only those that change)
-    and one upsert records them with the release. Per-chunk ``UPDATE … IN (…)`` and ``bulk_create`` quoted
-    every id into the SQL on the client, which made writing the splits back cost more than the whole build."""
+def _items_split_copy(ids: np.ndarray, codes: np.ndarray, names: list[str]) -> None:
+    """``Item.split`` on PostgreSQL in one statement: the (item, split code) pairs go by binary ``COPY`` into
+    a temporary table, from which one ``UPDATE`` sets the splits that change. Per-chunk ``UPDATE … IN (…)``
+    quoted every id into the SQL on the client."""
     from datasets_build.bulk import copy_bigints
 
-    quote = connection.ops.quote_name
-    item_table, split_table = quote(Item._meta.db_table), quote(ItemSplit._meta.db_table)
-    chosen = ("SELECT s.item_id, n.name FROM release_split_codes s "
-              "JOIN unnest(%s::text[]) WITH ORDINALITY AS n(name, code) ON n.code = s.code + 1")
-    with transaction.atomic(), connection.cursor() as cursor:
+    item_table = connection.ops.quote_name(Item._meta.db_table)
+    with connection.cursor() as cursor:
         cursor.execute("CREATE TEMPORARY TABLE release_split_codes (item_id bigint, code bigint) ON COMMIT DROP")
         copy_bigints("release_split_codes", ["item_id", "code"], [ids.astype(np.int64), codes.astype(np.int64)])
-        cursor.execute(f"UPDATE {item_table} AS i SET split = c.name FROM ({chosen}) AS c "
-                       "WHERE i.id = c.item_id AND i.split IS DISTINCT FROM c.name", [names])
-        cursor.execute(f"INSERT INTO {split_table} (item_id, release_id, split) SELECT c.item_id, %s, c.name "
-                       f"FROM ({chosen}) AS c ON CONFLICT (item_id) DO UPDATE "
-                       "SET release_id = EXCLUDED.release_id, split = EXCLUDED.split", [release.pk, names])
+        cursor.execute(f"UPDATE {item_table} AS i SET split = n.name FROM release_split_codes s "
+                       "JOIN unnest(%s::text[]) WITH ORDINALITY AS n(name, code) ON n.code = s.code + 1 "
+                       "WHERE i.id = s.item_id AND i.split IS DISTINCT FROM n.name", [names])
         # Dropped here too: inside an enclosing transaction (a test's) the commit that drops it is later.
         cursor.execute("DROP TABLE release_split_codes")
 
