@@ -456,7 +456,10 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
                 source_ids.add(row.source_id)
             guideline_versions |= row.guideline_versions
             for stage, count in row.annotators.items():
-                per_item.setdefault(stage, Counter())[count] += 1
+                hist = per_item.get(stage)
+                if hist is None:  # not setdefault: that built a Counter for every record
+                    hist = per_item[stage] = Counter()
+                hist[count] += 1
             assisted["items"] += 1
             assisted["assisted_items"] += row.suggestions_shown > 0
             assisted["annotations"] += row.own_annotations
