@@ -3,8 +3,9 @@
 Building streams the project twice, never holding it whole:
 
 1. items in id-ordered chunks → each item's KLUE record (``TaskType.build_record`` with its
-   annotations and gold) goes to a work file, one line each, while the split columns (label, group,
-   content hash: 8 bytes apiece) and the card's counts accumulate;
+   annotations and gold) goes to a work file, one line each (a JSONL-only release: its JSONL line up to
+   the split, ``writers.jsonl.line_head``), while the split columns (label, group, content hash: 8 bytes
+   apiece) and the card's counts accumulate;
 2. the splits are assigned (``datasets_build.splits``), then for each split the work file is read once
    more and its records stream through every writer (KLUE, JSONL, CSV, Parquet).
 
@@ -58,8 +59,11 @@ from .writers import (
     WrittenFile,
     fitting_tasks,
     flat_schema,
+    jsonl_heads_fit,
+    line_head,
     unfit_formats,
     write_extras,
+    write_jsonl_heads,
     write_klue_extras,
     write_split,
 )
@@ -417,6 +421,9 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     source_ids: set[int] = set()
     guideline_versions: set[int] = set()
     total = selectors.release_candidates(project).count()
+    # A JSONL-only release keeps each record's line (without its split) in the work file, not the record.
+    heads = jsonl_heads_fit(schema, release.formats)
+    head_columns = schema.names[:-1]
     report("items", 0, total)
 
     with open(work, "wb") as records:
@@ -444,7 +451,10 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
                 external_id=row.external_id or f"{project.slug}_{row.id:08d}", payload=row.payload, meta=row.meta,
                 annotations=row.annotations, gold=gold,
             )
-            records.write(orjson.dumps(record) + b"\n")
+            if heads:
+                records.write(line_head(head_columns, schema.row(record, "")[:-1]) + b"\n")
+            else:
+                records.write(orjson.dumps(record) + b"\n")
             units.add(row.id, label=schema.label(record), group_key=row.group_key, content_hash=row.content_hash)
             if keep:
                 kept.append(split_lib.SPLIT_NAMES.index(row.split))
@@ -499,6 +509,10 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
         samples = check_samples(project.task_type, release.formats, names, _check_seed(release))
     for index, name in enumerate(names):
         report("files", done, len(codes))
+        if heads:
+            written += write_jsonl_heads(folder, schema, name, _lines_of(work, codes, index))
+            done += counts[name]
+            continue
         records = _records_of(work, codes, index)
         if name in samples:  # the baseline check's sample, drawn as the split is written
             records = samples[name].feed(records)
@@ -539,10 +553,15 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
 
 def _records_of(work: Path, codes: Any, index: int) -> Iterator[dict[str, Any]]:
     """The records of one split, in id order, from the work file (line ``i`` is the ``i``-th item)."""
+    return map(orjson.loads, _lines_of(work, codes, index))
+
+
+def _lines_of(work: Path, codes: Any, index: int) -> Iterator[bytes]:
+    """The work file's lines of one split, in id order, without their line ends."""
     with open(work, "rb") as lines:
         for code, line in zip(codes.tolist(), lines, strict=True):
             if code == index:
-                yield orjson.loads(line)
+                yield line[:-1]
 
 
 def _gold_rule(source: str, project: Project) -> str:
