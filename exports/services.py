@@ -23,6 +23,7 @@ import importlib
 import logging
 import math
 import shutil
+import threading
 import time
 from array import array
 from collections import Counter
@@ -34,7 +35,7 @@ from typing import Any
 import numpy as np
 import orjson
 from django.core.files.storage import storages
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, connection, connections, transaction
 from django.db.models import Count, Min
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -255,6 +256,7 @@ def _run(release: Release, progress: Progress | None) -> None:
         if progress is not None:
             progress(state)
 
+    beside: list[_Beside] = []
     try:
         if place.local is None and place.exists() and not place.has(SUMS_NAME):
             place.delete()  # an upload to the bucket that a crash cut short: this run uploads it again
@@ -262,10 +264,11 @@ def _run(release: Release, progress: Progress | None) -> None:
             partial.parent.mkdir(parents=True, exist_ok=True)
             shutil.rmtree(partial, ignore_errors=True)
             partial.mkdir()
-            chosen = _build(release, partial, work, report)
+            _build(release, partial, work, report, beside)
             place.publish(partial)
-            if chosen is not None:
-                _remember_splits(release, *chosen)
+            for side in beside:  # the splits written back are committed with the release in place
+                side.decide(True)
+                side.outcome()
         elif not (release.files.exists() and release_verify(release).get("ok")):
             raise ServiceError(f"{place} already exists", code="conflict")
         if place.local is not None:
@@ -293,6 +296,9 @@ def _run(release: Release, progress: Progress | None) -> None:
         _set(release, status=ReleaseStatus.ERROR, error=message[:4000], finished_at=timezone.now(),
              progress={"phase": "error"})
     finally:
+        for side in beside:  # a build that failed: its splits are not written back (nothing once committed)
+            side.decide(False)
+            side.finish(run=False)
         if work.exists():  # not unlink(missing_ok=True): on a read-only file system that fails too
             work.unlink()
         if scratch is not None:
@@ -362,6 +368,81 @@ class _RaterIds(dict[int, str]):
         return super().__getitem__(user_id)
 
 
+class _Abandoned(Exception):
+    """Raised on a :class:`_Beside` thread to roll its transaction back."""
+
+
+class _Beside(threading.Thread):
+    """``work`` on a thread of its own, with its own database connection, while the build goes on: its
+    database work (PostgreSQL's CPU, not this process's) then overlaps the build's. Only where a second
+    connection sees what this one committed — PostgreSQL outside a transaction; a test's transaction, or
+    SQLite's one writer, would hide it; elsewhere ``work`` runs in the calling thread when its outcome is
+    asked for, as it did before it ran beside."""
+
+    def __init__(self, work: Callable[[_Beside], Any]) -> None:
+        super().__init__(name="release-beside", daemon=True)
+        self._work = work
+        self._result: Any = None
+        self._error: BaseException | None = None
+        self._decided = threading.Event()
+        self._commit = False
+        self._beside = connection.vendor == "postgresql" and not connection.in_atomic_block
+        self._ran = False
+        if self._beside:
+            self.start()
+
+    def run(self) -> None:
+        try:
+            self._result = self._work(self)
+        except _Abandoned:
+            pass
+        except BaseException as error:  # handed to the build's thread by outcome()
+            self._error = error
+        finally:
+            if self._beside:
+                connections.close_all()  # this thread's connections
+
+    def outcome(self) -> Any:
+        """``work``'s result, once it ended (its error raised here)."""
+        self.finish(run=True)
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+    def finish(self, *, run: bool) -> None:
+        """Wait for the thread to end; in the calling thread, run ``work`` now if ``run``."""
+        if self._beside:
+            self.join()
+        elif run and not self._ran:
+            self._ran = True
+            self.run()
+
+    def commit_wanted(self) -> bool:
+        """In ``work``: wait until the build says whether its transaction is to be committed."""
+        self._decided.wait()
+        return self._commit
+
+    def decide(self, commit: bool) -> None:
+        """The build's word (only the first counts)."""
+        if not self._decided.is_set():
+            self._commit = commit
+            self._decided.set()
+
+
+def _splits_back(release: Release, ids: np.ndarray, codes: np.ndarray, names: list[str]) -> _Beside:
+    """The splits a ratio release chose, written back (:func:`_remember_splits`) beside the rest of the build,
+    in a transaction committed only when the build commits it, once the release's folder is in place; a build
+    that fails rolls it back."""
+
+    def write(side: _Beside) -> None:
+        with transaction.atomic():
+            _remember_splits(release, ids, codes, names)
+            if not side.commit_wanted():
+                raise _Abandoned
+
+    return _Beside(write)
+
+
 def _remember_splits(release: Release, ids: np.ndarray, codes: np.ndarray, names: list[str]) -> None:
     """Store the splits a ratio release chose on its items (``Item.split``, which a later ``--keep-splits``
     build and the Items tab read) and, in one row, with the release that chose them (``ReleaseSplits``)."""
@@ -395,10 +476,9 @@ def _items_split_copy(ids: np.ndarray, codes: np.ndarray, names: list[str]) -> N
         cursor.execute("DROP TABLE release_split_codes")
 
 
-def _build(release: Release, folder: Path, work: Path, report: Callable[..., None]
-           ) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
-    """Write the release into ``folder``; returns the item ids, split codes and split names a ratio release
-    chose (``None`` when it kept the items' splits)."""
+def _build(release: Release, folder: Path, work: Path, report: Callable[..., None], beside: list[_Beside]) -> None:
+    """Write the release into ``folder``. What runs beside the build goes into ``beside`` (the agreement report;
+    a ratio release's splits written back, which the caller commits once the folder is in place)."""
     project = release.project
     task = project.task
     schema = flat_schema(project.task_type)
@@ -424,6 +504,11 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     # A JSONL-only release keeps each record's line (without its split) in the work file, not the record.
     heads = jsonl_heads_fit(schema, release.formats)
     head_columns = schema.names[:-1]
+    # The agreement report needs none of what follows (only the gold refreshed above): it is computed while
+    # the items stream.
+    agreement = _Beside(lambda _side: _agreement(project)) if release.options.get("agreement", True) else None
+    if agreement is not None:
+        beside.append(agreement)
     report("items", 0, total)
 
     with open(work, "wb") as records:
@@ -498,6 +583,8 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     label_counts = split_lib.split_label_counts(units, codes, names)
     ids = units.ids
     del units
+    if not keep:
+        beside.append(_splits_back(release, ids, codes, names))
 
     written: list[WrittenFile] = []
     done = 0
@@ -531,8 +618,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
         "label_counts": label_counts,
         "excluded": dict(sorted(excluded.items())),
         "leakage": leakage,
-        "agreement": _agreement(project) if release.options.get("agreement", True) else
-        {"reason": "not requested for this build"},
+        "agreement": agreement.outcome() if agreement is not None else {"reason": "not requested for this build"},
         "screening": {**selectors.screening_counts(project), "pii_by_type": dict(sorted(pii.items())),
                       "items_with_pii": items_with_pii, "included_by_status": dict(sorted(included_status.items()))},
         "annotators": _annotators(project, raters.people, per_item, assisted),
@@ -548,7 +634,6 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     _write_meta(release, folder, written)
     sums = write_sums(folder)
     _record_files(release, folder, written, sums)
-    return None if keep else (ids, codes, names)
 
 
 def _records_of(work: Path, codes: Any, index: int) -> Iterator[dict[str, Any]]:
