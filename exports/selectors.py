@@ -132,7 +132,8 @@ def gold_refresh(project: Project) -> bool:
         from annotation.gold.services import gold_compute
     except ImportError:
         return False
-    gold_compute(project)
+    # Written beside: the release reads the gold back only once this returned.
+    gold_compute(project, write_beside=True)
     return True
 
 
