@@ -132,8 +132,7 @@ def gold_refresh(project: Project) -> bool:
         from annotation.gold.services import gold_compute
     except ImportError:
         return False
-    # Written beside: the release reads the gold back only once this returned.
-    gold_compute(project, write_beside=True)
+    gold_compute(project)
     return True
 
 

@@ -7,14 +7,12 @@ the gold label changed under it (``version``) and gets a conflict instead of sil
 
 from __future__ import annotations
 
-import queue
-import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from typing import Any
 
 import orjson
-from django.db import connection, connections, transaction
+from django.db import transaction
 from django.db.models import TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
@@ -123,89 +121,12 @@ def _dawid_skene_decisions(rule: GoldRule, grouped: dict[int, list[dict[str, Any
     return decisions
 
 
-class _Abandoned(Exception):
-    """Raised on the thread of :class:`_NewGoldRows` to roll its transaction back."""
-
-
-class _NewGoldRows:
-    """New gold rows, written a batch at a time: in the calling connection, or (``beside``) on a thread with a
-    connection and transaction of its own while the rule goes on deciding, so that PostgreSQL's work on them
-    (the ``COPY``, its indexes and the foreign-key checks, made immediate so that they run with each batch
-    and not all at the commit) overlaps the rule's. The thread commits when :meth:`close` is told to."""
-
-    def __init__(self, *, beside: bool) -> None:
-        from datasets_build.bulk import insert_values
-
-        self.insert = insert_values
-        self.batches: queue.Queue[list[dict[str, Any]] | None] | None = None
-        if beside:
-            self.batches = queue.Queue(maxsize=2)
-            self.error: BaseException | None = None
-            self.commit = False
-            self.thread = threading.Thread(target=self._run, name="gold-rows", daemon=True)
-            self.thread.start()
-
-    def write(self, rows: list[dict[str, Any]]) -> None:
-        if not rows:
-            return
-        if self.batches is None:
-            self.insert(GoldLabel, rows)
-        else:
-            self.batches.put(rows)
-
-    def close(self, *, commit: bool) -> None:
-        """Commit (or roll back) what the thread wrote, once it wrote everything; its error is raised here."""
-        if self.batches is None or not self.thread.is_alive():
-            return
-        self.commit = commit
-        self.batches.put(None)
-        self.thread.join()
-        if commit and self.error is not None:
-            raise self.error
-
-    def _run(self) -> None:
-        assert self.batches is not None
-        ended = False
-        try:
-            with transaction.atomic():
-                with connection.cursor() as cursor:
-                    cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-                while (rows := self.batches.get()) is not None:
-                    self.insert(GoldLabel, rows)
-                ended = True
-                if not self.commit:
-                    raise _Abandoned
-        except _Abandoned:
-            pass
-        except BaseException as error:  # raised in the rule's thread by close()
-            self.error = error
-            while not ended and self.batches.get() is not None:
-                pass  # let the rule finish its batches
-        finally:
-            connections.close_all()  # this thread's connection
-
-
-def gold_compute(project: Project, *, write_beside: bool = False) -> dict[str, int]:
+@transaction.atomic
+def gold_compute(project: Project) -> dict[str, int]:
     """Apply the project's gold rule to every item; adjudicated and known answers are kept as they are.
 
-    Returns how many items ended in each status. With ``write_beside`` (a release build, which reads the gold
-    back only after this returns) the new rows are written on a connection of their own where one can be
-    (PostgreSQL outside a transaction: inside one, a second connection would not see what it wrote).
+    Returns how many items ended in each status.
     """
-    beside = write_beside and connection.vendor == "postgresql" and not connection.in_atomic_block
-    new_rows = _NewGoldRows(beside=beside)
-    try:
-        with transaction.atomic():
-            statuses = _gold_compute(project, new_rows)
-            # Committed while the project is still locked: another computation waits for these rows.
-            new_rows.close(commit=True)
-    except BaseException:
-        new_rows.close(commit=False)
-        raise
-    return statuses
-
-
-def _gold_compute(project: Project, new_rows: _NewGoldRows) -> dict[str, int]:
     Project.objects.select_for_update().get(pk=project.pk)
     rule = rule_for(project.task_type)
     settings = gold_settings(project)
@@ -230,8 +151,11 @@ def _gold_compute(project: Project, new_rows: _NewGoldRows) -> dict[str, int]:
             annotators[item_id].append(annotator)
         decisions = _dawid_skene_decisions(rule, {i: p for i, p in grouped.items() if i not in excluded},
                                            annotators, needed)
-    # New rows by COPY on PostgreSQL (executemany on SQLite), a batch at a time (_NewGoldRows): bulk_create
-    # quoted every value into the SQL on the client, which cost more than the rest of a first release's gold.
+    # COPY on PostgreSQL (executemany on SQLite), a batch at a time: bulk_create quoted every value into the
+    # SQL on the client, which cost more than the rest of a first release's gold. (numpy comes with it:
+    # imported here, not with the URL configuration.)
+    from datasets_build.bulk import insert_values
+
     statuses: Counter[str] = Counter()
     to_create: list[dict[str, Any]] = []
     to_update: list[GoldLabel] = []
@@ -255,7 +179,7 @@ def _gold_compute(project: Project, new_rows: _NewGoldRows) -> dict[str, int]:
             to_create.append({"item_id": item_id, "payload": decision.payload, "status": decision.status,
                               "rule": decision.rule, "detail": decision.detail, "annotation_count": count})
             if len(to_create) >= _WRITE_BATCH:
-                new_rows.write(to_create)
+                insert_values(GoldLabel, to_create)
                 to_create = []
             continue
         gold_id, _, payload, status, rule_name, detail, annotation_count, version = gold
@@ -264,7 +188,7 @@ def _gold_compute(project: Project, new_rows: _NewGoldRows) -> dict[str, int]:
             to_update.append(GoldLabel(id=gold_id, item_id=item_id, payload=decision.payload, status=decision.status,
                                        rule=decision.rule, detail=decision.detail, annotation_count=count,
                                        version=version + 1, updated_at=now))
-    new_rows.write(to_create)
+    insert_values(GoldLabel, to_create)
     GoldLabel.objects.bulk_update(to_update, ["payload", "status", "rule", "detail", "annotation_count", "version",
                                               "updated_at"], batch_size=2000)
     return dict(statuses)
