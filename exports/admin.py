@@ -1,11 +1,13 @@
 """Admin views of releases and their files, read-only: releases are built and published through the
 pipeline (build_release, the release pages, the API), and a published release must never change."""
 
+from collections import Counter
+
 from django.contrib import admin
 
 from annotation.admin_base import ReadOnlyAdmin
 
-from .models import ItemSplit, RaterId, Release, ReleaseFile, SuggesterRun
+from .models import RaterId, Release, ReleaseFile, ReleaseSplits, SuggesterRun
 
 
 class ReleaseFileInline(admin.TabularInline):
@@ -55,9 +57,15 @@ class RaterIdAdmin(ReadOnlyAdmin):
     search_fields = ("project__slug", "user__username")
 
 
-@admin.register(ItemSplit)
-class ItemSplitAdmin(ReadOnlyAdmin):
-    """The split a release chose for an item, written by the build."""
+@admin.register(ReleaseSplits)
+class ReleaseSplitsAdmin(ReadOnlyAdmin):
+    """The splits a ratio release chose for its items, written by the build."""
 
-    list_display = ("item", "release", "split")
-    list_filter = ("split",)
+    list_display = ("release", "items_per_split")
+    fields = ("release", "names", "items_per_split")
+    readonly_fields = fields
+
+    @admin.display(description="items per split")
+    def items_per_split(self, row: ReleaseSplits) -> str:
+        counts = Counter(row.as_dict().values())
+        return ", ".join(f"{name}: {counts[name]}" for name in row.names)

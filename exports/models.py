@@ -19,7 +19,7 @@ from django.db.models.signals import pre_delete
 from django.dispatch import receiver
 from django.utils.translation import gettext_lazy as _
 
-from annotation.models import Item, Project
+from annotation.models import Project
 
 #: Semantic version (https://semver.org): MAJOR.MINOR.PATCH with optional pre-release and build parts.
 SEMVER = re.compile(
@@ -216,16 +216,28 @@ def rater_code(number: int) -> str:
     return f"r{number:02d}"
 
 
-class ItemSplit(models.Model):
-    """The split a release chose for an item, and that release (the item's ``split`` holds the same value, so
-    a later ``--keep-splits`` build reproduces it). One row per item: the latest release that chose one."""
+class ReleaseSplits(models.Model):
+    """The splits a ratio release chose for its items, in one row: the item ids (ascending, 64-bit
+    little-endian) and each one's split as a byte indexing ``names``. The items' ``split`` holds the same
+    values, so a later ``--keep-splits`` build reproduces the release; this row keeps which release chose
+    them. One row per release rather than one per item: a 100,000-item release wrote 100,000 rows (and
+    their foreign-key checks) for a record nothing reads row by row (docs/performance.md)."""
 
-    item = models.OneToOneField(Item, on_delete=models.CASCADE, primary_key=True, related_name="release_split")
-    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="+")
-    split = models.CharField(max_length=10)
+    release = models.OneToOneField(Release, on_delete=models.CASCADE, primary_key=True, related_name="chosen_splits")
+    names = models.JSONField()
+    item_ids = models.BinaryField()
+    codes = models.BinaryField()
 
     def __str__(self) -> str:
-        return f"{self.item_id}: {self.split} ({self.release_id})"
+        return f"{self.release_id}: {len(self.codes)} items in {', '.join(self.names)}"
+
+    def as_dict(self) -> dict[int, str]:
+        """Item id → the split this release chose for it."""
+        import numpy as np  # not with the URL configuration: only this reader needs it
+
+        ids = np.frombuffer(bytes(self.item_ids), dtype="<i8").tolist()
+        codes = np.frombuffer(bytes(self.codes), dtype=np.uint8).tolist()
+        return {item_id: self.names[code] for item_id, code in zip(ids, codes, strict=True)}
 
 
 class SuggesterRunKind(models.TextChoices):

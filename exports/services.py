@@ -3,8 +3,9 @@
 Building streams the project twice, never holding it whole:
 
 1. items in id-ordered chunks → each item's KLUE record (``TaskType.build_record`` with its
-   annotations and gold) goes to a work file, one line each, while the split columns (label, group,
-   content hash: 8 bytes apiece) and the card's counts accumulate;
+   annotations and gold) goes to a work file, one line each (a JSONL-only release: its JSONL line up to
+   the split, ``writers.jsonl.line_head``), while the split columns (label, group, content hash: 8 bytes
+   apiece) and the card's counts accumulate;
 2. the splits are assigned (``datasets_build.splits``), then for each split the work file is read once
    more and its records stream through every writer (KLUE, JSONL, CSV, Parquet).
 
@@ -23,6 +24,7 @@ import logging
 import math
 import secrets
 import shutil
+import threading
 import time
 from array import array
 from collections import Counter
@@ -34,7 +36,7 @@ from typing import IO, Any
 import numpy as np
 import orjson
 from django.core.files.storage import storages
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, connection, connections, transaction
 from django.db.models import Count, Min
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -54,10 +56,10 @@ from .card import CARD_NAME, render_card
 from .integrity import SUMS_NAME, make_read_only, sha256_file, verify_folder, write_sums
 from .models import (
     SEMVER,
-    ItemSplit,
     RaterId,
     Release,
     ReleaseFile,
+    ReleaseSplits,
     ReleaseStatus,
     SuggesterRun,
     SuggesterRunKind,
@@ -71,8 +73,11 @@ from .writers import (
     WrittenFile,
     fitting_tasks,
     flat_schema,
+    jsonl_heads_fit,
+    line_head,
     unfit_formats,
     write_extras,
+    write_jsonl_heads,
     write_klue_extras,
     write_split,
 )
@@ -264,6 +269,7 @@ def _run(release: Release, progress: Progress | None) -> None:
         if progress is not None:
             progress(state)
 
+    beside: list[_Beside] = []
     try:
         if place.local is None and place.exists() and not place.has(SUMS_NAME):
             place.delete()  # an upload to the bucket that a crash cut short: this run uploads it again
@@ -271,10 +277,11 @@ def _run(release: Release, progress: Progress | None) -> None:
             partial.parent.mkdir(parents=True, exist_ok=True)
             shutil.rmtree(partial, ignore_errors=True)
             partial.mkdir()
-            chosen = _build(release, partial, work, report)
+            _build(release, partial, work, report, beside)
             place.publish(partial)
-            if chosen is not None:
-                _remember_splits(release, *chosen)
+            for side in beside:  # the splits written back are committed with the release in place
+                side.decide(True)
+                side.outcome()
         elif not (release.files.exists() and release_verify(release).get("ok")):
             raise ServiceError(f"{place} already exists", code="conflict")
         if place.local is not None:
@@ -302,6 +309,9 @@ def _run(release: Release, progress: Progress | None) -> None:
         _set(release, status=ReleaseStatus.ERROR, error=message[:4000], finished_at=timezone.now(),
              progress={"phase": "error"})
     finally:
+        for side in beside:  # a build that failed: its splits are not written back (nothing once committed)
+            side.decide(False)
+            side.finish(run=False)
         if work.exists():  # not unlink(missing_ok=True): on a read-only file system that fails too
             work.unlink()
         if scratch is not None:
@@ -371,51 +381,117 @@ class _RaterIds(dict[int, str]):
         return super().__getitem__(user_id)
 
 
+class _Abandoned(Exception):
+    """Raised on a :class:`_Beside` thread to roll its transaction back."""
+
+
+class _Beside(threading.Thread):
+    """``work`` on a thread of its own, with its own database connection, while the build goes on: its
+    database work (PostgreSQL's CPU, not this process's) then overlaps the build's. Only where a second
+    connection sees what this one committed — PostgreSQL outside a transaction; a test's transaction, or
+    SQLite's one writer, would hide it; elsewhere ``work`` runs in the calling thread when its outcome is
+    asked for, as it did before it ran beside."""
+
+    def __init__(self, work: Callable[[_Beside], Any]) -> None:
+        super().__init__(name="release-beside", daemon=True)
+        self._work = work
+        self._result: Any = None
+        self._error: BaseException | None = None
+        self._decided = threading.Event()
+        self._commit = False
+        self._beside = connection.vendor == "postgresql" and not connection.in_atomic_block
+        self._ran = False
+        if self._beside:
+            self.start()
+
+    def run(self) -> None:
+        try:
+            self._result = self._work(self)
+        except _Abandoned:
+            pass
+        except BaseException as error:  # handed to the build's thread by outcome()
+            self._error = error
+        finally:
+            if self._beside:
+                connections.close_all()  # this thread's connections
+
+    def outcome(self) -> Any:
+        """``work``'s result, once it ended (its error raised here)."""
+        self.finish(run=True)
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+    def finish(self, *, run: bool) -> None:
+        """Wait for the thread to end; in the calling thread, run ``work`` now if ``run``."""
+        if self._beside:
+            self.join()
+        elif run and not self._ran:
+            self._ran = True
+            self.run()
+
+    def commit_wanted(self) -> bool:
+        """In ``work``: wait until the build says whether its transaction is to be committed."""
+        self._decided.wait()
+        return self._commit
+
+    def decide(self, commit: bool) -> None:
+        """The build's word (only the first counts)."""
+        if not self._decided.is_set():
+            self._commit = commit
+            self._decided.set()
+
+
+def _splits_back(release: Release, ids: np.ndarray, codes: np.ndarray, names: list[str]) -> _Beside:
+    """The splits a ratio release chose, written back (:func:`_remember_splits`) beside the rest of the build,
+    in a transaction committed only when the build commits it, once the release's folder is in place; a build
+    that fails rolls it back."""
+
+    def write(side: _Beside) -> None:
+        with transaction.atomic():
+            _remember_splits(release, ids, codes, names)
+            if not side.commit_wanted():
+                raise _Abandoned
+
+    return _Beside(write)
+
+
 def _remember_splits(release: Release, ids: np.ndarray, codes: np.ndarray, names: list[str]) -> None:
     """Store the splits a ratio release chose on its items (``Item.split``, which a later ``--keep-splits``
-    build and the Items tab read) with the release that chose them (``ItemSplit``)."""
-    if connection.vendor == "postgresql":
-        _remember_splits_copy(release, ids, codes, names)
-        return
-    chunk = selectors.CHUNK
+    build and the Items tab read) and, in one row, with the release that chose them (``ReleaseSplits``)."""
     with transaction.atomic():
-        for index, name in enumerate(names):
-            chosen = ids[codes == index].tolist()
-            for start in range(0, len(chosen), chunk):
-                part = chosen[start:start + chunk]
-                Item.objects.filter(id__in=part).update(split=name)
-                ItemSplit.objects.bulk_create(
-                    [ItemSplit(item_id=item_id, release=release, split=name) for item_id in part],
-                    update_conflicts=True, unique_fields=["item"], update_fields=["release", "split"])
+        if connection.vendor == "postgresql":
+            _items_split_copy(ids, codes, names)
+        else:
+            chunk = selectors.CHUNK
+            for index, name in enumerate(names):
+                chosen = ids[codes == index].tolist()
+                for start in range(0, len(chosen), chunk):
+                    Item.objects.filter(id__in=chosen[start:start + chunk]).exclude(split=name).update(split=name)
+        ReleaseSplits.objects.update_or_create(release=release, defaults={
+            "names": names, "item_ids": ids.astype("<i8").tobytes(), "codes": codes.astype(np.uint8).tobytes()})
 
 
-def _remember_splits_copy(release: Release, ids: np.ndarray, codes: np.ndarray, names: list[str]) -> None:
-    """:func:`_remember_splits` on PostgreSQL in three statements: the (item, split code) pairs go by binary
-    ``COPY`` into a temporary table, from which one ``UPDATE`` sets the items' splits (only those that change)
-    and one upsert records them with the release. Per-chunk ``UPDATE … IN (…)`` and ``bulk_create`` quoted
-    every id into the SQL on the client, which made writing the splits back cost more than the whole build."""
+def _items_split_copy(ids: np.ndarray, codes: np.ndarray, names: list[str]) -> None:
+    """``Item.split`` on PostgreSQL in one statement: the (item, split code) pairs go by binary ``COPY`` into
+    a temporary table, from which one ``UPDATE`` sets the splits that change. Per-chunk ``UPDATE … IN (…)``
+    quoted every id into the SQL on the client."""
     from datasets_build.bulk import copy_bigints
 
-    quote = connection.ops.quote_name
-    item_table, split_table = quote(Item._meta.db_table), quote(ItemSplit._meta.db_table)
-    chosen = ("SELECT s.item_id, n.name FROM release_split_codes s "
-              "JOIN unnest(%s::text[]) WITH ORDINALITY AS n(name, code) ON n.code = s.code + 1")
-    with transaction.atomic(), connection.cursor() as cursor:
+    item_table = connection.ops.quote_name(Item._meta.db_table)
+    with connection.cursor() as cursor:
         cursor.execute("CREATE TEMPORARY TABLE release_split_codes (item_id bigint, code bigint) ON COMMIT DROP")
         copy_bigints("release_split_codes", ["item_id", "code"], [ids.astype(np.int64), codes.astype(np.int64)])
-        cursor.execute(f"UPDATE {item_table} AS i SET split = c.name FROM ({chosen}) AS c "
-                       "WHERE i.id = c.item_id AND i.split IS DISTINCT FROM c.name", [names])
-        cursor.execute(f"INSERT INTO {split_table} (item_id, release_id, split) SELECT c.item_id, %s, c.name "
-                       f"FROM ({chosen}) AS c ON CONFLICT (item_id) DO UPDATE "
-                       "SET release_id = EXCLUDED.release_id, split = EXCLUDED.split", [release.pk, names])
+        cursor.execute(f"UPDATE {item_table} AS i SET split = n.name FROM release_split_codes s "
+                       "JOIN unnest(%s::text[]) WITH ORDINALITY AS n(name, code) ON n.code = s.code + 1 "
+                       "WHERE i.id = s.item_id AND i.split IS DISTINCT FROM n.name", [names])
         # Dropped here too: inside an enclosing transaction (a test's) the commit that drops it is later.
         cursor.execute("DROP TABLE release_split_codes")
 
 
-def _build(release: Release, folder: Path, work: Path, report: Callable[..., None]
-           ) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
-    """Write the release into ``folder``; returns the item ids, split codes and split names a ratio release
-    chose (``None`` when it kept the items' splits)."""
+def _build(release: Release, folder: Path, work: Path, report: Callable[..., None], beside: list[_Beside]) -> None:
+    """Write the release into ``folder``. What runs beside the build goes into ``beside`` (the agreement report;
+    a ratio release's splits written back, which the caller commits once the folder is in place)."""
     project = release.project
     task = project.task
     schema = flat_schema(project.task_type)
@@ -440,6 +516,14 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     source_ids: set[int] = set()
     guideline_versions: set[int] = set()
     total = selectors.release_candidates(project).count()
+    # A JSONL-only release keeps each record's line (without its split) in the work file, not the record.
+    heads = jsonl_heads_fit(schema, release.formats)
+    head_columns = schema.names[:-1]
+    # The agreement report needs none of what follows (only the gold refreshed above): it is computed while
+    # the items stream.
+    agreement = _Beside(lambda _side: _agreement(project)) if release.options.get("agreement", True) else None
+    if agreement is not None:
+        beside.append(agreement)
     report("items", 0, total)
 
     with open(work, "wb") as records:
@@ -467,7 +551,10 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
                 external_id=row.external_id or f"{project.slug}_{row.id:08d}", payload=row.payload, meta=row.meta,
                 annotations=row.annotations, gold=gold,
             )
-            records.write(orjson.dumps(record) + b"\n")
+            if heads:
+                records.write(line_head(head_columns, schema.row(record, "")[:-1]) + b"\n")
+            else:
+                records.write(orjson.dumps(record) + b"\n")
             units.add(row.id, label=schema.label(record), group_key=row.group_key, content_hash=row.content_hash)
             if keep:
                 kept.append(split_lib.SPLIT_NAMES.index(row.split))
@@ -479,7 +566,10 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
                 source_ids.add(row.source_id)
             guideline_versions |= row.guideline_versions
             for stage, count in row.annotators.items():
-                per_item.setdefault(stage, Counter())[count] += 1
+                hist = per_item.get(stage)
+                if hist is None:  # not setdefault: that built a Counter for every record
+                    hist = per_item[stage] = Counter()
+                hist[count] += 1
             assisted["items"] += 1
             assisted["assisted_items"] += row.suggestions_shown > 0
             assisted["annotations"] += row.own_annotations
@@ -508,6 +598,8 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     label_counts = split_lib.split_label_counts(units, codes, names)
     ids = units.ids
     del units
+    if not keep:
+        beside.append(_splits_back(release, ids, codes, names))
 
     written: list[WrittenFile] = []
     done = 0
@@ -519,6 +611,10 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
         samples = check_samples(project.task_type, release.formats, names, _check_seed(release))
     for index, name in enumerate(names):
         report("files", done, len(codes))
+        if heads:
+            written += write_jsonl_heads(folder, schema, name, _lines_of(work, codes, index))
+            done += counts[name]
+            continue
         records = _records_of(work, codes, index)
         if name in samples:  # the baseline check's sample, drawn as the split is written
             records = samples[name].feed(records)
@@ -537,8 +633,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
         "label_counts": label_counts,
         "excluded": dict(sorted(excluded.items())),
         "leakage": leakage,
-        "agreement": _agreement(project) if release.options.get("agreement", True) else
-        {"reason": "not requested for this build"},
+        "agreement": agreement.outcome() if agreement is not None else {"reason": "not requested for this build"},
         "screening": {**selectors.screening_counts(project), "pii_by_type": dict(sorted(pii.items())),
                       "items_with_pii": items_with_pii, "included_by_status": dict(sorted(included_status.items()))},
         "annotators": _annotators(project, raters.people, per_item, assisted),
@@ -554,15 +649,19 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     _write_meta(release, folder, written)
     sums = write_sums(folder)
     _record_files(release, folder, written, sums)
-    return None if keep else (ids, codes, names)
 
 
 def _records_of(work: Path, codes: Any, index: int) -> Iterator[dict[str, Any]]:
     """The records of one split, in id order, from the work file (line ``i`` is the ``i``-th item)."""
+    return map(orjson.loads, _lines_of(work, codes, index))
+
+
+def _lines_of(work: Path, codes: Any, index: int) -> Iterator[bytes]:
+    """The work file's lines of one split, in id order, without their line ends."""
     with open(work, "rb") as lines:
         for code, line in zip(codes.tolist(), lines, strict=True):
             if code == index:
-                yield orjson.loads(line)
+                yield line[:-1]
 
 
 def _gold_rule(source: str, project: Project) -> str:

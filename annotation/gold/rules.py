@@ -46,6 +46,10 @@ class GoldRule:
         return dict(payload)
 
 
+def _votes(entry: tuple[str, int]) -> int:
+    return entry[1]
+
+
 class MajorityRule(GoldRule):
     """The most frequent label if it has at least ``min_votes`` votes and no tie.
 
@@ -62,10 +66,19 @@ class MajorityRule(GoldRule):
         self.on_failure = on_failure
 
     def decide(self, payloads: list[dict[str, Any]], *, needed: int, settings: dict[str, Any]) -> GoldDecision:
-        votes = Counter(str(p[self.field]) for p in payloads if p.get(self.field) is not None)
+        # Counted in a plain dict and ranked as Counter.most_common ranks (by votes, ties in first-seen order):
+        # a release decides every item of the project, and two Counters per item cost more than the counting.
+        field = self.field
+        votes: dict[str, int] = {}
+        for p in payloads:
+            value = p.get(field)
+            if value is not None:
+                key = str(value)
+                votes[key] = votes.get(key, 0) + 1
+        everything = sorted(votes.items(), key=_votes, reverse=True) if len(votes) > 1 else list(votes.items())
         min_votes = int(settings.get("gold_min_votes") or needed // 2 + 1)
-        detail = {"votes": dict(votes.most_common()), "min_votes": min_votes, "annotations": len(payloads)}
-        ranked = votes.most_common(2)
+        detail = {"votes": dict(everything), "min_votes": min_votes, "annotations": len(payloads)}
+        ranked = everything[:2]
         if ranked and ranked[0][1] >= min_votes and (len(ranked) == 1 or ranked[1][1] < ranked[0][1]):
             return GoldDecision({self.field: ranked[0][0]}, RESOLVED, self.name, detail)
         if len(payloads) < needed:

@@ -16,7 +16,7 @@ from typing import Any
 from .base import RowWriter, WrittenFile
 from .csv import CsvWriter
 from .flat import FlatSchema, flat_schema
-from .jsonl import JsonlWriter
+from .jsonl import JsonlWriter, line_head
 from .klue import KLUE_FORMAT_VERSION, write_klue_extras, write_klue_split
 from .parquet import ParquetWriter
 from .standard import STANDARD_FORMATS, fits, fitting_tasks, record_writers, unfit_formats, write_extras
@@ -43,8 +43,8 @@ def file_format(kind: str) -> tuple[str, str]:
 
 
 __all__ = ["DEFAULT_FORMATS", "FORMATS", "KLUE_FORMAT_VERSION", "STANDARD_FORMATS", "FlatSchema", "WrittenFile",
-           "file_format", "fits", "fitting_tasks", "flat_schema", "unfit_formats", "write_extras", "write_klue_extras",
-           "write_split"]
+           "file_format", "fits", "fitting_tasks", "flat_schema", "jsonl_heads_fit", "line_head", "unfit_formats",
+           "write_extras", "write_jsonl_heads", "write_klue_extras", "write_split"]
 
 
 def _row_writers(folder: Path, split: str, schema: FlatSchema, formats: Iterable[str]) -> list[RowWriter]:
@@ -86,3 +86,19 @@ def write_split(folder: Path, task_slug: str, split: str, records: Iterable[dict
     written.extend(writer.close() for writer in writers)
     written.extend(other.close() for other in standard)
     return written
+
+
+
+def jsonl_heads_fit(schema: FlatSchema, formats: Iterable[str]) -> bool:
+    """Whether a build may stream JSONL line heads (``jsonl.line_head``) instead of records: JSONL is its only
+    format, and no column of the task is named like the split column."""
+    return list(formats) == ["jsonl"] and "split" not in schema.names[:-1]
+
+
+def write_jsonl_heads(folder: Path, schema: FlatSchema, split: str, heads: Iterable[bytes]) -> list[WrittenFile]:
+    """Write one split of a JSONL-only release from its records' line heads: the same file as
+    :func:`write_split` of the records."""
+    writer = JsonlWriter(folder, split, schema.names)
+    for head in heads:
+        writer.write_head(head)
+    return [writer.close()]

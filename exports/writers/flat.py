@@ -78,11 +78,19 @@ class FlatSchema:
 
     def row(self, record: dict[str, Any], split: str) -> tuple[Any, ...]:
         """The record's values in the order of ``names`` (``split`` last)."""
-        return (*[get(record) for get in self._getters], split)
+        get = record.get
+        return (*[get(key) if getter is None else getter(record) for key, getter in self._plan], split)
 
     @cached_property
-    def _getters(self) -> list[Callable[[dict[str, Any]], Any]]:
-        return [_getter(c) for c in self.columns]
+    def _plan(self) -> list[tuple[str, Callable[[dict[str, Any]], Any] | None]]:
+        """Per column, a top-level key read with the record's ``get`` (no getter), or a getter: a row is built
+        per record, and a function call per plain column cost more than the lookup."""
+        plan: list[tuple[str, Callable[[dict[str, Any]], Any] | None]] = []
+        for column in self.columns:
+            parts = column.paths[0].split(".")
+            plain = column.type not in (FLOAT, FLOATS) and len(column.paths) == 1 and len(parts) == 1
+            plan.append((parts[0], None) if plain else ("", _getter(column)))
+        return plan
 
     def label(self, record: dict[str, Any]) -> str | None:
         """The stratification label of a record (``None`` when the task has none or the record lacks it)."""
@@ -106,14 +114,12 @@ def _lookup(value: Any, parts: list[str]) -> tuple[bool, Any]:
 
 
 def _getter(column: Column) -> Callable[[dict[str, Any]], Any]:
-    """``column.value`` coerced to the column's type, with the common paths (one path, no ``*``) spelled out:
-    a row is built per record, and the generic walk cost more than writing the row."""
+    """``column.value`` coerced to the column's type, with a nested path (one path, no ``*``) spelled out: a
+    row is built per record, and the generic walk cost more than writing the row. (A top-level key needs no
+    getter: ``FlatSchema._plan``.)"""
     parts = column.paths[0].split(".")
     if column.type in (FLOAT, FLOATS):
         return lambda record: _coerce(column.value(record), column.type)
-    if len(column.paths) == 1 and len(parts) == 1:
-        key = parts[0]
-        return lambda record: record.get(key)
     if len(column.paths) == 1 and "*" not in parts:
 
         def nested(record: dict[str, Any]) -> Any:

@@ -24,6 +24,26 @@ class JsonlWriter:
         self.out.write(orjson.dumps(dict(zip(self.columns, row, strict=True))) + b"\n")
         self.count += 1
 
+    def write_head(self, head: bytes) -> None:
+        """Write a line from its :func:`line_head`: the same bytes as :meth:`write` of the whole row."""
+        self.out.write(head + (b"," if len(head) > 1 else b"") + self._tail)
+        self.count += 1
+
+    @property
+    def _tail(self) -> bytes:
+        tail = self.__dict__.get("tail")
+        if tail is None:
+            tail = self.__dict__["tail"] = b'"split":' + orjson.dumps(self.split) + b"}\n"
+        return tail
+
     def close(self) -> WrittenFile:
         self.out.close()
         return WrittenFile(self.relative, self.kind, self.split, self.count)
+
+
+def line_head(columns: list[str], row: tuple[Any, ...]) -> bytes:
+    """A JSONL line without its split: the row's object (``columns`` without ``split``, ``row`` without its
+    last value) up to its closing brace. A release whose only format is JSONL writes these while the items
+    stream, before the splits are chosen, and :meth:`JsonlWriter.write_head` ends each with its split:
+    decoding every record again to flatten it and encode it once more cost more than the rest of writing."""
+    return orjson.dumps(dict(zip(columns, row, strict=True)))[:-1]

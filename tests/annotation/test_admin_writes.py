@@ -21,7 +21,7 @@ READ_ONLY = {
     "annotation.Assignment", "annotation.QueueSlot", "annotation.Annotation", "annotation.Suggestion",
     "annotation.Flag", "annotation.Membership", "annotation.AuditEvent", "annotation.GoldLabel",
     "annotation.Adjudication", "datasets_build.ImportJob", "datasets_build.NearDuplicate", "exports.Release",
-    "exports.ReleaseFile", "exports.SuggesterRun", "exports.RaterId", "exports.ItemSplit",
+    "exports.ReleaseFile", "exports.SuggesterRun", "exports.RaterId", "exports.ReleaseSplits",
 }
 #: Derived or asked-for-again rows: view and delete only.
 VIEW_AND_DELETE = {"annotation.GuidelineAcknowledgement", "annotation.AgreementReport"}

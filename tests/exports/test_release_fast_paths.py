@@ -1,6 +1,7 @@
 """The release build's fast paths give exactly what the plain code gives: the orjson KLUE writer the bytes of
-``write_klue_file``, the numpy character n-gram counter scikit-learn's matrices, and the baseline check's
-sample drawn while the files are written the sample it would read from them."""
+``write_klue_file``, a JSONL-only release's line heads the bytes of the JSONL writer, the numpy character
+n-gram counter scikit-learn's matrices, and the baseline check's sample drawn while the files are written the
+sample it would read from them."""
 
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ from exports.baselines import char_ngrams
 from exports.baselines.char_ngrams import CharTfidf
 from exports.models import Release
 from exports.release_check import release_check
-from exports.writers import klue
-from tests.builders import load_records, sample_records
+from exports.writers import flat_schema, klue
+from exports.writers.jsonl import JsonlWriter, line_head
+from tests.builders import build_release, load_records, sample_records
 
 #: Values orjson spells differently from ``json`` (the fast path must hand their batch to ``json``) and
 #: values it spells the same, in the shapes records have.
@@ -45,6 +47,35 @@ def test_klue_json_fast_path_writes_the_bytes_of_write_klue_file(slug, batch, tm
         assert klue.write_json_array(fast, chosen, klue_spec(slug).newline) == len(chosen)
         assert write_klue_file(plain, slug, chosen) == len(chosen)
         assert fast.read_bytes() == plain.read_bytes(), (slug, name)
+
+
+def test_jsonl_line_heads_end_as_the_jsonl_writer_writes_the_row(tmp_path):
+    rows = [(record.get("guid"), record) for record in AWKWARD if record["guid"] != "e"]
+    for columns, split in ((["guid", "record"], "train"), ([], "dev"), (["단어"], "t\"e\u00e9st")):
+        whole, heads = JsonlWriter(tmp_path / "whole", split, [*columns, "split"]), JsonlWriter(
+            tmp_path / "heads", split, [*columns, "split"])
+        for row in rows:
+            values = row[:len(columns)]
+            whole.write((*values, split))
+            heads.write_head(line_head(columns, values))
+        assert whole.close() == heads.close()
+        assert (tmp_path / "whole" / "jsonl" / f"{split}.jsonl").read_bytes() == \
+            (tmp_path / "heads" / "jsonl" / f"{split}.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize("slug", [t.slug for t in all_task_types()])
+def test_a_jsonl_only_release_writes_the_jsonl_files_of_a_release_with_more_formats(slug, make_project, tmp_path):
+    assert "split" not in flat_schema(slug).names[:-1]  # else the build takes the plain path
+    project = make_project(slug)
+    load_records(project, sample_records(slug, 30))
+    alone = Path(build_release(project, tmp_path / "a", "--version", "1.0.0", "--seed", "5", "--format",
+                               "jsonl")["out"])
+    more = Path(build_release(project, tmp_path / "b", "--version", "1.0.1", "--seed", "5", "--format",
+                              "jsonl,csv")["out"])
+    names = sorted(path.name for path in (alone / "jsonl").glob("*.jsonl"))
+    assert names and names == sorted(path.name for path in (more / "jsonl").glob("*.jsonl"))
+    for name in names:
+        assert (alone / "jsonl" / name).read_bytes() == (more / "jsonl" / name).read_bytes(), (slug, name)
 
 
 def _corpus(rng: random.Random, n: int) -> list[str]:

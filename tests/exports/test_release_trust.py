@@ -23,7 +23,7 @@ from datasets_build.klue_formats import write_klue_file
 from exports import services
 from exports.baselines import BaselineResult
 from exports.metrics import get_task_metrics, score
-from exports.models import ItemSplit, RaterId, Release, ReleaseStatus
+from exports.models import RaterId, Release, ReleaseStatus
 from exports.release_check import check_result
 from tests.builders import build_release as build
 from tests.builders import load_records, sample_records
@@ -267,7 +267,8 @@ def test_keep_splits_after_a_ratio_release_reproduces_it(make_project, tmp_path,
     assert page.get(f"/projects/{project.pk}/items/").content.decode().count("<td>Unassigned</td>") == 50
     first = build(project, tmp_path, "--version", "1.0.0", "--seed", "4", "--format", "jsonl")
     release = Release.objects.get(project=project, version="1.0.0")
-    chosen = dict(ItemSplit.objects.filter(release=release).values_list("item__external_id", "split"))
+    external = dict(Item.objects.filter(project=project).values_list("id", "external_id"))
+    chosen = {external[item]: split for item, split in release.chosen_splits.as_dict().items()}
     assert len(chosen) == 50 and set(chosen.values()) == {"train", "dev", "test"}
     assert dict(Item.objects.filter(project=project).values_list("external_id", "split")) == chosen
     kept = build(project, tmp_path, "--version", "1.1.0", "--keep-splits", "--format", "jsonl")

@@ -49,6 +49,16 @@ def test_majority_rule_sends_ties_to_adjudication():
         "needs_adjudication"
 
 
+def test_majority_votes_are_ranked_by_count_then_first_seen():
+    # The gold row's detail keeps this order (dict order is what the JSON column stores).
+    tie = rules.rule_for("tc").decide(labels("정치", "사회", "경제", "사회", "정치", "세계"), needed=7, settings={})
+    assert list(tie.detail["votes"].items()) == [("정치", 2), ("사회", 2), ("경제", 1), ("세계", 1)]
+    assert tie.status == "incomplete"
+    numbers = rules.rule_for("tc").decide([{"label": 1}, {"label": "1"}, {}, {"label": None}], needed=2, settings={})
+    assert numbers.detail == {"votes": {"1": 2}, "min_votes": 2, "annotations": 4}
+    assert (numbers.status, numbers.payload) == ("resolved", {"label": "1"})
+
+
 def test_sts_mean_rule_matches_klue_label_fields():
     rule = rules.rule_for("sts")
     gold = rule.decide([{"score": s} for s in [5, 5, 5, 5, 4, 5, 5]], needed=7, settings={})

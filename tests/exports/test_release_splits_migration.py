@@ -1,0 +1,47 @@
+"""Migration exports 0004: the per-item ``ItemSplit`` rows become one ``ReleaseSplits`` row per release, and back."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+BEFORE = [("exports", "0003_release_states_rater_ids_item_splits")]
+AFTER = [("exports", "0004_release_splits")]
+
+
+def migrate(targets: list[tuple[str, str]]):
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(targets)
+    return executor.loader.project_state(targets).apps
+
+
+@pytest.mark.django_db(transaction=True)
+def test_item_splits_become_one_row_per_release_and_back():
+    apps = migrate(BEFORE)
+    try:
+        project = apps.get_model("annotation", "Project").objects.create(name="p", slug="p", task_type="tc")
+        item = apps.get_model("annotation", "Item")
+        ids = [item.objects.create(project=project, payload={"title": str(i)}, content_hash=str(i)).pk
+               for i in range(5)]
+        release = apps.get_model("exports", "Release")
+        first, second = (release.objects.create(project=project, version=v, split_spec={}, formats=["jsonl"],
+                                                out_dir=f"/tmp/{v}") for v in ("1.0.0", "1.1.0"))
+        item_split = apps.get_model("exports", "ItemSplit")
+        chosen = {ids[0]: (first, "test"), ids[1]: (second, "train"), ids[2]: (first, "train"),
+                  ids[3]: (second, "dev")}
+        for item_id, (rel, split) in chosen.items():
+            item_split.objects.create(item_id=item_id, release=rel, split=split)
+        apps = migrate(AFTER)
+        rows = {row.release_id: (row.names, np.frombuffer(bytes(row.item_ids), dtype="<i8").tolist(),
+                                 np.frombuffer(bytes(row.codes), dtype=np.uint8).tolist())
+                for row in apps.get_model("exports", "ReleaseSplits").objects.all()}
+        assert rows == {first.pk: (["train", "test"], [ids[0], ids[2]], [1, 0]),
+                        second.pk: (["train", "dev"], [ids[1], ids[3]], [0, 1])}
+        apps = migrate(BEFORE)
+        back = apps.get_model("exports", "ItemSplit").objects.values_list("item_id", "release_id", "split")
+        assert set(back) == {(item_id, rel.pk, split) for item_id, (rel, split) in chosen.items()}
+    finally:
+        migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
