@@ -35,6 +35,14 @@ from .models import (
 M = TypeVar("M", bound=Model)
 
 
+def project_by_id(project_id: int) -> Project | None:
+    """The project with this id, or ``None`` (the pages answer 404 to outsiders the same way)."""
+    try:
+        return Project.objects.get(pk=project_id)
+    except Project.DoesNotExist:
+        return None
+
+
 def projects_for_user(user: User) -> QuerySet[Project]:
     if user.is_superuser:
         return Project.objects.all()
@@ -361,6 +369,11 @@ def projects_with_roles(user: User) -> list[tuple[Project, str]]:
     return [(m.project, m.role) for m in memberships]
 
 
+def project_by_slug(slug: str) -> Project | None:
+    """The project with this slug, or ``None`` (the commands name projects by slug)."""
+    return Project.objects.filter(slug=slug).first()
+
+
 def project_slug_taken(slug: str) -> bool:
     return Project.objects.filter(slug=slug).exists()
 
@@ -386,6 +399,26 @@ def guideline_for_editing(project: Project) -> Guideline | None:
     return latest
 
 
+def items_in(project: Project) -> QuerySet[Item]:
+    """The project's items, for looking one up by id (managers' pages and API; annotators reach items only
+    through their assignments)."""
+    return Item.objects.filter(project=project)
+
+
+def item_list(project: Project, *, split: str | None = None, screening_status: str | None = None,
+              external_id: str | None = None) -> QuerySet[Item]:
+    """The project's items with their source, narrowed by each filter given (``""`` matches the empty value;
+    ``None`` does not filter), in id order (the items API)."""
+    filters = {name: value for name, value in (("split", split), ("screening_status", screening_status),
+                                               ("external_id", external_id)) if value is not None}
+    return items_in(project).select_related("source").filter(**filters)
+
+
+def item_annotation(item: Item, annotation_id: int) -> Annotation | None:
+    """One annotation of the item, by id, for its managers (adjudication); ``None`` when it is not on the item."""
+    return Annotation.objects.filter(pk=annotation_id, item=item).first()
+
+
 def project_items(project: Project, *, split: str | None = None,
                   screening_status: str | None = None) -> QuerySet[Item]:
     """Items with one annotation count per stage, as ``stage_<n>`` attributes (no per-row queries)."""
@@ -402,6 +435,16 @@ def project_items(project: Project, *, split: str | None = None,
 
 
 # -- workspace ------------------------------------------------------------------------------------
+
+
+def assignments_of(user: User, project: Project) -> QuerySet[Assignment]:
+    """The caller's own assignments in the project (their queue history), never anyone else's."""
+    return Assignment.objects.filter(item__project=project, annotator=user)
+
+
+def was_assigned(user: User, item: Item) -> bool:
+    """Whether the item was ever assigned to the user (an annotator flags only such items)."""
+    return Assignment.objects.filter(item=item, annotator=user).exists()
 
 
 def assignment_of(user: User, project: Project, assignment_id: int) -> Assignment | None:

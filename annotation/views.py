@@ -31,7 +31,7 @@ from .forms import (
     MemberRoleForm,
     ProjectCreateForm,
 )
-from .models import AuditObject, FlagKind, Guideline, Membership, Project, Role, ScreeningStatus
+from .models import AuditObject, FlagKind, Guideline, Project, Role, ScreeningStatus
 from .permissions import ANNOTATE, CURATE, MANAGE, MEMBERS, can_create_projects
 from .rendering import render_markdown
 from .workspace_strings import stage_title, workspace_strings
@@ -42,9 +42,9 @@ GUIDELINE_SECTIONS = ("instructions", "ethics", "pii")
 
 def project_for(request: HttpRequest, project_id: int, allowed: frozenset[str]) -> tuple[Project, str]:
     """The project and the caller's role in it, or 404 for outsiders and 403 for the wrong role."""
-    project = get_object_or_404(Project, pk=project_id)
-    role = selectors.role_in_project(request.user, project)
-    if role is None:
+    project = selectors.project_by_id(project_id)
+    role = None if project is None else selectors.role_in_project(request.user, project)
+    if project is None or role is None:
         raise Http404("No such project.")
     if role not in allowed:
         raise PermissionDenied
@@ -169,7 +169,7 @@ def project_guideline(request: HttpRequest, project_id: int) -> HttpResponse:
 
 
 def _publish_draft(request: HttpRequest, project: Project) -> HttpResponse:
-    guideline = get_object_or_404(Guideline, pk=_posted_id(request, "guideline"), project=project)
+    guideline = get_object_or_404(selectors.guideline_versions(project), pk=_posted_id(request, "guideline"))
     try:
         services.guideline_publish(guideline=guideline, by=request.user)
     except services.ServiceError as error:
@@ -221,8 +221,7 @@ def _member_change(
                                                    "role": membership.get_role_display()}
     if action not in {"role", "remove"}:
         raise services.ServiceError(_("Unknown action."))
-    membership = get_object_or_404(Membership.objects.select_related("user"),
-                                   pk=_posted_id(request, "membership"), project=project)
+    membership = get_object_or_404(selectors.project_members(project), pk=_posted_id(request, "membership"))
     if action == "remove":
         services.membership_remove(membership=membership)
         return _("%(user)s removed from the project.") % {"user": membership.user.username}

@@ -9,19 +9,21 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.templatetags.static import static
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
+from . import selectors
 from .agreement import plots
+from .agreement import selectors as agreement_selectors
 from .agreement import services as agreement_services
 from .api.parsers import JsonInputError, loads_checked
 from .gold import selectors as gold_selectors
 from .gold import services as gold_services
-from .models import Annotation, GoldLabel, GoldStatus, Item, JobStatus, Project
+from .models import GoldStatus, Item, JobStatus, Project
 from .permissions import CURATE, MANAGE
 from .services import ServiceError
 from .views import project_for
@@ -116,7 +118,7 @@ def dashboard(request: HttpRequest, project_id: int) -> HttpResponse:
     project, role = project_for(request, project_id, CURATE)
     job, _queued = agreement_services.report_request(project=project, by=request.user)
     job.refresh_from_db()
-    shown = job if job.status == JobStatus.DONE else agreement_services.report_latest_done(project)
+    shown = job if job.status == JobStatus.DONE else agreement_selectors.report_latest_done(project)
     report = shown.data if shown else None
     return render(request, "review/dashboard.html", _context(
         project, role, job=job, report=report, stale=shown is not None and shown.pk != job.pk,
@@ -144,7 +146,7 @@ def _comparison(project: Project, item_id: int) -> tuple[Item, dict[str, Any]]:
     from .agreement.measures import measure_for
     from .agreement.rendering import payload_html
 
-    item = get_object_or_404(Item, pk=item_id, project=project)
+    item = get_object_or_404(selectors.items_in(project), pk=item_id)
     comparison = item_comparison(item)
     measure = measure_for(project.task_type)
     schema = project.label_schema or {}
@@ -197,7 +199,9 @@ def adjudicate(request: HttpRequest, project_id: int, item_id: int) -> HttpRespo
         version = int(request.POST["version"]) if request.POST.get("version", "").isdigit() else None
         try:
             if choice.isdigit():
-                annotation = get_object_or_404(Annotation, pk=int(choice), item=item)
+                annotation = selectors.item_annotation(item, int(choice))
+                if annotation is None:
+                    raise Http404("No such annotation on this item.")
                 gold_services.adjudicate(item=item, by=request.user, reason=reason, annotation=annotation,
                                          base_version=version)
             else:
@@ -213,7 +217,7 @@ def adjudicate(request: HttpRequest, project_id: int, item_id: int) -> HttpRespo
         except ServiceError as failure:
             error, status_code = failure.message, 409 if failure.code == "conflict" else 400
             if failure.code == "conflict":  # show what the other manager decided
-                gold = GoldLabel.objects.get(item=item)
+                gold = gold_selectors.gold_of(item)
         else:
             messages.success(request, _("Decision saved."))
             return redirect(reverse("annotation:review-item", args=[project.pk, item.pk]))

@@ -11,13 +11,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation import selectors as annotation_selectors
 from annotation.api.parsers import CheckedJSONParser
 from annotation.api.views import ProjectScoped
-from annotation.models import Item
 from annotation.permissions import CURATE, MANAGE
 
 from . import selectors, services
-from .models import ImportJob
 from .serializers import ImportCreateSerializer, ImportJobSerializer, ReviewDecisionSerializer, ReviewItemSerializer
 
 
@@ -52,7 +51,7 @@ class ImportDetailView(ProjectScoped, APIView):
 
     @extend_schema(responses=ImportJobSerializer)
     def get(self, request: Request, project_pk: int, pk: int) -> Response:
-        job = get_object_or_404(ImportJob, pk=pk, project=self.project)
+        job = get_object_or_404(selectors.import_jobs(self.project), pk=pk)
         return Response(ImportJobSerializer(job).data)
 
 
@@ -117,7 +116,7 @@ class ReviewDecisionView(ProjectScoped, APIView):
     def post(self, request: Request, project_pk: int, item_pk: int) -> Response:
         serializer = ReviewDecisionSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        item = get_object_or_404(Item, pk=item_pk, project=self.project)
+        item = get_object_or_404(annotation_selectors.items_in(self.project), pk=item_pk)
         item = services.screening_review(item=item, decision=serializer.validated_data["decision"],
                                          reason=serializer.validated_data["reason"], by=request.user)
         return Response(ReviewItemSerializer(item).data)

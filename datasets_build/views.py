@@ -14,14 +14,14 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods
 
-from annotation.models import FlagKind, Item, Project
+from annotation import selectors as annotation_selectors
+from annotation.models import FlagKind, Project
 from annotation.permissions import CURATE, MANAGE
 from annotation.services import ServiceError
 from annotation.views import _project_context, project_for
 
 from . import selectors, services
 from .forms import BulkReviewForm, ImportForm, ReviewForm
-from .models import ImportJob
 from .screening.highlight import item_spans, snippets
 
 REVIEW_PER_PAGE = 25
@@ -47,7 +47,7 @@ def project_import(request: HttpRequest, project_id: int) -> HttpResponse:
     job = None
     job_id = request.GET.get("job", "")
     if job_id.isdigit():
-        job = get_object_or_404(ImportJob, pk=int(job_id), project=project)
+        job = get_object_or_404(selectors.import_jobs(project), pk=int(job_id))
     context = _project_context(project, role, "import")
     context.update(form=form, job=job, jobs=selectors.import_jobs(project)[:20],
                    screening=selectors.screening_summary(project))
@@ -67,7 +67,7 @@ def project_review(request: HttpRequest, project_id: int) -> HttpResponse:
     if request.method == "POST":
         form = ReviewForm(request.POST)
         item_id = request.POST.get("item", "")
-        item = get_object_or_404(Item, pk=int(item_id) if item_id.isdigit() else 0, project=project)
+        item = get_object_or_404(annotation_selectors.items_in(project), pk=int(item_id) if item_id.isdigit() else 0)
         if form.is_valid():
             try:
                 services.screening_review(item=item, decision=form.cleaned_data["decision"],

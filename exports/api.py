@@ -106,7 +106,7 @@ class ReleaseListView(ProjectScoped, APIView):
 
 class ReleaseScoped(ProjectScoped):
     def release(self) -> Release:
-        return get_object_or_404(Release, pk=self.kwargs["pk"], project=self.project)
+        return get_object_or_404(selectors.releases_of(self.project), pk=self.kwargs["pk"])
 
 
 class ReleaseDetailView(ReleaseScoped, APIView):
@@ -138,7 +138,7 @@ class ReleaseFileDownloadView(ReleaseScoped, APIView):
     @extend_schema(responses={(200, "application/octet-stream"): OpenApiResponse(description="The file.")})
     def get(self, request: Request, project_pk: int, pk: int, file_pk: int) -> FileResponse:
         release = self.release()
-        return file_response(release, get_object_or_404(ReleaseFile, pk=file_pk, release=release))
+        return file_response(release, get_object_or_404(selectors.release_files(release), pk=file_pk))
 
 
 class ReleaseArchiveView(ReleaseScoped, APIView):

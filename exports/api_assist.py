@@ -21,7 +21,7 @@ from annotation.api.views import ProjectScoped
 from annotation.models import Project
 from annotation.permissions import CURATE, MANAGE
 
-from . import assist, services
+from . import assist, selectors, services
 from .models import SuggesterRun
 
 
@@ -54,7 +54,7 @@ class PredictionsUploadSerializer(serializers.Serializer):
 
 
 def overview(project: Project) -> dict[str, Any]:
-    latest = SuggesterRun.objects.filter(project=project).first()
+    latest = selectors.suggester_runs(project).first()
     return {**annotation_assist.suggestion_summary(project),
             "latest_run": SuggesterRunSerializer(latest).data if latest else None,
             "expected_effect": assist.expected_effect(project)}
@@ -116,7 +116,7 @@ class SuggesterRunListView(ProjectScoped, APIView):
 
     @extend_schema(responses=SuggesterRunSerializer(many=True))
     def get(self, request: Request, project_pk: int) -> Response:
-        runs = SuggesterRun.objects.filter(project=self.project).select_related("requested_by")[:100]
+        runs = selectors.suggester_runs(self.project)[:100]
         return Response(SuggesterRunSerializer(runs, many=True).data)
 
 
@@ -127,4 +127,4 @@ class SuggesterRunDetailView(ProjectScoped, APIView):
 
     @extend_schema(responses=SuggesterRunSerializer)
     def get(self, request: Request, project_pk: int, pk: int) -> Response:
-        return Response(SuggesterRunSerializer(get_object_or_404(SuggesterRun, pk=pk, project=self.project)).data)
+        return Response(SuggesterRunSerializer(get_object_or_404(selectors.suggester_runs(self.project), pk=pk)).data)

@@ -23,7 +23,7 @@ from annotation.task_types import RecordAnnotation
 from config.storage import StoredFolder
 
 from .card import CARD_NAME
-from .models import Release, ReleaseFile, ReleaseStatus
+from .models import Release, ReleaseFile, ReleaseStatus, SuggesterRun
 
 CHUNK = 5000
 
@@ -70,8 +70,17 @@ def releases_of(project: Project) -> QuerySet[Release]:
         "-created_at", "-id")
 
 
+def release_by_version(project: Project, version: str) -> Release | None:
+    return Release.objects.filter(project=project, version=version).first()
+
+
 def release_files(release: Release) -> QuerySet[ReleaseFile]:
     return ReleaseFile.objects.filter(release=release).order_by("path")
+
+
+def suggester_runs(project: Project) -> QuerySet[SuggesterRun]:
+    """The project's suggester runs, newest first, with who asked for each."""
+    return SuggesterRun.objects.filter(project=project).select_related("requested_by")
 
 
 def release_folder(release: Release) -> StoredFolder:

@@ -32,7 +32,7 @@ from . import selectors, services
 from .api import DOWNLOADABLE, PUBLISH, file_response
 from .api_assist import overview
 from .archive import archive_response
-from .models import Release, ReleaseFile, ReleaseStatus, SuggesterRun, SuggesterRunStatus
+from .models import Release, ReleaseStatus, SuggesterRunStatus
 from .writers import DEFAULT_FORMATS, FORMATS, STANDARD_FORMATS, fits
 
 
@@ -100,8 +100,7 @@ def _card_parts(release: Release) -> tuple[str, str]:
 @login_required
 def release_detail(request: HttpRequest, project_id: int, release_id: int) -> HttpResponse:
     project, role = project_for(request, project_id, CURATE)
-    release = get_object_or_404(Release.objects.select_related("created_by", "published_by"), pk=release_id,
-                                project=project)
+    release = get_object_or_404(selectors.releases_of(project), pk=release_id)
     header, body = _card_parts(release)
     context = _context(project, role)
     context.update({
@@ -147,7 +146,7 @@ def _baseline_plot(check: dict) -> str:
 @require_POST
 def release_publish(request: HttpRequest, project_id: int, release_id: int) -> HttpResponse:
     project, _role = project_for(request, project_id, PUBLISH)
-    release = get_object_or_404(Release, pk=release_id, project=project)
+    release = get_object_or_404(selectors.releases_of(project), pk=release_id)
     override = request.POST.get("override") == "on"
     try:
         services.release_publish(release=release, user=request.user,
@@ -164,7 +163,7 @@ def release_publish(request: HttpRequest, project_id: int, release_id: int) -> H
 @require_POST
 def release_verify(request: HttpRequest, project_id: int, release_id: int) -> HttpResponse:
     project, _role = project_for(request, project_id, CURATE)
-    release = get_object_or_404(Release, pk=release_id, project=project)
+    release = get_object_or_404(selectors.releases_of(project), pk=release_id)
     result = services.release_verify(release)
     if result.get("ok"):
         messages.success(request, _("All %(n)s files match their checksums.") % {"n": result["files"]})
@@ -179,7 +178,7 @@ def release_verify(request: HttpRequest, project_id: int, release_id: int) -> Ht
 @login_required
 def release_archive(request: HttpRequest, project_id: int, release_id: int) -> StreamingHttpResponse:
     project, _role = project_for(request, project_id, CURATE)
-    release = get_object_or_404(Release, pk=release_id, project=project)
+    release = get_object_or_404(selectors.releases_of(project), pk=release_id)
     if release.status not in DOWNLOADABLE:
         raise Http404(_("This release has no finished files."))
     return archive_response(release)
@@ -188,8 +187,8 @@ def release_archive(request: HttpRequest, project_id: int, release_id: int) -> S
 @login_required
 def release_file(request: HttpRequest, project_id: int, release_id: int, file_id: int) -> FileResponse:
     project, _role = project_for(request, project_id, CURATE)
-    release = get_object_or_404(Release, pk=release_id, project=project)
-    file = get_object_or_404(ReleaseFile, pk=file_id, release=release)
+    release = get_object_or_404(selectors.releases_of(project), pk=release_id)
+    file = get_object_or_404(selectors.release_files(release), pk=file_id)
     try:
         return file_response(release, file)
     except NotFound as error:
@@ -255,7 +254,7 @@ def suggester(request: HttpRequest, project_id: int) -> HttpResponse:
                 messages.success(request, _("Suggester settings saved."))
                 return redirect("exports:suggester", project.pk)
     state = overview(project)
-    runs = list(SuggesterRun.objects.filter(project=project).select_related("requested_by")[:20])
+    runs = list(selectors.suggester_runs(project)[:20])
     context = _context(project, role)
     context.update({"tab": "suggester", "form": form, "state": state, "runs": runs,
                     "effect": state["expected_effect"], "curve": _learning_curve_plot(state["expected_effect"]),

@@ -1,4 +1,4 @@
-"""Writes of the agreement feature: computing, caching and queueing reports.
+"""Writes of the agreement feature: computing, caching and queueing reports (their reads are in ``selectors.py``).
 
 A report is cached with the fingerprint of the annotations it saw (count and latest change); asking
 again while nothing changed returns the stored one, and asking while a computation for the same
@@ -11,31 +11,16 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
-from django.db.models import Count, Max
 from django.utils import timezone
 
-from ..models import AgreementReport, Annotation, JobStatus, Project, User
+from ..models import AgreementReport, JobStatus, Project, User
+from .selectors import annotation_fingerprint, report_cached, report_for_fingerprint
 
 if TYPE_CHECKING:
     from .report import Progress
 
 # numpy/pandas are imported only when a report is computed (``report_run``), so that loading the URL
 # configuration — which reaches this module through the views — stays fast for every other page.
-
-
-def annotation_fingerprint(project: Project) -> tuple[int, str]:
-    """(count, latest change) of the project's annotations: a cached report is valid while both hold
-    (the count alone would miss a resubmitted annotation)."""
-    row = Annotation.objects.filter(item__project=project).aggregate(n=Count("id"), latest=Max("updated_at"))
-    return int(row["n"]), row["latest"].isoformat() if row["latest"] else ""
-
-
-def report_cached(project: Project, fingerprint: tuple[int, str] | None = None) -> AgreementReport | None:
-    """The newest finished report that is still valid for the project's current annotations (``fingerprint``:
-    their :func:`annotation_fingerprint`, when the caller has it already)."""
-    count, changed = fingerprint or annotation_fingerprint(project)
-    return (AgreementReport.objects.filter(project=project, status=JobStatus.DONE, annotation_count=count,
-                                           annotations_changed_at=changed).order_by("-created_at").first())
 
 
 @transaction.atomic
@@ -46,8 +31,7 @@ def report_request(*, project: Project, by: User | None = None) -> tuple[Agreeme
     """
     Project.objects.select_for_update().get(pk=project.pk)
     count, changed = annotation_fingerprint(project)
-    existing = (AgreementReport.objects.filter(project=project, annotation_count=count, annotations_changed_at=changed)
-                .exclude(status=JobStatus.FAILED).order_by("-created_at").first())
+    existing = report_for_fingerprint(project, (count, changed))
     if existing is not None:
         return existing, False
     report = AgreementReport.objects.create(project=project, annotation_count=count, annotations_changed_at=changed,
@@ -95,8 +79,3 @@ def report_now(project: Project, *, by: User | None = None) -> dict[str, Any]:
     report = AgreementReport.objects.create(project=project, annotation_count=count, annotations_changed_at=changed,
                                             requested_by=by)
     return report_run(report.pk).data
-
-
-def report_latest_done(project: Project) -> AgreementReport | None:
-    """The newest finished report, even if annotations changed since (shown while a fresh one computes)."""
-    return AgreementReport.objects.filter(project=project, status=JobStatus.DONE).order_by("-created_at").first()

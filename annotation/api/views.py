@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import selectors, services
-from ..models import Assignment, AuditObject, Flag, Guideline, Item, Membership, Project, User
+from ..models import Assignment, AuditObject, Flag, Guideline, Item, Membership, Project
 from ..permissions import ANNOTATE, CURATE, MANAGE, MEMBERS, can_create_projects
 from ..task_types import all_task_types
 from . import serializers as s
@@ -88,7 +88,7 @@ class ProjectViewSet(viewsets.ModelViewSet):
 
     def perform_create(self, serializer: s.ProjectSerializer) -> None:
         data = serializer.validated_data
-        if Project.objects.filter(slug=data["slug"]).exists():
+        if selectors.project_slug_taken(data["slug"]):
             raise ValidationError({"slug": [f"a project with slug {data['slug']!r} already exists"]})
         serializer.instance = services.project_create(
             name=data["name"], slug=data["slug"], task_type=data["task_type"], created_by=self.request.user,
@@ -120,7 +120,7 @@ class MembershipViewSet(ProjectScoped, mixins.ListModelMixin, mixins.CreateModel
     serializer_class = s.MembershipSerializer
 
     def project_queryset(self) -> QuerySet[Membership]:
-        return Membership.objects.filter(project_id=self.kwargs["project_pk"]).select_related("user")
+        return selectors.project_members(self.project)
 
     def get_serializer_class(self) -> type:
         return s.MembershipUpdateSerializer if self.action in {"update", "partial_update"} else s.MembershipSerializer
@@ -129,7 +129,7 @@ class MembershipViewSet(ProjectScoped, mixins.ListModelMixin, mixins.CreateModel
         serializer = s.MembershipSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         username = serializer.validated_data["user"]["username"]
-        user = User.objects.filter(username=username).first()
+        user = selectors.user_by_username(username)
         if user is None:
             raise ValidationError({"username": [f"no user named {username!r}"]})
         membership = services.membership_set(project=self.project, user=user,
@@ -157,7 +157,7 @@ class GuidelineViewSet(ProjectScoped, mixins.ListModelMixin, mixins.RetrieveMode
     serializer_class = s.GuidelineSerializer
 
     def project_queryset(self) -> QuerySet[Guideline]:
-        return Guideline.objects.filter(project_id=self.kwargs["project_pk"])
+        return selectors.guideline_versions(self.project)
 
     @extend_schema(request=s.GuidelineCreateSerializer, responses={201: s.GuidelineSerializer})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -211,12 +211,10 @@ class ItemViewSet(ProjectScoped, mixins.ListModelMixin, mixins.RetrieveModelMixi
     serializer_class = s.ItemSerializer
 
     def project_queryset(self) -> QuerySet[Item]:
-        qs = Item.objects.filter(project_id=self.kwargs["project_pk"]).select_related("source")
-        for field in ("split", "screening_status", "external_id"):
-            value = self.request.query_params.get(field)
-            if value is not None:
-                qs = qs.filter(**{field: value})
-        return qs
+        params = self.request.query_params
+        return selectors.item_list(self.project, split=params.get("split"),
+                                   screening_status=params.get("screening_status"),
+                                   external_id=params.get("external_id"))
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = s.ItemSerializer(data=request.data)
@@ -253,7 +251,7 @@ class AssignmentViewSet(ProjectScoped, mixins.ListModelMixin, viewsets.GenericVi
     serializer_class = s.AssignmentSerializer
 
     def project_queryset(self) -> QuerySet[Assignment]:
-        return Assignment.objects.filter(item__project_id=self.kwargs["project_pk"], annotator=self.request.user)
+        return selectors.assignments_of(self.request.user, self.project)
 
     @extend_schema(request=s.SkipSerializer, responses=s.AssignmentSerializer)
     @action(detail=True, methods=["post"])
@@ -315,7 +313,7 @@ class FlagViewSet(ProjectScoped, mixins.ListModelMixin, mixins.CreateModelMixin,
         item = serializer.validated_data["item"]
         if item.project_id != self.project.pk:
             raise ValidationError({"item": ["this item belongs to another project"]})
-        if self.role not in CURATE and not Assignment.objects.filter(item=item, annotator=request.user).exists():
+        if self.role not in CURATE and not selectors.was_assigned(request.user, item):
             raise ValidationError({"item": ["you can flag only items assigned to you"]})
         flag = services.flag_create(item=item, user=request.user, kind=serializer.validated_data["kind"],
                                     note=serializer.validated_data.get("note", ""))

@@ -13,10 +13,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from .. import selectors
 from ..agreement import services as agreement_services
 from ..gold import selectors as gold_selectors
 from ..gold import services as gold_services
-from ..models import AgreementReport, Annotation, GoldLabel, GoldStatus, Item, JobStatus
+from ..models import AgreementReport, GoldLabel, GoldStatus, JobStatus
 from ..permissions import CURATE, MANAGE
 from .views import ProjectScoped
 
@@ -138,13 +139,13 @@ class AdjudicateView(ProjectScoped, APIView):
     @extend_schema(request=AdjudicationSerializer, responses={200: GoldLabelSerializer,
                                                                409: OpenApiResponse(description="Conflict.")})
     def post(self, request: Request, project_pk: int, item_pk: int) -> Response:
-        item = get_object_or_404(Item, pk=item_pk, project=self.project)
+        item = get_object_or_404(selectors.items_in(self.project), pk=item_pk)
         serializer = AdjudicationSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         annotation = None
         if data.get("annotation") is not None:
-            annotation = Annotation.objects.filter(pk=data["annotation"], item=item).first()
+            annotation = selectors.item_annotation(item, data["annotation"])
             if annotation is None:
                 return Response({"detail": f"annotation {data['annotation']} is not on item {item.pk}",
                                  "field": "annotation"}, status=status.HTTP_400_BAD_REQUEST)
@@ -165,7 +166,7 @@ class KnownAnswerView(ProjectScoped, APIView):
 
     @extend_schema(request=KnownAnswerSerializer, responses=GoldLabelSerializer)
     def post(self, request: Request, project_pk: int, item_pk: int) -> Response:
-        item = get_object_or_404(Item, pk=item_pk, project=self.project)
+        item = get_object_or_404(selectors.items_in(self.project), pk=item_pk)
         serializer = KnownAnswerSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         gold = gold_services.gold_check_set(item=item, payload=serializer.validated_data["payload"],
@@ -174,6 +175,6 @@ class KnownAnswerView(ProjectScoped, APIView):
 
     @extend_schema(request=None, responses={204: None})
     def delete(self, request: Request, project_pk: int, item_pk: int) -> Response:
-        item = get_object_or_404(Item, pk=item_pk, project=self.project)
+        item = get_object_or_404(selectors.items_in(self.project), pk=item_pk)
         gold_services.gold_check_clear(item=item, by=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -94,6 +94,11 @@ def gold_list(project: Project, *, status: str | None = None) -> QuerySet[GoldLa
     return qs.filter(status=status) if status else qs
 
 
+def gold_of(item: Item) -> GoldLabel | None:
+    """The item's stored gold label, if any (managers only)."""
+    return GoldLabel.objects.filter(item=item).first()
+
+
 def adjudications_of(item: Item) -> QuerySet[Adjudication]:
     return Adjudication.objects.filter(item=item).select_related("decided_by", "source_annotation").order_by(
         "-decided_at")

@@ -165,8 +165,14 @@ def test_unchecked_and_inconclusive_releases_and_how_they_may_be_published(make_
 
 def test_publish_release_command_takes_an_override_reason(make_project, tmp_path):
     project = make_project("tc")
+    with pytest.raises(CommandError, match="no project with slug 'nope'"):
+        call_command("publish_release", "nope", "--version", "1.0.0", stdout=StringIO())
+    with pytest.raises(CommandError, match=f"{project.slug} has no release 1.0.0"):
+        call_command("publish_release", project.slug, "--version", "1.0.0", stdout=StringIO())
     load_records(project, sample_records("tc", 30))
     build(project, tmp_path, "--version", "1.0.0", "--format", "klue")
+    with pytest.raises(CommandError, match="no user 'nobody'"):
+        call_command("publish_release", project.slug, "--version", "1.0.0", "--user", "nobody", stdout=StringIO())
     with pytest.raises(CommandError, match="needs an override reason"):
         call_command("publish_release", project.slug, "--version", "1.0.0", stdout=StringIO())
     call_command("publish_release", project.slug, "--version", "1.0.0", "--override-reason", "demo", stdout=StringIO())

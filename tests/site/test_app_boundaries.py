@@ -233,3 +233,65 @@ def test_the_write_finder_sees_the_writes_it_looks_for() -> None:
     views = ("class A(viewsets.ModelViewSet):\n    def perform_create(self, s): ...\n"
              "class B(mixins.CreateModelMixin, GenericViewSet):\n    def create(self, r): ...\n")
     assert drf_default_writes(views) == ["A: DestroyModelMixin", "A: UpdateModelMixin"]
+
+
+#: Managers through which a module reads a model's rows itself.
+MANAGERS = {"objects", "_default_manager", "_base_manager"}
+#: Shortcuts that read a model's rows when handed the model class rather than a selector's queryset.
+SHORTCUTS = {"get_object_or_404", "get_list_or_404"}
+
+
+def direct_reads(source: str) -> list[str]:
+    """Every read a module makes past the selectors, as ``line: what``: a model manager (``X.objects…``, except
+    ``.none()``, which runs no query: DRF's schema generation asks for it) and ``get_object_or_404(Model, …)``.
+    ``get_object_or_404(selectors.x(project), pk=…)`` is the pattern: the selector scopes the rows (the project,
+    the caller's own), the view only picks one by id."""
+    tree = ast.parse(source)
+    parent = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in MANAGERS:
+            after = parent.get(node)
+            if not (isinstance(after, ast.Attribute) and after.attr == "none"):
+                found.append(f"{node.lineno}: {'.'.join(reversed(_receiver(node)))}")
+        elif isinstance(node, ast.Call) and node.args and (
+                getattr(node.func, "id", None) in SHORTCUTS or getattr(node.func, "attr", None) in SHORTCUTS):
+            model = node.args[0]
+            if isinstance(model, ast.Name | ast.Attribute) and _receiver(model)[0][:1].isupper():
+                found.append(f"{node.lineno}: {'.'.join(reversed(_receiver(node.func)))}({_receiver(model)[0]})")
+    return sorted(found, key=lambda line: int(line.split(":")[0]))
+
+
+def _page_and_api_modules() -> list[Path]:
+    """The pages, the API views, the forms they validate with and the management commands. (The assist modules
+    and the demo's simulated annotators still read models themselves: docs/ARCHITECTURE.md lists them.)"""
+    paths: set[Path] = set()
+    for app in APPS:
+        for pattern in ("views*.py", "api*.py", "api/*.py", "forms.py", "management/commands/*.py"):
+            paths.update((ROOT / app).glob(pattern))
+    return sorted(paths)
+
+
+def test_pages_api_and_commands_read_through_selectors() -> None:
+    modules = _page_and_api_modules()
+    assert {"annotation/views.py", "annotation/views_review.py", "annotation/api/views.py",
+            "annotation/api/views_agreement.py", "exports/views.py", "exports/api.py", "exports/api_assist.py",
+            "datasets_build/views.py", "datasets_build/api.py", "exports/management/commands/publish_release.py",
+            "demo/management/commands/demo.py"} <= {p.relative_to(ROOT).as_posix() for p in modules}
+    for path in modules:
+        reads = direct_reads(path.read_text(encoding="utf-8"))
+        assert not reads, (path.relative_to(ROOT).as_posix(), reads)
+
+
+def test_the_read_finder_sees_the_reads_it_looks_for() -> None:
+    # Guards the test above against a finder that finds nothing (or too much).
+    source = ("def f(self, project, item_id, qs):\n"
+              "    Membership.objects.filter(project=project).select_related('user')\n"
+              "    get_object_or_404(Item, pk=item_id, project=project)\n"
+              "    shortcuts.get_object_or_404(models.Release, pk=1)\n"
+              "    self.serializer_class.Meta.model.objects.none()\n"
+              "    get_object_or_404(selectors.items_in(project), pk=item_id)\n"
+              "    get_object_or_404(qs, pk=item_id)\n"
+              "    return Item._default_manager.count()\n")
+    assert direct_reads(source) == ["2: Membership.objects", "3: get_object_or_404(Item)",
+                                    "4: shortcuts.get_object_or_404(Release)", "8: Item._default_manager"]

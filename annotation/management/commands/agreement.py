@@ -7,9 +7,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from annotation import selectors
 from annotation.agreement import services
 from annotation.agreement.measures import measure_for
-from annotation.models import Project
 
 
 class Command(BaseCommand):
@@ -20,7 +20,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
+        project = selectors.project_by_slug(options["project"])
         if project is None:
             raise CommandError(f"no project with slug {options['project']!r}")
         try:

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.models import Project
+from annotation import selectors
 from annotation.services import project_create
 from annotation.task_types import slugs
 from datasets_build.pipeline import FORMATS
@@ -36,7 +36,7 @@ class Command(BaseCommand):
         path = Path(options["file"])
         if not path.is_file():
             raise CommandError(f"no such file: {path}")
-        project = Project.objects.filter(slug=options["project"]).first()
+        project = selectors.project_by_slug(options["project"])
         if project is None:
             if not options["task_type"]:
                 raise CommandError(f"no project {options['project']!r}; pass --task-type to create it")

@@ -17,7 +17,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from annotation import services
+from annotation import selectors, services
 from annotation.models import Project, Role, User
 from annotation.task_types import all_task_types
 from demo.corpus import CORPUS, MissingDemoCorpus, corpus_files
@@ -84,7 +84,7 @@ class Command(BaseCommand):
     @transaction.atomic
     def _seed_project(self, slug: str, users: dict[str, User]) -> tuple[Project, bool]:
         project_slug = f"demo-{slug}"
-        existing = Project.objects.filter(slug=project_slug).first()
+        existing = selectors.project_by_slug(project_slug)
         if existing is not None:
             return existing, False
         task = next(t for t in all_task_types() if t.slug == slug)

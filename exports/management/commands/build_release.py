@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.models import Project
+from annotation import selectors as annotation_selectors
 from annotation.services import ServiceError
 from exports import selectors, services
 from exports.models import ReleaseStatus
@@ -37,7 +37,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        project = Project.objects.filter(slug=options["project"]).first()
+        project = annotation_selectors.project_by_slug(options["project"])
         if project is None:
             raise CommandError(f"no project with slug {options['project']!r}")
         if options["keep_splits"] and options["seed"] is not None:

@@ -10,10 +10,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.models import Project, User
+from annotation import selectors as annotation_selectors
 from annotation.services import ServiceError
-from exports import services
-from exports.models import Release
+from exports import selectors, services
 
 
 class Command(BaseCommand):
@@ -31,14 +30,15 @@ class Command(BaseCommand):
         parser.add_argument("--user", default=None, help="username recorded as the publisher")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        release = Release.objects.filter(project__slug=options["project"], version=options["version"]).first()
+        project = annotation_selectors.project_by_slug(options["project"])
+        if project is None:
+            raise CommandError(f"no project with slug {options['project']!r}")
+        release = selectors.release_by_version(project, options["version"])
         if release is None:
-            if not Project.objects.filter(slug=options["project"]).exists():
-                raise CommandError(f"no project with slug {options['project']!r}")
             raise CommandError(f"{options['project']} has no release {options['version']}")
         user = None
         if options["user"]:
-            user = User.objects.filter(username=options["user"]).first()
+            user = annotation_selectors.user_by_username(options["user"])
             if user is None:
                 raise CommandError(f"no user {options['user']!r}")
         try:
