@@ -506,6 +506,10 @@ def _plan(guards: dict[str, re.Pattern[str]]) -> _Plan:
 
 
 _PLAN = _plan(_GUARDS)
+#: Every other guard's match holds one of these: ``@``, a ``:`` or ``.`` (URL, IP) or Hangul (plate, address,
+#: person). A text without any (a guid, a serial number) needs only the number detectors' plan.
+_OTHER_CUES = re.compile(r"[@:.가-힣]")
+_NUMBERS_PLAN = tuple(step for step, name in zip(_PLAN, DETECTORS, strict=True) if name in _NUMBER_DETECTORS)
 
 
 def _digit_count(text: str) -> int:
@@ -522,7 +526,7 @@ def detect(text: str, types: set[str] | frozenset[str] | None = None) -> list[Fi
     digits = _digit_count(text)
     candidates: list[Finding] = []
     # In DETECTORS order, as without the guards: the sorts below are stable.
-    for detector, least, guard in _PLAN:
+    for detector, least, guard in _PLAN if _OTHER_CUES.search(text) is not None else _NUMBERS_PLAN:
         if digits >= least and (guard is None or guard.search(text) is not None):
             candidates.extend(detector(text))
     if not candidates:

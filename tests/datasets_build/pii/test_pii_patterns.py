@@ -168,10 +168,11 @@ def _check_preconditions(texts: list[str]) -> None:
     for text in dict.fromkeys(texts):
         maybe = detectors._MAYBE_PII.search(text) is not None
         digits = len(re.sub(r"\D", "", text))
+        others = detectors._OTHER_CUES.search(text) is not None
         for name, detector in detectors.DETECTORS.items():
             guard = detectors._GUARDS.get(name)
             passes = digits >= detectors._NUMBER_DETECTORS.get(name, 0) and (
-                guard is None or guard.search(text) is not None)
+                guard is None or guard.search(text) is not None) and (others or name in detectors._NUMBER_DETECTORS)
             if not (maybe and passes) and (found := list(detector(text))):
                 failures.append((name, text, found))
         for types in (None, some):
@@ -189,6 +190,7 @@ def test_preconditions_hold_for_every_finding(tmp_path):
         assert any(least - 1 == len(re.sub(r"\D", "", t)) for t in texts)
     for guard in detectors._GUARDS.values():
         assert any(guard.search(t) is None and detectors._MAYBE_PII.search(t) for t in texts)
+    assert any(detectors._OTHER_CUES.search(t) is None and detectors._digit_count(t) >= 13 for t in texts)
     _check_preconditions(texts)
     found = {f.type for t in BOUNDARY for f in detectors.detect(t)}
     assert found >= set(detectors.PII_TYPES)
@@ -205,7 +207,9 @@ def test_meta_identifiers_skip_every_detector(monkeypatch):
     def boom(text: str) -> list[detectors.Finding]:
         raise AssertionError(text)
 
-    monkeypatch.setattr(detectors, "_PLAN", tuple((boom, least, guard) for _, least, guard in detectors._PLAN))
+    for plan in ("_PLAN", "_NUMBERS_PLAN"):
+        steps = tuple((boom, least, guard) for _, least, guard in getattr(detectors, plan))
+        monkeypatch.setattr(detectors, plan, steps)
     for guid in ("bench-000123", "ynat-v1_train_00000", "klue-mrc-v1_dev_01234", "wos-v1_dev_00002", "b-0000123",
                  "b-1234567", "item-20261205"):
         assert detectors.detect(guid) == []
