@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
+from sys import intern
 
 from . import ScreenHit
 
@@ -46,7 +47,7 @@ _SENTENCE = re.compile(r"[^.!?\n]+[.!?\n]*")
 _JOSA_OBJECT = frozenset({"JKO"})
 #: Analysed sentences kept per process: a corpus repeats sentences (the near copies the import also finds,
 #: a sentence shared by several records), and the analyser costs far more than the rest of the screening.
-ANALYSED_SENTENCES = 2048
+ANALYSED_SENTENCES = 1024
 _WORD_END = re.compile(r"[^\s.!?,]*")
 
 
@@ -115,8 +116,9 @@ def _morphemes(sentence: str) -> tuple[tuple[str, str, int, int], ...]:
     analysis (the analyser has no state that one call changes for the next)."""
     from datasets_build.morph import _kiwi
 
-    return tuple((t.form, t.tag.split("-", 1)[0] if t.tag[-2:] in ("-I", "-R") else t.tag, t.start, t.start + t.len)
-                 for t in _kiwi().tokenize(sentence, compatible_jamo=True))
+    # Forms and tags recur in every sentence: one copy of each is kept.
+    return tuple((intern(t.form), intern(t.tag.split("-", 1)[0] if t.tag[-2:] in ("-I", "-R") else t.tag), t.start,
+                  t.start + t.len) for t in _kiwi().tokenize(sentence, compatible_jamo=True))
 
 
 @contextmanager
