@@ -181,9 +181,10 @@ def scrub_record(
 #: and a short serial number hold no PII, so the detectors need not look at the most common guids.
 _PLAIN_GUID = re.compile(r"[a-z]+(?:-[a-z]+)*-v\d+(?:\.\d+)?_[a-z]+_\d{1,6}(?:_\d{1,6})?")
 #: What every PII type needs somewhere: an ``@`` (e-mail), ``.``, ``:`` or ``/`` (URL, IP), Hangul (names,
-#: addresses) or a run of seven or more digits and separators (numbers: the shortest, a passport's, has eight).
-#: An identifier without any (``bench-000123``, ``g-17``) skips the detectors.
-_MAYBE_PII = re.compile(r"[@.:/\uac00-\ud7a3]|\d[\d\s()\u2013-]{6,}")
+#: addresses), a run of seven or more digits and separators (numbers) or a passport's letter and first three
+#: digits (the 2021 form, ``M123A4567``, has no such run). An identifier without any (``bench-000123``,
+#: ``g-17``) skips the detectors.
+_MAYBE_PII = re.compile(r"[@.:/\uac00-\ud7a3]|\d[\d\s()\u2013-]{6,}|[MSRODG]\d{3}")
 
 
 def scrub_identifier(value: str, policy: PiiPolicy, field: str = "guid") -> tuple[str, list[dict[str, Any]]]:

@@ -460,19 +460,25 @@ _PRIORITY = {t: i for i, t in enumerate(PII_TYPES)}
 # detectors (or the whole text) that cannot find anything. tests/datasets_build/pii/test_pii_patterns.py checks
 # that every finding passes these checks and that detect finds the same without them.
 
-#: What the number detectors' matches hold: at least 7 digits (``\d``, as in their patterns). RRN/FRN: the
-#: ``[1-8]\d{6}`` part alone; phone: ≥ 9 (checked after matching); card: 13-19 (checked); account: 10-16
-#: (checked); passport: ``\d{8}`` or ``\d{3}[A-Z]\d{4}``; driver's licence: 2 + 6 + 2 around separators.
-#: Used with ``match``: the possessive ``\D*+`` makes it one pass over the text.
+#: The digits (``\d``, as in the patterns) every finding of a number detector holds: a text with fewer skips
+#: it. registration: ``\d\d`` + month + day and ``[1-8]\d{6}``, 13; phone: 9 (checked after matching); card:
+#: 13 (checked); account: 10 (checked); passport: ``\d{8}`` or ``\d{3}[A-Z]\d{4}``, 7; driver's licence: the
+#: number ``_LICENSE_NUMBER`` finds, 2 + 6 + 2 after a region's name. A guid such as ``b-0000123`` has 7:
+#: only the passport detector's guard is tried.
+_NUMBER_DETECTORS: dict[str, int] = {
+    "registration": 13, "phone": 9, "card": 13, "account": 10, "passport": 7, "driver_license": 10,
+}
+#: At least the fewest of those digits. Used with ``match``: the possessive ``\D*+`` makes it one pass.
 _SEVEN_DIGITS = re.compile(r"(?:\D*+\d){7}")
-#: Detectors that run only when ``_SEVEN_DIGITS`` matches.
-_NUMBER_DETECTORS = ("registration", "phone", "card", "account", "passport", "driver_license")
+_NOT_DIGITS = re.compile(r"\D+")
 #: For each other detector, a pattern found (``search``) in every text it finds something in.
 _GUARDS: dict[str, re.Pattern[str]] = {
     # The local part ends at an ``@``.
     "email": re.compile("@"),
     # ``https?://`` or ``www.`` (under IGNORECASE only w and W match w, and ``:/.`` match themselves).
     "url": re.compile(r"://|\.(?<=[wW]{3}\.)"),
+    # Its letter, then the first three digits of either form.
+    "passport": re.compile(r"[MSRODG]\d{3}"),
     # The use letter between the number's digits.
     "vehicle_plate": re.compile(r"\d\s?[" + _PLATE_LETTERS + r"]\s?\d{4}"),
     # IPv4: an octet's last digit, a dot, the next octet's first digit; IPv6: a hex digit before a colon.
@@ -489,28 +495,39 @@ _GUARDS: dict[str, re.Pattern[str]] = {
 _MAYBE_PII = re.compile(r"[가-힣@:]|\.(?<=[wW]{3}\.)|\.(?<=\d\.)\d|(?:\d\D*+){7}")
 
 
-_Plan = tuple[tuple[Callable[[str], Iterator[Finding]], re.Pattern[str] | None], ...]
+#: (detector, the digits its findings hold, a pattern every text it finds something in holds, or None).
+_Plan = tuple[tuple[Callable[[str], Iterator[Finding]], int, re.Pattern[str] | None], ...]
 
 
 def _plan(guards: dict[str, re.Pattern[str]]) -> _Plan:
-    """(detector, its guard) in :data:`DETECTORS` order; ``None`` for the number detectors."""
+    """(detector, its digits, its guard) in :data:`DETECTORS` order."""
     assert set(guards) | set(_NUMBER_DETECTORS) == set(DETECTORS)
-    return tuple((detector, None if name in _NUMBER_DETECTORS else guards[name])
-                 for name, detector in DETECTORS.items())
+    return tuple((detector, _NUMBER_DETECTORS.get(name, 0), guards.get(name)) for name, detector in DETECTORS.items())
 
 
 _PLAN = _plan(_GUARDS)
+#: Every other guard's match holds one of these: ``@``, a ``:`` or ``.`` (URL, IP) or Hangul (plate, address,
+#: person). A text without any (a guid, a serial number) needs only the number detectors' plan.
+_OTHER_CUES = re.compile(r"[@:.가-힣]")
+_NUMBERS_PLAN = tuple(step for step, name in zip(_PLAN, DETECTORS, strict=True) if name in _NUMBER_DETECTORS)
+
+
+def _digit_count(text: str) -> int:
+    """How many digits (``\\d``) ``text`` holds; 0 when it holds fewer than 7 (no number detector's finding)."""
+    if _SEVEN_DIGITS.match(text) is None:
+        return 0
+    return len(_NOT_DIGITS.sub("", text))
 
 
 def detect(text: str, types: set[str] | frozenset[str] | None = None) -> list[Finding]:
     """All PII findings in ``text`` (only ``types`` when given), non-overlapping, in text order."""
     if _MAYBE_PII.search(text) is None:
         return []
-    numbers = _SEVEN_DIGITS.match(text) is not None
+    digits = _digit_count(text)
     candidates: list[Finding] = []
     # In DETECTORS order, as without the guards: the sorts below are stable.
-    for detector, guard in _PLAN:
-        if numbers if guard is None else guard.search(text) is not None:
+    for detector, least, guard in _PLAN if _OTHER_CUES.search(text) is not None else _NUMBERS_PLAN:
+        if digits >= least and (guard is None or guard.search(text) is not None):
             candidates.extend(detector(text))
     if not candidates:
         return candidates

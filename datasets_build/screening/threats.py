@@ -21,8 +21,11 @@ stem at all; they are passed over by one regular-expression search, without the 
 from __future__ import annotations
 
 import re
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
+from sys import intern
 
 from . import ScreenHit
 
@@ -42,6 +45,9 @@ NOT_A_PERSON = frozenset({"잡초", "풀", "벌레", "모기", "파리", "바퀴
 _CANDIDATE = re.compile(r"죽|뒈|찌르|찔러|찌를|패 ?버|패 ?줄|때려|때릴|쏴|쏠|묻어|묻을|불태|조져|조질|담가|담글")
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?\n]*")
 _JOSA_OBJECT = frozenset({"JKO"})
+#: Analysed sentences kept per process: a corpus repeats sentences (the near copies the import also finds,
+#: a sentence shared by several records), and the analyser costs far more than the rest of the screening.
+ANALYSED_SENTENCES = 1024
 _WORD_END = re.compile(r"[^\s.!?,]*")
 
 
@@ -77,13 +83,13 @@ class ThreatScreener:
         """Kiwi's model loaded until the block ends (unless it was loaded before; see screening)."""
         from datasets_build.morph import analyser_loaded
 
-        return analyser_loaded()
+        return _forgetting(analyser_loaded())
 
     def let_go(self) -> AbstractContextManager[None]:
         """Kiwi's model, if the block loads it, let go when the block ends (see screening)."""
         from datasets_build.morph import analyser_let_go
 
-        return analyser_let_go()
+        return _forgetting(analyser_let_go())
 
     def _sentence_hits(self, text: str, morphs: list[_Morph]) -> list[ScreenHit]:
         hits = []
@@ -101,11 +107,28 @@ class ThreatScreener:
 
 
 def _analyse(sentence: str, offset: int) -> list[_Morph]:
+    return [_Morph(form, tag, offset + start, offset + end) for form, tag, start, end in _morphemes(sentence)]
+
+
+@lru_cache(maxsize=ANALYSED_SENTENCES)
+def _morphemes(sentence: str) -> tuple[tuple[str, str, int, int], ...]:
+    """(form, tag, start, end) of each of Kiwi's morphemes of ``sentence``: the same sentence, the same
+    analysis (the analyser has no state that one call changes for the next)."""
     from datasets_build.morph import _kiwi
 
-    return [_Morph(t.form, t.tag.split("-", 1)[0] if t.tag[-2:] in ("-I", "-R") else t.tag,
-                   offset + t.start, offset + t.start + t.len)
-            for t in _kiwi().tokenize(sentence, compatible_jamo=True)]
+    # Forms and tags recur in every sentence: one copy of each is kept.
+    return tuple((intern(t.form), intern(t.tag.split("-", 1)[0] if t.tag[-2:] in ("-I", "-R") else t.tag), t.start,
+                  t.start + t.len) for t in _kiwi().tokenize(sentence, compatible_jamo=True))
+
+
+@contextmanager
+def _forgetting(analyser: AbstractContextManager[None]) -> Iterator[None]:
+    """``analyser``'s block, after which the analysed sentences are forgotten with the analyser."""
+    try:
+        with analyser:
+            yield
+    finally:
+        _morphemes.cache_clear()
 
 
 def _object_of(morphs: list[_Morph], i: int) -> str | None:

@@ -144,6 +144,9 @@ def test_rater_ids_and_guids_with_pii_never_leave(team, tmp_path, settings, ever
     ("rrn-800101-1234567", "rrn-rrn-"),
     # A KLUE-like guid whose serial is a phone number is not taken for a plain one.
     ("ynat-v1_dev_01023456789", "ynat-v1_dev_phone-"),
+    # Passports: the old form's eight digits, and the 2021 form's seven split by a letter.
+    ("pp-M12345678", "pp-passport-"),
+    ("pp-M123A4567", "pp-passport-"),
 ])
 def test_guids_are_screened_under_the_policy(guid, expected, settings):
     from datasets_build.pii import resolve_policy

@@ -96,7 +96,9 @@ BOUNDARY = [
     "4222222222222", "4111 1111 1111 1111", "378282246310005", "3782-822463-10005", "٤١١١١١١١١١١١١١١١",
     "IBK 12-34-56-78-90", "IBK1234567890", "국민은행 12-34-56-78-90", "계좌 1234567890",
     "송금 12 34 56 78 90", "M12345678", "M123A4567", "xM12345678", "G١٢٣٤٥٦٧٨", "11-22-333333-44",
-    "서울 12-345678-90", "운전면허 11 22 333333 44", "12가3456", "123가 4567", "서울12가3456", "1가3456",
+    "서울 12-345678-90", "운전면허 11 22 333333 44", "b-0000123", "02123456", "021234567", "02-123-456",
+    "M1234567", "M123A456", "M12", "xG123", "서울 12-345678-9", "IBK 12-34-56-78-9", "IBK 123456789",
+    "900101-123456", "4111 1111 1111 111", "4111 1111 1111 1111 0", "12가3456", "123가 4567", "서울12가3456", "1가3456",
     "a@", "@b", "a@b", "a@b.c", "a@b.co", "%a@b.co", "a%b@c.de", "@@a.bc",
     "://", "http://", "https://github.com/a", "hTtPſ://github.com/a", "www.", "WWW.instagram.com/a", "wWw.x.com/~a",
     "ftp://x.com/~a", "www", "w.ww.", "1.2.3.4", "1.2.3", "255.255.255.255", "١.٢.٣.٤", "a:b:c::", "fe80::1", "::1",
@@ -165,10 +167,12 @@ def _check_preconditions(texts: list[str]) -> None:
     failures = []
     for text in dict.fromkeys(texts):
         maybe = detectors._MAYBE_PII.search(text) is not None
-        numbers = detectors._SEVEN_DIGITS.match(text) is not None
+        digits = len(re.sub(r"\D", "", text))
+        others = detectors._OTHER_CUES.search(text) is not None
         for name, detector in detectors.DETECTORS.items():
             guard = detectors._GUARDS.get(name)
-            passes = numbers if name in detectors._NUMBER_DETECTORS else guard.search(text) is not None
+            passes = digits >= detectors._NUMBER_DETECTORS.get(name, 0) and (
+                guard is None or guard.search(text) is not None) and (others or name in detectors._NUMBER_DETECTORS)
             if not (maybe and passes) and (found := list(detector(text))):
                 failures.append((name, text, found))
         for types in (None, some):
@@ -182,8 +186,11 @@ def test_preconditions_hold_for_every_finding(tmp_path):
     # The corpus must reach both sides of every precondition.
     assert any(detectors._MAYBE_PII.search(t) is None for t in texts)
     assert any(detectors._SEVEN_DIGITS.match(t) is None and detectors._MAYBE_PII.search(t) for t in texts)
+    for least in set(detectors._NUMBER_DETECTORS.values()):
+        assert any(least - 1 == len(re.sub(r"\D", "", t)) for t in texts)
     for guard in detectors._GUARDS.values():
         assert any(guard.search(t) is None and detectors._MAYBE_PII.search(t) for t in texts)
+    assert any(detectors._OTHER_CUES.search(t) is None and detectors._digit_count(t) >= 13 for t in texts)
     _check_preconditions(texts)
     found = {f.type for t in BOUNDARY for f in detectors.detect(t)}
     assert found >= set(detectors.PII_TYPES)
@@ -196,10 +203,13 @@ def test_preconditions_hold_on_the_klue_dev_sets(klue_dir):
 
 
 def test_meta_identifiers_skip_every_detector(monkeypatch):
-    """A guid holds no Hangul, @, :, www., digit-dot-digit or 7 digits: no detector runs at all."""
+    """A guid holds no Hangul, @, :, www., digit-dot-digit or more than 7 digits: no detector runs at all."""
     def boom(text: str) -> list[detectors.Finding]:
         raise AssertionError(text)
 
-    monkeypatch.setattr(detectors, "_PLAN", tuple((boom, guard) for _, guard in detectors._PLAN))
-    for guid in ("bench-000123", "ynat-v1_train_00000", "klue-mrc-v1_dev_01234", "wos-v1_dev_00002"):
+    for plan in ("_PLAN", "_NUMBERS_PLAN"):
+        steps = tuple((boom, least, guard) for _, least, guard in getattr(detectors, plan))
+        monkeypatch.setattr(detectors, plan, steps)
+    for guid in ("bench-000123", "ynat-v1_train_00000", "klue-mrc-v1_dev_01234", "wos-v1_dev_00002", "b-0000123",
+                 "b-1234567", "item-20261205"):
         assert detectors.detect(guid) == []

@@ -3,6 +3,8 @@ precision/recall measured on the labelled sample (figures in docs/screening.md).
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -108,3 +110,28 @@ def test_precision_and_recall_on_the_threat_sample():
     assert result["records"] == 65
     # The figures docs/screening.md reports (0.96 / 0.90); the floor keeps a rule change from degrading them.
     assert result["toxic"]["precision"] >= 0.95 and result["toxic"]["recall"] >= 0.9
+
+
+def test_a_repeated_sentence_is_analysed_once_with_the_same_hits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The threat screener keeps analysed sentences: a sentence met again (elsewhere in a text, in another
+    record) gives the hits a fresh analysis gives, at its own offsets, without calling the analyser again; and
+    the kept analyses go with the analyser."""
+    from datasets_build import morph
+    from datasets_build.screening import threats
+
+    screener = threats.ThreatScreener()
+    texts = [json.loads(line)["text"] for line in SAMPLE.with_name("threat_sample.jsonl").read_text(
+        encoding="utf-8").splitlines()]
+    with screener.let_go():
+        fresh = [screener.screen(text) for text in texts]
+        assert any(fresh)
+        calls = []
+        kiwi = morph._kiwi()
+        with monkeypatch.context() as patched:
+            patched.setattr(morph, "_kiwi", lambda: calls.append(1) or kiwi)
+            assert [screener.screen(text) for text in texts] == fresh and not calls
+            # Second sentence of a text: the same morphemes, shifted by where the sentence starts.
+            moved = [screener.screen(f"좋은 아침입니다.\n{text}") for text in texts]
+            assert not calls
+        assert moved == [[dataclasses.replace(h, start=h.start + 10, end=h.end + 10) for h in hits] for hits in fresh]
+    assert threats._morphemes.cache_info().currsize == 0
