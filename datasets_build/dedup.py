@@ -199,3 +199,54 @@ class WrittenSignatures:
         held = self._ids[slots] == wanted
         slots = slots[held]
         return wanted[held].tolist(), [self._group_keys[slot] for slot in slots.tolist()], self._signatures[slots]
+
+
+class PendingBands:
+    """The band keys of the items an import wrote that are not in the database yet, kept sorted in memory:
+    the import looks its own earlier items up here instead of querying the bands it wrote, and writes the
+    bands once, in key order, when it ends (or when this holds ``capacity`` keys, which bounds its memory:
+    2**21 keys, 32 MiB). Written in one sorted run, a new project's keys extend the index at its right end
+    instead of descending to a random page per key (docs/performance.md, "The writing side")."""
+
+    def __init__(self, capacity: int = 1 << 21) -> None:
+        self.capacity = capacity
+        self.keys = np.empty(0, dtype=np.int64)
+        self.items = np.empty(0, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def add(self, ids: list[int], band_keys: np.ndarray) -> None:
+        """``band_keys`` holds a row of keys per item of ``ids``."""
+        keys = band_keys.ravel()
+        items = np.repeat(np.array(ids, dtype=np.int64), band_keys.shape[1])
+        order = np.lexsort((items, keys))
+        keys, items = keys[order], items[order]
+        # Among equal keys the new items go after the held ones: (key, item) order, as the ids grow.
+        at = np.searchsorted(self.keys, keys, side="right")
+        self.keys = np.insert(self.keys, at, keys)
+        self.items = np.insert(self.items, at, items)
+
+    def find(self, keys: np.ndarray) -> dict[int, list[int]]:
+        """Key → the held items under it, for those of ``keys`` (distinct) held here."""
+        left = np.searchsorted(self.keys, keys, side="left")
+        counts = np.searchsorted(self.keys, keys, side="right") - left
+        hit = counts > 0
+        if not hit.any():
+            return {}
+        left, counts = left[hit], counts[hit]
+        starts = np.repeat(left - np.cumsum(counts) + counts, counts)
+        items = self.items[starts + np.arange(int(counts.sum()))].tolist()
+        found: dict[int, list[int]] = {}
+        end = 0
+        for key, count in zip(keys[hit].tolist(), counts.tolist(), strict=True):
+            found[key] = items[end:end + count]
+            end += count
+        return found
+
+    def take(self) -> tuple[np.ndarray, np.ndarray]:
+        """All held (keys, items) in key order, emptying this."""
+        keys, items = self.keys, self.items
+        self.keys = np.empty(0, dtype=np.int64)
+        self.items = np.empty(0, dtype=np.int64)
+        return keys, items

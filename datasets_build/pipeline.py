@@ -132,6 +132,8 @@ class ImportPipeline:
         #: What this import has written, while the project held nothing else (see dedup.SeenKeys).
         self._seen: dedup.SeenKeys | None = None
         self._written = dedup.WrittenSignatures()
+        #: Bands of the items written so far that are not in the database yet (see dedup.PendingBands).
+        self._pending = dedup.PendingBands()
 
     # -- driving ----------------------------------------------------------------------------------
 
@@ -185,6 +187,8 @@ class ImportPipeline:
                 break
         if outcome.ok:
             self._flush()
+        if outcome.ok:
+            self._flush_bands()
 
     def _error(self, error: dict[str, Any]) -> None:
         if "\x00" in error["field"] or "\x00" in error["message"]:  # quoted from the record; unstorable
@@ -296,7 +300,6 @@ class ImportPipeline:
             band_keys = np.array([p.band_keys for p in kept], dtype=np.int64).reshape(len(kept), dedup.BANDS)
             self._index_near_duplicates(ids, kept, band_keys)
         if self._seen is not None:
-            self._seen.add(band_keys.ravel())
             self._seen.add(dedup.text_key(value) for p in kept for value in (p.content_hash, p.external_id) if value)
         self.outcome.items += len(ids)
         self.outcome.annotations += len(labels)
@@ -375,7 +378,11 @@ class ImportPipeline:
         (:class:`~.dedup.WrittenSignatures`); the other earlier items' are computed again from their texts (a
         stored row of 64 values per item would cost every import)."""
         batch_keys, counts = np.unique(band_keys, return_counts=True)
+        # The bands of this import's items not yet written are in memory; the database holds the rest (the
+        # project's earlier items, and this import's written when the memory was full).
         candidates = self._band_candidates(self._maybe_written(batch_keys).tolist())
+        for key, items in self._pending.find(batch_keys).items():
+            candidates[key] = [*candidates[key], *items] if key in candidates else items
         earlier = sorted({i for bucket in candidates.values() for i in bucket})
         existing: dict[int, int] = dict(_rows_by_id(  # an earlier item's group, if it is in one
             connection.ops.quote_name(NearDuplicate._meta.db_table), 'item_id, "group"', earlier, key="item_id"))
@@ -419,7 +426,9 @@ class ImportPipeline:
         if found:
             self._join_groups(nodes.ids, [row for row, _ in found], [nodes.row_of[other] for _, other in found],
                               list(found.values()), existing)
-        self._write_bands(ids, band_keys)
+        self._pending.add(ids, band_keys)
+        if len(self._pending) >= self._pending.capacity:
+            self._flush_bands()
         self._written.add(ids, nodes.signatures[:len(ids)], nodes.group_keys[:len(ids)])
 
     def _add_earlier(self, nodes: _Nodes, earlier: list[int]) -> None:
@@ -518,15 +527,16 @@ class ImportPipeline:
                     candidates.setdefault(key, []).append(item_id)
         return candidates
 
-    def _write_bands(self, ids: list[int], band_keys: np.ndarray) -> None:
-        """A row per item and band, without model instances: a binary COPY built by numpy on PostgreSQL (one
-        Python object per row cost more than the database's work), executemany elsewhere."""
+    def _flush_bands(self) -> None:
+        """Write the held bands, a row per item and band, in key order (an index takes sorted keys faster than
+        random ones: docs/performance.md), without model instances: a binary COPY built by numpy on PostgreSQL
+        (one Python object per row cost more than the database's work), executemany elsewhere."""
+        keys, item_ids = self._pending.take()
+        if not len(keys):
+            return
+        if self._seen is not None:
+            self._seen.add(keys)
         table = MinHashBand._meta.db_table
-        item_ids = np.repeat(np.array(ids, dtype=np.int64), band_keys.shape[1])
-        # In key order: an index takes sorted keys faster than random ones (docs/performance.md).
-        order = np.argsort(band_keys.ravel(), kind="stable")
-        keys = band_keys.ravel()[order]
-        item_ids = item_ids[order]
         if connection.vendor == "postgresql":
             bulk.copy_bigints(table, ("project_id", "item_id", "key"), (
                 np.full(len(keys), self.project.pk, dtype=np.int64), item_ids, keys))

@@ -135,6 +135,34 @@ def test_bands_go_with_their_item_and_project(tmp_path, make_project):
 
 
 @pytest.mark.django_db
+def test_bands_held_in_memory_and_written_when_full_find_the_same_groups(tmp_path, make_project, monkeypatch):
+    """An import keeps its items' bands in memory and writes them when it ends, or when the memory is full:
+    an item whose near copy was written to the database before (the memory full after every batch) is found
+    as one whose copy is still in memory is, and every band ends up in the database either way."""
+    from datasets_build import pipeline
+
+    monkeypatch.setattr(pipeline, "BATCH_SIZE", 2)
+    titles = [BASE, "완전히 다른 두 번째 기사의 제목입니다 정말로", BASE + ".", "세 번째로 전혀 관계가 없는 문장이 여기에",
+              BASE + "!!", "완전히 다른 두 번째 기사의 제목입니다 정말로!", "마지막 줄은 앞의 어느 것과도 닮지 않았다"]
+    held, flushed = make_project("tc"), make_project("tc")
+    items_import(held, write(tmp_path / "held.jsonl", titles), "jsonl")
+    monkeypatch.setattr(dedup.PendingBands, "__init__", lambda self, capacity=2 * dedup.BANDS: (
+        setattr(self, "capacity", capacity), setattr(self, "keys", np.empty(0, dtype=np.int64)),
+        setattr(self, "items", np.empty(0, dtype=np.int64)))[0])
+    result = items_import(flushed, write(tmp_path / "flushed.jsonl", titles), "jsonl")
+
+    def by_position(project) -> list[set[int]]:
+        ids = list(Item.objects.filter(project=project).order_by("pk").values_list("pk", flat=True))
+        return [{ids.index(pk) for pk in group} for group in near_duplicate_groups(project)]
+
+    # Items 4 and 5 find 0, 2 and 1 in the database when the memory was full after every batch.
+    assert result.summary["near_duplicates"] == 3
+    assert by_position(flushed) == by_position(held) == [{0, 2, 4}, {1, 5}]
+    assert MinHashBand.objects.filter(project=held).count() == len(titles) * dedup.BANDS
+    assert MinHashBand.objects.filter(project=flushed).count() == len(titles) * dedup.BANDS
+
+
+@pytest.mark.django_db
 def test_existing_items_are_found_by_hash_and_external_id_in_this_project_only(tmp_path, make_project):
     """The per-value lookups of the import (content hash, external id) see this project's items, not another's."""
     project, other = make_project("tc"), make_project("tc")
