@@ -142,8 +142,9 @@ def test_bands_held_in_memory_and_written_when_full_find_the_same_groups(tmp_pat
     from datasets_build import pipeline
 
     monkeypatch.setattr(pipeline, "BATCH_SIZE", 2)
-    titles = [BASE, "완전히 다른 두 번째 기사의 제목입니다 정말로", BASE + ".", "세 번째로 전혀 관계가 없는 문장이 여기에",
-              BASE + "!!", "완전히 다른 두 번째 기사의 제목입니다 정말로!", "마지막 줄은 앞의 어느 것과도 닮지 않았다"]
+    other = "완전히 다른 두 번째 기사의 제목입니다 정말로"
+    titles = [BASE, other, BASE + ".", "세 번째로 전혀 관계가 없는 문장이 여기에", BASE + "!!", other + "!",
+              "마지막 줄은 앞의 어느 것과도 닮지 않았다"]
     held, flushed = make_project("tc"), make_project("tc")
     items_import(held, write(tmp_path / "held.jsonl", titles), "jsonl")
     monkeypatch.setattr(dedup.PendingBands, "__init__", lambda self, capacity=2 * dedup.BANDS: (
