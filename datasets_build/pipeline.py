@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import compress, repeat
+from itertools import chain, compress, repeat
 from pathlib import Path
 from typing import Any
 
@@ -383,44 +383,33 @@ class ImportPipeline:
         candidates = self._band_candidates(self._maybe_written(batch_keys).tolist())
         for key, items in self._pending.find(batch_keys).items():
             candidates[key] = [*candidates[key], *items] if key in candidates else items
-        earlier = sorted({i for bucket in candidates.values() for i in bucket})
+        shared = _SharedBands(band_keys, candidates)
+        earlier = np.unique(shared.others).tolist()
         existing: dict[int, int] = dict(_rows_by_id(  # an earlier item's group, if it is in one
             connection.ops.quote_name(NearDuplicate._meta.db_table), 'item_id, "group"', earlier, key="item_id"))
         nodes = _Nodes(ids, [p.group_key for p in kept],
                        np.array([p.signature for p in kept], dtype=np.uint32).reshape(-1, dedup.NUM_PERM))
-        # Per new item: this batch's earlier items sharing a band, and per group the project's items sharing one
-        # (an item in no group is a group of its own), most shared bands first.
+        # Per new item: this batch's earlier items sharing a band (only keys that several of its items hold).
         in_batch: dict[int, set[int]] = {}
-        project_groups: list[tuple[int, list[list[int]]]] = []
-        # Keys that an earlier item holds too (one of the project's, or another of this batch): an item with
-        # none of them has no candidate and none of its keys can be another's, so it is skipped.
-        shared_keys = set(batch_keys[counts > 1].tolist()).union(candidates)
+        batch_shared = set(batch_keys[counts > 1].tolist())
         batch_buckets: dict[int, list[int]] = {}
         for row, p in enumerate(kept):
-            item_keys = p.band_keys
-            if shared_keys.isdisjoint(item_keys):
+            item_keys = [key for key in p.band_keys if key in batch_shared]
+            if not item_keys:
                 continue
             batch_rows = {other for k in item_keys for other in batch_buckets.get(k, ())}
             if batch_rows:
                 in_batch[row] = batch_rows
-            shared = Counter[int]()
-            for key in item_keys:
-                if bucket := candidates.get(key):
-                    shared.update(bucket)
-            if shared:
-                by_group: dict[int, list[int]] = {}
-                for other, _ in sorted(shared.items(), key=lambda entry: (-entry[1], entry[0])):
-                    by_group.setdefault(existing.get(other, other), []).append(other)
-                project_groups.append((row, list(by_group.values())))
             for key in item_keys:
                 batch_buckets.setdefault(key, []).append(row)
-        # The project's items: the first of each group, then the rest of the groups none of whose first matched.
-        self._add_earlier(nodes, sorted({members[0] for _, groups in project_groups for members in groups}))
-        first = self._compare(nodes, [(row, members[0]) for row, groups in project_groups for members in groups])
-        rest = [(row, members[1:]) for (row, groups) in project_groups for members in groups
-                if len(members) > 1 and (row, members[0]) not in first]
-        self._add_earlier(nodes, sorted({other for _, members in rest for other in members} - nodes.fetched))
-        found = {**first, **self._compare(nodes, [(row, other) for row, members in rest for other in members])}
+        # The project's items: per new item and group (an item in no group is a group of its own) the member
+        # sharing most bands first, then the rest of the groups whose first did not match.
+        heads = shared.grouped(existing)
+        self._add_earlier(nodes, sorted(set(heads[1].tolist())))
+        first = self._compare(nodes, list(zip(*(side.tolist() for side in heads), strict=True)))
+        rest = shared.rest(first)
+        self._add_earlier(nodes, sorted(set(rest[1].tolist()) - nodes.fetched))
+        found = {**first, **self._compare(nodes, list(zip(*(side.tolist() for side in rest), strict=True)))}
         found.update(self._compare(nodes, [(row, ids[other]) for row, rows in in_batch.items()
                                            for other in sorted(rows)]))
         if found:
@@ -617,6 +606,75 @@ class _Nodes:
             self.fetched.add(pk)
         self.group_keys.extend(group_keys)
         self.signatures = np.concatenate([self.signatures, signatures])
+
+
+class _SharedBands:
+    """The earlier items sharing a band with each new item of a batch, and how many bands they share, as numpy
+    arrays: a ``Counter`` and a sort per new item cost more than the rest of the search on a corpus whose
+    sentences have many near copies."""
+
+    def __init__(self, band_keys: np.ndarray, candidates: dict[int, list[int]]) -> None:
+        rows = others = np.empty(0, dtype=np.int64)
+        if candidates:
+            keys = np.fromiter(candidates, dtype=np.int64, count=len(candidates))
+            lengths = np.fromiter(map(len, candidates.values()), dtype=np.int64, count=len(candidates))
+            items = np.fromiter(chain.from_iterable(candidates.values()), dtype=np.int64, count=int(lengths.sum()))
+            starts = np.cumsum(lengths) - lengths
+            order = np.argsort(keys)
+            keys, starts, lengths = keys[order], starts[order], lengths[order]
+            flat = band_keys.ravel()
+            at = np.minimum(np.searchsorted(keys, flat), len(keys) - 1)
+            hit = keys[at] == flat
+            at = at[hit]
+            counts = lengths[at]
+            rows = np.repeat(np.repeat(np.arange(band_keys.shape[0]), band_keys.shape[1])[hit], counts)
+            offsets = np.cumsum(counts) - counts
+            others = items[np.repeat(starts[at] - offsets, counts) + np.arange(int(counts.sum()))]
+        # One entry per (new item's row, earlier item), with the number of bands they share.
+        order = np.lexsort((others, rows))
+        rows, others = rows[order], others[order]
+        new = np.ones(len(rows), dtype=bool)
+        new[1:] = (rows[1:] != rows[:-1]) | (others[1:] != others[:-1])
+        starts = np.flatnonzero(new)
+        self.rows, self.others = rows[starts], others[starts]
+        self.shared = np.diff(np.append(starts, len(rows)))
+        self._order = (self.rows, self.others, np.zeros(len(starts), dtype=bool), np.zeros(len(starts), dtype=np.int64))
+
+    def grouped(self, existing: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        """Per new item, its earlier items by group (``existing``: item → group; an item in none is a group of
+        its own), groups in the order of their first member, members by most shared bands, then by id; returns
+        the first member of every (new item, group) as (rows, earlier items). :meth:`rest` gives the others."""
+        groups = self.others.copy()
+        if existing and len(groups):
+            members = np.fromiter(existing, dtype=np.int64, count=len(existing))
+            named = np.fromiter(existing.values(), dtype=np.int64, count=len(existing))
+            order = np.argsort(members)
+            members, named = members[order], named[order]
+            at = np.minimum(np.searchsorted(members, groups), len(members) - 1)
+            hit = members[at] == groups
+            groups[hit] = named[at[hit]]
+        order = np.lexsort((self.others, -self.shared, self.rows))
+        rows, others, groups = self.rows[order], self.others[order], groups[order]
+        position = np.arange(len(rows))
+        # The position (in that order) of each (new item, group)'s first member, for each of its members.
+        by_group = np.lexsort((position, groups, rows))
+        starts = np.ones(len(rows), dtype=bool)
+        starts[1:] = (rows[by_group][1:] != rows[by_group][:-1]) | (groups[by_group][1:] != groups[by_group][:-1])
+        first = np.empty(len(rows), dtype=np.int64)
+        first[by_group] = by_group[np.maximum.accumulate(np.where(starts, position, 0))]
+        final = np.lexsort((position, first))
+        head = position[final] == first[final]
+        self._order = (rows[final], others[final], head, np.cumsum(head) - 1)
+        return rows[final][head], others[final][head]
+
+    def rest(self, found: dict[tuple[int, int], float]) -> tuple[np.ndarray, np.ndarray]:
+        """The members after the first of each (new item, group) of :meth:`grouped` whose first is not in
+        ``found``, in the same order."""
+        rows, others, head, group = self._order
+        heads = zip(rows[head].tolist(), others[head].tolist(), strict=True)
+        head_found = np.fromiter((pair in found for pair in heads), dtype=bool, count=int(head.sum()))
+        keep = ~head & ~head_found[group] if len(rows) else head
+        return rows[keep], others[keep]
 
 
 def _rows_by_id(table: str, columns: str, ids: list[int], *, key: str = "id") -> list[tuple[Any, ...]]:
