@@ -292,8 +292,9 @@ class ImportPipeline:
         here can be a record's error; a database error goes to the caller, who rolls the import back."""
         with transaction.atomic():
             ids = ITEM_ROWS.insert([((), p.item) for p in kept], ids=True)
-            labels = [((pk, self._user(who).pk), row) for pk, p in zip(ids, kept, strict=True)
-                      for who, row in p.annotations]
+            # The batch's annotators looked up once each, not once per label.
+            users = {who: self._user(who).pk for who in dict.fromkeys(who for p in kept for who, _ in p.annotations)}
+            labels = [((pk, users[who]), row) for pk, p in zip(ids, kept, strict=True) for who, row in p.annotations]
             ANNOTATION_ROWS.insert(labels)
             bulk.insert_values(Flag, [{"item_id": pk, "user_id": None, "kind": kind, "note": note}
                                       for pk, p in zip(ids, kept, strict=True) for kind, note in p.flags])
@@ -385,8 +386,10 @@ class ImportPipeline:
             candidates[key] = [*candidates[key], *items] if key in candidates else items
         shared = _SharedBands(band_keys, candidates)
         earlier = np.unique(shared.others).tolist()
-        existing: dict[int, int] = dict(_rows_by_id(  # an earlier item's group, if it is in one
-            connection.ops.quote_name(NearDuplicate._meta.db_table), 'item_id, "group"', earlier, key="item_id"))
+        # An earlier item's group, if it is in one: this import's last items' from memory, the others' read.
+        held, existing = self._written.groups(earlier)
+        existing.update(_rows_by_id(connection.ops.quote_name(NearDuplicate._meta.db_table), 'item_id, "group"',
+                                    [pk for pk in earlier if pk not in held], key="item_id"))
         nodes = _Nodes(ids, [p.group_key for p in kept],
                        np.array([p.signature for p in kept], dtype=np.uint32).reshape(-1, dedup.NUM_PERM))
         # Per new item: this batch's earlier items sharing a band (only keys that several of its items hold).
@@ -412,13 +415,13 @@ class ImportPipeline:
         found = {**first, **self._compare(nodes, list(zip(*(side.tolist() for side in rest), strict=True)))}
         found.update(self._compare(nodes, [(row, ids[other]) for row, rows in in_batch.items()
                                            for other in sorted(rows)]))
-        if found:
-            self._join_groups(nodes.ids, [row for row, _ in found], [nodes.row_of[other] for _, other in found],
-                              list(found.values()), existing)
+        regrouped = self._join_groups(nodes.ids, [row for row, _ in found], [nodes.row_of[other] for _, other in
+                                                                              found], list(found.values()), existing)
         self._pending.add(ids, band_keys)
         if len(self._pending) >= self._pending.capacity:
             self._flush_bands()
         self._written.add(ids, nodes.signatures[:len(ids)], nodes.group_keys[:len(ids)])
+        self._written.regroup(*regrouped)
 
     def _add_earlier(self, nodes: _Nodes, earlier: list[int]) -> None:
         """Earlier items to compare with: this import's last ones as it wrote them, the others from the
@@ -445,11 +448,14 @@ class ImportPipeline:
         return {pair: score for pair, score in zip(pairs, scores, strict=True) if score >= limit}
 
     def _join_groups(self, node_ids: list[int], left: list[int], right: list[int], scores: list[float],
-                     existing: dict[int, int]) -> None:
+                     existing: dict[int, int]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         """Union-find over the links found (``left[i]``, a new item's row in ``node_ids``, is nearly the same as
         ``right[i]``, an earlier item's): the new items join the groups their earlier near duplicates are in
         (``existing``: item → group), groups a new item links are merged (into the smallest group id, the
-        earliest item's), and earlier items that were in no group yet get one."""
+        earliest item's), and earlier items that were in no group yet get one. Returns the groups renamed
+        (old, new) and the items that joined one (item, group)."""
+        if not left:
+            return [], []
         # Union-find over group ids: an item in no group yet is a group of its own, named by its id; a merged
         # group takes the smaller id, so a group is always named by its earliest item.
         parent: dict[int, int] = {}
@@ -484,6 +490,7 @@ class ImportPipeline:
                              "duplicate_of_id": other, "similarity": score})
         bulk.insert_values(NearDuplicate, rows)
         self._near += len(best)
+        return [(old, group) for group, _, old in merged], [(row["item_id"], row["group"]) for row in rows]
 
     def _band_candidates(self, all_keys: list[int]) -> dict[int, list[int]]:
         """Band key → ids of the project's items already indexed under it."""
