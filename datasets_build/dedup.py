@@ -258,22 +258,14 @@ class PendingBands:
         self.keys = np.insert(self.keys, at, keys)
         self.items = np.insert(self.items, at, items)
 
-    def find(self, keys: np.ndarray) -> dict[int, list[int]]:
-        """Key → the held items under it, for those of ``keys`` (distinct) held here."""
+    def find(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The held (key, item) pairs whose key is one of ``keys`` (distinct), as two arrays."""
         left = np.searchsorted(self.keys, keys, side="left")
         counts = np.searchsorted(self.keys, keys, side="right") - left
         hit = counts > 0
-        if not hit.any():
-            return {}
         left, counts = left[hit], counts[hit]
         starts = np.repeat(left - np.cumsum(counts) + counts, counts)
-        items = self.items[starts + np.arange(int(counts.sum()))].tolist()
-        found: dict[int, list[int]] = {}
-        end = 0
-        for key, count in zip(keys[hit].tolist(), counts.tolist(), strict=True):
-            found[key] = items[end:end + count]
-            end += count
-        return found
+        return np.repeat(keys[hit], counts), self.items[starts + np.arange(int(counts.sum()))]
 
     def take(self) -> tuple[np.ndarray, np.ndarray]:
         """All held (keys, items) in key order, emptying this."""

@@ -382,9 +382,12 @@ class ImportPipeline:
         # The bands of this import's items not yet written are in memory; the database holds the rest (the
         # project's earlier items, and this import's written when the memory was full).
         candidates = self._band_candidates(self._maybe_written(batch_keys).tolist())
-        for key, items in self._pending.find(batch_keys).items():
-            candidates[key] = [*candidates[key], *items] if key in candidates else items
-        shared = _SharedBands(band_keys, candidates)
+        lengths = np.fromiter(map(len, candidates.values()), dtype=np.int64, count=len(candidates))
+        held_keys, held_items = self._pending.find(batch_keys)
+        shared = _SharedBands(band_keys, np.concatenate([
+            np.repeat(np.fromiter(candidates, dtype=np.int64, count=len(candidates)), lengths), held_keys]),
+            np.concatenate([np.fromiter(chain.from_iterable(candidates.values()), dtype=np.int64,
+                                        count=int(lengths.sum())), held_items]))
         earlier = np.unique(shared.others).tolist()
         # An earlier item's group, if it is in one: this import's last items' from memory, the others' read.
         held, existing = self._written.groups(earlier)
@@ -620,15 +623,14 @@ class _SharedBands:
     arrays: a ``Counter`` and a sort per new item cost more than the rest of the search on a corpus whose
     sentences have many near copies."""
 
-    def __init__(self, band_keys: np.ndarray, candidates: dict[int, list[int]]) -> None:
+    def __init__(self, band_keys: np.ndarray, entry_keys: np.ndarray, entry_items: np.ndarray) -> None:
+        """``entry_keys[i]`` is a band key an earlier item ``entry_items[i]`` is indexed under."""
         rows = others = np.empty(0, dtype=np.int64)
-        if candidates:
-            keys = np.fromiter(candidates, dtype=np.int64, count=len(candidates))
-            lengths = np.fromiter(map(len, candidates.values()), dtype=np.int64, count=len(candidates))
-            items = np.fromiter(chain.from_iterable(candidates.values()), dtype=np.int64, count=int(lengths.sum()))
-            starts = np.cumsum(lengths) - lengths
-            order = np.argsort(keys)
-            keys, starts, lengths = keys[order], starts[order], lengths[order]
+        if len(entry_keys):
+            order = np.argsort(entry_keys, kind="stable")
+            items = entry_items[order]
+            keys, starts = np.unique(entry_keys[order], return_index=True)
+            lengths = np.diff(np.append(starts, len(items)))
             flat = band_keys.ravel()
             at = np.minimum(np.searchsorted(keys, flat), len(keys) - 1)
             hit = keys[at] == flat
