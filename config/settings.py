@@ -104,6 +104,12 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Wait for the writer lock instead of failing at once when the demo server and a job overlap.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # Write-ahead log: a large import's pages spill to the log without a sync each time (the rollback journal
+    # synced before every spill), and readers are not blocked by the import's writes. synchronous=FULL keeps
+    # every commit durable (one sync of the log per commit); the cache and temporary tables sized for an
+    # import's batches (docs/performance.md, "The embedded default").
+    DATABASES["default"]["OPTIONS"]["init_command"] = (
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "annotation.User"
 

@@ -174,21 +174,25 @@ def text_key(value: str) -> int:
 
 
 class WrittenSignatures:
-    """The signatures and group keys of the items an import wrote last, by item id: the near-duplicate search
-    takes an earlier item's from here instead of reading its text back and hashing it again. A fixed-size
-    table (an id's slot is its remainder; a newer item takes an older one's slot), so memory does not grow
-    with the file: 2**17 items, 32 MiB when full, touched only as far as the import fills it."""
+    """The signatures, group keys and near-duplicate groups of the items an import wrote last, by item id: the
+    near-duplicate search takes an earlier item's from here instead of reading its text back and hashing it
+    again, or reading its group back. A fixed-size table (an id's slot is its remainder; a newer item takes an
+    older one's slot), so memory does not grow with the file: 2**17 items, 33 MiB when full, touched only as
+    far as the import fills it."""
 
     def __init__(self, slots_log2: int = 17) -> None:
         self._mask = (1 << slots_log2) - 1
         self._ids = np.full(1 << slots_log2, -1, dtype=np.int64)
         self._signatures = np.zeros((1 << slots_log2, NUM_PERM), dtype=np.uint32)
         self._group_keys: list[str] = [""] * (1 << slots_log2)
+        #: The item's NearDuplicate group as written, -1 for none.
+        self._groups = np.full(1 << slots_log2, -1, dtype=np.int64)
 
     def add(self, ids: list[int], signatures: np.ndarray, group_keys: list[str]) -> None:
         slots = np.array(ids, dtype=np.int64) & self._mask
         self._ids[slots] = ids
         self._signatures[slots] = signatures
+        self._groups[slots] = -1
         for slot, group_key in zip(slots.tolist(), group_keys, strict=True):
             self._group_keys[slot] = group_key
 
@@ -199,3 +203,73 @@ class WrittenSignatures:
         held = self._ids[slots] == wanted
         slots = slots[held]
         return wanted[held].tolist(), [self._group_keys[slot] for slot in slots.tolist()], self._signatures[slots]
+
+    def groups(self, ids: list[int]) -> tuple[set[int], dict[int, int]]:
+        """Of ``ids``, those held here, and item → group of those of them that are in a group."""
+        wanted = np.array(ids, dtype=np.int64)
+        slots = wanted & self._mask
+        held = self._ids[slots] == wanted
+        held_ids, groups = wanted[held], self._groups[slots[held]]
+        grouped = groups >= 0
+        return set(held_ids.tolist()), dict(zip(held_ids[grouped].tolist(), groups[grouped].tolist(), strict=True))
+
+    def regroup(self, renamed: list[tuple[int, int]], joined: list[tuple[int, int]]) -> None:
+        """Follow the group rows the import wrote: groups renamed (old, new) — every item of the old one moves —
+        then items that joined a group (item, group)."""
+        if renamed:
+            old = np.array([pair[0] for pair in renamed], dtype=np.int64)
+            new = np.array([pair[1] for pair in renamed], dtype=np.int64)
+            order = np.argsort(old)
+            old, new = old[order], new[order]
+            at = np.minimum(np.searchsorted(old, self._groups), len(old) - 1)
+            hit = old[at] == self._groups
+            self._groups[hit] = new[at[hit]]
+        if joined:
+            ids = np.array([pair[0] for pair in joined], dtype=np.int64)
+            groups = np.array([pair[1] for pair in joined], dtype=np.int64)
+            slots = ids & self._mask
+            held = self._ids[slots] == ids
+            self._groups[slots[held]] = groups[held]
+
+
+class PendingBands:
+    """The band keys of the items an import wrote that are not in the database yet, kept sorted in memory:
+    the import looks its own earlier items up here instead of querying the bands it wrote, and writes the
+    bands once, in key order, when it ends (or when this holds ``capacity`` keys, which bounds its memory:
+    2**21 keys, 32 MiB). Written in one sorted run, a new project's keys extend the index at its right end
+    instead of descending to a random page per key (docs/performance.md, "The writing side")."""
+
+    def __init__(self, capacity: int = 1 << 21) -> None:
+        self.capacity = capacity
+        self.keys = np.empty(0, dtype=np.int64)
+        self.items = np.empty(0, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def add(self, ids: list[int], band_keys: np.ndarray) -> None:
+        """``band_keys`` holds a row of keys per item of ``ids``."""
+        keys = band_keys.ravel()
+        items = np.repeat(np.array(ids, dtype=np.int64), band_keys.shape[1])
+        order = np.lexsort((items, keys))
+        keys, items = keys[order], items[order]
+        # Among equal keys the new items go after the held ones: (key, item) order, as the ids grow.
+        at = np.searchsorted(self.keys, keys, side="right")
+        self.keys = np.insert(self.keys, at, keys)
+        self.items = np.insert(self.items, at, items)
+
+    def find(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The held (key, item) pairs whose key is one of ``keys`` (distinct), as two arrays."""
+        left = np.searchsorted(self.keys, keys, side="left")
+        counts = np.searchsorted(self.keys, keys, side="right") - left
+        hit = counts > 0
+        left, counts = left[hit], counts[hit]
+        starts = np.repeat(left - np.cumsum(counts) + counts, counts)
+        return np.repeat(keys[hit], counts), self.items[starts + np.arange(int(counts.sum()))]
+
+    def take(self) -> tuple[np.ndarray, np.ndarray]:
+        """All held (keys, items) in key order, emptying this."""
+        keys, items = self.keys, self.items
+        self.keys = np.empty(0, dtype=np.int64)
+        self.items = np.empty(0, dtype=np.int64)
+        return keys, items

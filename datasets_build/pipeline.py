@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import compress, repeat
+from itertools import chain, compress, repeat
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +131,8 @@ class ImportPipeline:
         #: What this import has written, while the project held nothing else (see dedup.SeenKeys).
         self._seen: dedup.SeenKeys | None = None
         self._written = dedup.WrittenSignatures()
+        #: Bands of the items written so far that are not in the database yet (see dedup.PendingBands).
+        self._pending = dedup.PendingBands()
 
     # -- driving ----------------------------------------------------------------------------------
 
@@ -184,6 +186,8 @@ class ImportPipeline:
                 break
         if outcome.ok:
             self._flush()
+        if outcome.ok:
+            self._flush_bands()
 
     def _error(self, error: dict[str, Any]) -> None:
         if "\x00" in error["field"] or "\x00" in error["message"]:  # quoted from the record; unstorable
@@ -287,15 +291,15 @@ class ImportPipeline:
         here can be a record's error; a database error goes to the caller, who rolls the import back."""
         with transaction.atomic():
             ids = ITEM_ROWS.insert([((), p.item) for p in kept], ids=True)
-            labels = [((pk, self._user(who).pk), row) for pk, p in zip(ids, kept, strict=True)
-                      for who, row in p.annotations]
+            # The batch's annotators looked up once each, not once per label.
+            users = {who: self._user(who).pk for who in dict.fromkeys(who for p in kept for who, _ in p.annotations)}
+            labels = [((pk, users[who]), row) for pk, p in zip(ids, kept, strict=True) for who, row in p.annotations]
             ANNOTATION_ROWS.insert(labels)
             bulk.insert_values(Flag, [{"item_id": pk, "user_id": None, "kind": kind, "note": note}
                                       for pk, p in zip(ids, kept, strict=True) for kind, note in p.flags])
             band_keys = np.array([p.band_keys for p in kept], dtype=np.int64).reshape(len(kept), dedup.BANDS)
             self._index_near_duplicates(ids, kept, band_keys)
         if self._seen is not None:
-            self._seen.add(band_keys.ravel())
             self._seen.add(dedup.text_key(value) for p in kept for value in (p.content_hash, p.external_id) if value)
         self.outcome.items += len(ids)
         self.outcome.annotations += len(labels)
@@ -374,52 +378,52 @@ class ImportPipeline:
         (:class:`~.dedup.WrittenSignatures`); the other earlier items' are computed again from their texts (a
         stored row of 64 values per item would cost every import)."""
         batch_keys, counts = np.unique(band_keys, return_counts=True)
+        # The bands of this import's items not yet written are in memory; the database holds the rest (the
+        # project's earlier items, and this import's written when the memory was full).
         candidates = self._band_candidates(self._maybe_written(batch_keys).tolist())
-        earlier = sorted({i for bucket in candidates.values() for i in bucket})
-        existing: dict[int, int] = dict(_rows_by_id(  # an earlier item's group, if it is in one
-            connection.ops.quote_name(NearDuplicate._meta.db_table), 'item_id, "group"', earlier, key="item_id"))
+        lengths = np.fromiter(map(len, candidates.values()), dtype=np.int64, count=len(candidates))
+        held_keys, held_items = self._pending.find(batch_keys)
+        shared = _SharedBands(band_keys, np.concatenate([
+            np.repeat(np.fromiter(candidates, dtype=np.int64, count=len(candidates)), lengths), held_keys]),
+            np.concatenate([np.fromiter(chain.from_iterable(candidates.values()), dtype=np.int64,
+                                        count=int(lengths.sum())), held_items]))
+        earlier = np.unique(shared.others).tolist()
+        # An earlier item's group, if it is in one: this import's last items' from memory, the others' read.
+        held, existing = self._written.groups(earlier)
+        existing.update(_rows_by_id(connection.ops.quote_name(NearDuplicate._meta.db_table), 'item_id, "group"',
+                                    [pk for pk in earlier if pk not in held], key="item_id"))
         nodes = _Nodes(ids, [p.group_key for p in kept],
                        np.array([p.signature for p in kept], dtype=np.uint32).reshape(-1, dedup.NUM_PERM))
-        # Per new item: this batch's earlier items sharing a band, and per group the project's items sharing one
-        # (an item in no group is a group of its own), most shared bands first.
+        # Per new item: this batch's earlier items sharing a band (only keys that several of its items hold).
         in_batch: dict[int, set[int]] = {}
-        project_groups: list[tuple[int, list[list[int]]]] = []
-        # Keys that an earlier item holds too (one of the project's, or another of this batch): an item with
-        # none of them has no candidate and none of its keys can be another's, so it is skipped.
-        shared_keys = set(batch_keys[counts > 1].tolist()).union(candidates)
+        batch_shared = set(batch_keys[counts > 1].tolist())
         batch_buckets: dict[int, list[int]] = {}
         for row, p in enumerate(kept):
-            item_keys = p.band_keys
-            if shared_keys.isdisjoint(item_keys):
+            item_keys = [key for key in p.band_keys if key in batch_shared]
+            if not item_keys:
                 continue
             batch_rows = {other for k in item_keys for other in batch_buckets.get(k, ())}
             if batch_rows:
                 in_batch[row] = batch_rows
-            shared = Counter[int]()
-            for key in item_keys:
-                if bucket := candidates.get(key):
-                    shared.update(bucket)
-            if shared:
-                by_group: dict[int, list[int]] = {}
-                for other, _ in sorted(shared.items(), key=lambda entry: (-entry[1], entry[0])):
-                    by_group.setdefault(existing.get(other, other), []).append(other)
-                project_groups.append((row, list(by_group.values())))
             for key in item_keys:
                 batch_buckets.setdefault(key, []).append(row)
-        # The project's items: the first of each group, then the rest of the groups none of whose first matched.
-        self._add_earlier(nodes, sorted({members[0] for _, groups in project_groups for members in groups}))
-        first = self._compare(nodes, [(row, members[0]) for row, groups in project_groups for members in groups])
-        rest = [(row, members[1:]) for (row, groups) in project_groups for members in groups
-                if len(members) > 1 and (row, members[0]) not in first]
-        self._add_earlier(nodes, sorted({other for _, members in rest for other in members} - nodes.fetched))
-        found = {**first, **self._compare(nodes, [(row, other) for row, members in rest for other in members])}
+        # The project's items: per new item and group (an item in no group is a group of its own) the member
+        # sharing most bands first, then the rest of the groups whose first did not match.
+        heads = shared.grouped(existing)
+        self._add_earlier(nodes, sorted(set(heads[1].tolist())))
+        first = self._compare(nodes, list(zip(*(side.tolist() for side in heads), strict=True)))
+        rest = shared.rest(first)
+        self._add_earlier(nodes, sorted(set(rest[1].tolist()) - nodes.fetched))
+        found = {**first, **self._compare(nodes, list(zip(*(side.tolist() for side in rest), strict=True)))}
         found.update(self._compare(nodes, [(row, ids[other]) for row, rows in in_batch.items()
                                            for other in sorted(rows)]))
-        if found:
-            self._join_groups(nodes.ids, [row for row, _ in found], [nodes.row_of[other] for _, other in found],
-                              list(found.values()), existing)
-        self._write_bands(ids, band_keys)
+        regrouped = self._join_groups(nodes.ids, [row for row, _ in found], [nodes.row_of[other] for _, other in
+                                                                              found], list(found.values()), existing)
+        self._pending.add(ids, band_keys)
+        if len(self._pending) >= self._pending.capacity:
+            self._flush_bands()
         self._written.add(ids, nodes.signatures[:len(ids)], nodes.group_keys[:len(ids)])
+        self._written.regroup(*regrouped)
 
     def _add_earlier(self, nodes: _Nodes, earlier: list[int]) -> None:
         """Earlier items to compare with: this import's last ones as it wrote them, the others from the
@@ -446,11 +450,14 @@ class ImportPipeline:
         return {pair: score for pair, score in zip(pairs, scores, strict=True) if score >= limit}
 
     def _join_groups(self, node_ids: list[int], left: list[int], right: list[int], scores: list[float],
-                     existing: dict[int, int]) -> None:
+                     existing: dict[int, int]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         """Union-find over the links found (``left[i]``, a new item's row in ``node_ids``, is nearly the same as
         ``right[i]``, an earlier item's): the new items join the groups their earlier near duplicates are in
         (``existing``: item → group), groups a new item links are merged (into the smallest group id, the
-        earliest item's), and earlier items that were in no group yet get one."""
+        earliest item's), and earlier items that were in no group yet get one. Returns the groups renamed
+        (old, new) and the items that joined one (item, group)."""
+        if not left:
+            return [], []
         # Union-find over group ids: an item in no group yet is a group of its own, named by its id; a merged
         # group takes the smaller id, so a group is always named by its earliest item.
         parent: dict[int, int] = {}
@@ -485,6 +492,7 @@ class ImportPipeline:
                              "duplicate_of_id": other, "similarity": score})
         bulk.insert_values(NearDuplicate, rows)
         self._near += len(best)
+        return [(old, group) for group, _, old in merged], [(row["item_id"], row["group"]) for row in rows]
 
     def _band_candidates(self, all_keys: list[int]) -> dict[int, list[int]]:
         """Band key → ids of the project's items already indexed under it."""
@@ -517,15 +525,16 @@ class ImportPipeline:
                     candidates.setdefault(key, []).append(item_id)
         return candidates
 
-    def _write_bands(self, ids: list[int], band_keys: np.ndarray) -> None:
-        """A row per item and band, without model instances: a binary COPY built by numpy on PostgreSQL (one
-        Python object per row cost more than the database's work), executemany elsewhere."""
+    def _flush_bands(self) -> None:
+        """Write the held bands, a row per item and band, in key order (an index takes sorted keys faster than
+        random ones: docs/performance.md), without model instances: a binary COPY built by numpy on PostgreSQL
+        (one Python object per row cost more than the database's work), executemany elsewhere."""
+        keys, item_ids = self._pending.take()
+        if not len(keys):
+            return
+        if self._seen is not None:
+            self._seen.add(keys)
         table = MinHashBand._meta.db_table
-        item_ids = np.repeat(np.array(ids, dtype=np.int64), band_keys.shape[1])
-        # In key order: an index takes sorted keys faster than random ones (docs/performance.md).
-        order = np.argsort(band_keys.ravel(), kind="stable")
-        keys = band_keys.ravel()[order]
-        item_ids = item_ids[order]
         if connection.vendor == "postgresql":
             bulk.copy_bigints(table, ("project_id", "item_id", "key"), (
                 np.full(len(keys), self.project.pk, dtype=np.int64), item_ids, keys))
@@ -606,6 +615,74 @@ class _Nodes:
             self.fetched.add(pk)
         self.group_keys.extend(group_keys)
         self.signatures = np.concatenate([self.signatures, signatures])
+
+
+class _SharedBands:
+    """The earlier items sharing a band with each new item of a batch, and how many bands they share, as numpy
+    arrays: a ``Counter`` and a sort per new item cost more than the rest of the search on a corpus whose
+    sentences have many near copies."""
+
+    def __init__(self, band_keys: np.ndarray, entry_keys: np.ndarray, entry_items: np.ndarray) -> None:
+        """``entry_keys[i]`` is a band key an earlier item ``entry_items[i]`` is indexed under."""
+        rows = others = np.empty(0, dtype=np.int64)
+        if len(entry_keys):
+            order = np.argsort(entry_keys, kind="stable")
+            items = entry_items[order]
+            keys, starts = np.unique(entry_keys[order], return_index=True)
+            lengths = np.diff(np.append(starts, len(items)))
+            flat = band_keys.ravel()
+            at = np.minimum(np.searchsorted(keys, flat), len(keys) - 1)
+            hit = keys[at] == flat
+            at = at[hit]
+            counts = lengths[at]
+            rows = np.repeat(np.repeat(np.arange(band_keys.shape[0]), band_keys.shape[1])[hit], counts)
+            offsets = np.cumsum(counts) - counts
+            others = items[np.repeat(starts[at] - offsets, counts) + np.arange(int(counts.sum()))]
+        # One entry per (new item's row, earlier item), with the number of bands they share.
+        order = np.lexsort((others, rows))
+        rows, others = rows[order], others[order]
+        new = np.ones(len(rows), dtype=bool)
+        new[1:] = (rows[1:] != rows[:-1]) | (others[1:] != others[:-1])
+        starts = np.flatnonzero(new)
+        self.rows, self.others = rows[starts], others[starts]
+        self.shared = np.diff(np.append(starts, len(rows)))
+        self._order = (self.rows, self.others, np.zeros(len(starts), dtype=bool), np.zeros(len(starts), dtype=np.int64))
+
+    def grouped(self, existing: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        """Per new item, its earlier items by group (``existing``: item → group; an item in none is a group of
+        its own), groups in the order of their first member, members by most shared bands, then by id; returns
+        the first member of every (new item, group) as (rows, earlier items). :meth:`rest` gives the others."""
+        groups = self.others.copy()
+        if existing and len(groups):
+            members = np.fromiter(existing, dtype=np.int64, count=len(existing))
+            named = np.fromiter(existing.values(), dtype=np.int64, count=len(existing))
+            order = np.argsort(members)
+            members, named = members[order], named[order]
+            at = np.minimum(np.searchsorted(members, groups), len(members) - 1)
+            hit = members[at] == groups
+            groups[hit] = named[at[hit]]
+        order = np.lexsort((self.others, -self.shared, self.rows))
+        rows, others, groups = self.rows[order], self.others[order], groups[order]
+        position = np.arange(len(rows))
+        # The position (in that order) of each (new item, group)'s first member, for each of its members.
+        by_group = np.lexsort((position, groups, rows))
+        starts = np.ones(len(rows), dtype=bool)
+        starts[1:] = (rows[by_group][1:] != rows[by_group][:-1]) | (groups[by_group][1:] != groups[by_group][:-1])
+        first = np.empty(len(rows), dtype=np.int64)
+        first[by_group] = by_group[np.maximum.accumulate(np.where(starts, position, 0))]
+        final = np.lexsort((position, first))
+        head = position[final] == first[final]
+        self._order = (rows[final], others[final], head, np.cumsum(head) - 1)
+        return rows[final][head], others[final][head]
+
+    def rest(self, found: dict[tuple[int, int], float]) -> tuple[np.ndarray, np.ndarray]:
+        """The members after the first of each (new item, group) of :meth:`grouped` whose first is not in
+        ``found``, in the same order."""
+        rows, others, head, group = self._order
+        heads = zip(rows[head].tolist(), others[head].tolist(), strict=True)
+        head_found = np.fromiter((pair in found for pair in heads), dtype=bool, count=int(head.sum()))
+        keep = ~head & ~head_found[group] if len(rows) else head
+        return rows[keep], others[keep]
 
 
 def _rows_by_id(table: str, columns: str, ids: list[int], *, key: str = "id") -> list[tuple[Any, ...]]:

@@ -97,6 +97,45 @@ def test_an_item_near_two_groups_merges_them_into_the_earlier(tmp_path, make_pro
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("remembered", [17, 0], ids=["groups-in-memory", "groups-read-back"])
+def test_groups_merged_within_one_import_across_its_batches(tmp_path, make_project, settings, monkeypatch,
+                                                            remembered):
+    """Within one import, batch after batch: the groups of its earlier items come from memory (or, once
+    forgotten, from the database) and follow the merges it made, so the groups are the same either way."""
+    from datasets_build import pipeline
+
+    settings.GOLDSET_NEAR_DUPLICATE_THRESHOLD = 0.6
+    monkeypatch.setattr(pipeline, "BATCH_SIZE", 2)
+    init = dedup.WrittenSignatures.__init__
+    monkeypatch.setattr(dedup.WrittenSignatures, "__init__", lambda self, slots_log2=remembered: init(self, slots_log2))
+    head, middle, tail = "오늘 아침 시장에서 사과를 샀다 ", BASE[:28], " 그리고 저녁에는 영화를 보았다"
+    left, right, both = head + middle, middle + tail, head + middle + tail
+    project = make_project("tc")
+    # Batches of two: the third merges the first two groups; the fourth's item finds the renamed one.
+    far = "완전히 다른 두 번째 기사의 제목입니다 정말로"
+    result = items_import(project, write(tmp_path / "a.jsonl", [left, left + "!", right, right + "!", both, far,
+                                                                 right + "?"]), "jsonl")
+    assert result.summary["near_duplicates"] == 4
+    ids = list(Item.objects.filter(project=project).order_by("pk").values_list("pk", flat=True))
+    assert near_duplicate_groups(project) == [set(ids) - {ids[5]}]
+    assert set(NearDuplicate.objects.filter(project=project).values_list("group", flat=True)) == {ids[0]}
+
+
+def test_remembered_groups_follow_the_rows_written():
+    """The groups an import keeps of its last items follow the group rows it writes: items joining a group,
+    groups renamed when merged; an item whose slot a newer one took is no longer held (it is read back)."""
+    remembered = dedup.WrittenSignatures(slots_log2=4)
+    signatures = np.zeros((3, dedup.NUM_PERM), dtype=np.uint32)
+    remembered.add([1, 2, 3], signatures, ["", "", ""])
+    assert remembered.groups([1, 2, 3]) == ({1, 2, 3}, {})
+    remembered.regroup([], [(1, 1), (2, 1), (3, 3)])
+    remembered.regroup([(3, 1)], [])
+    assert remembered.groups([1, 2, 3, 5]) == ({1, 2, 3}, {1: 1, 2: 1, 3: 1})
+    remembered.add([17], signatures[:1], [""])  # 17 takes 1's slot, in no group yet
+    assert remembered.groups([1, 17, 2]) == ({17, 2}, {2: 1})
+
+
+@pytest.mark.django_db
 def test_items_of_one_group_are_not_reported_as_near_duplicates(tmp_path, make_project):
     project = make_project("mrc")
     context = BASE * 5
@@ -132,6 +171,35 @@ def test_bands_go_with_their_item_and_project(tmp_path, make_project):
     project_delete(project=project)
     assert not MinHashBand.objects.filter(project_id=project.pk).exists()
     assert MinHashBand.objects.filter(project=other).count() == dedup.BANDS
+
+
+@pytest.mark.django_db
+def test_bands_held_in_memory_and_written_when_full_find_the_same_groups(tmp_path, make_project, monkeypatch):
+    """An import keeps its items' bands in memory and writes them when it ends, or when the memory is full:
+    an item whose near copy was written to the database before (the memory full after every batch) is found
+    as one whose copy is still in memory is, and every band ends up in the database either way."""
+    from datasets_build import pipeline
+
+    monkeypatch.setattr(pipeline, "BATCH_SIZE", 2)
+    other = "완전히 다른 두 번째 기사의 제목입니다 정말로"
+    titles = [BASE, other, BASE + ".", "세 번째로 전혀 관계가 없는 문장이 여기에", BASE + "!!", other + "!",
+              "마지막 줄은 앞의 어느 것과도 닮지 않았다"]
+    held, flushed = make_project("tc"), make_project("tc")
+    items_import(held, write(tmp_path / "held.jsonl", titles), "jsonl")
+    monkeypatch.setattr(dedup.PendingBands, "__init__", lambda self, capacity=2 * dedup.BANDS: (
+        setattr(self, "capacity", capacity), setattr(self, "keys", np.empty(0, dtype=np.int64)),
+        setattr(self, "items", np.empty(0, dtype=np.int64)))[0])
+    result = items_import(flushed, write(tmp_path / "flushed.jsonl", titles), "jsonl")
+
+    def by_position(project) -> list[set[int]]:
+        ids = list(Item.objects.filter(project=project).order_by("pk").values_list("pk", flat=True))
+        return [{ids.index(pk) for pk in group} for group in near_duplicate_groups(project)]
+
+    # Items 4 and 5 find 0, 2 and 1 in the database when the memory was full after every batch.
+    assert result.summary["near_duplicates"] == 3
+    assert by_position(flushed) == by_position(held) == [{0, 2, 4}, {1, 5}]
+    assert MinHashBand.objects.filter(project=held).count() == len(titles) * dedup.BANDS
+    assert MinHashBand.objects.filter(project=flushed).count() == len(titles) * dedup.BANDS
 
 
 @pytest.mark.django_db

@@ -109,3 +109,22 @@ def test_a_freeze_the_process_made_before_an_import_outlasts_it(tmp_path, make_p
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
+
+
+def test_the_embedded_database_file_keeps_a_write_ahead_log_and_durable_commits(tmp_path, settings):
+    """The embedded default's connections (a SQLite file) write through the write-ahead log, so a large import
+    spills its pages without a sync each time, and still sync every commit (synchronous=FULL)."""
+    from django.db.backends.sqlite3.base import DatabaseWrapper
+
+    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3":
+        pytest.skip("the embedded default is SQLite")
+    wrapper = DatabaseWrapper({**settings.DATABASES["default"], "NAME": str(tmp_path / "goldset.sqlite3")})
+    # A connection as Django opens one (its init commands), without the test database's guard.
+    connection = wrapper.get_new_connection(wrapper.get_connection_params())
+    try:
+        (journal,), (synchronous,), (cache,) = (connection.execute(f"PRAGMA {name}").fetchone()
+                                                for name in ("journal_mode", "synchronous", "cache_size"))
+    finally:
+        connection.close()
+    assert (journal, synchronous) == ("wal", 2)  # 2: FULL
+    assert cache <= -65536  # KiB: an import's batches stay in memory
