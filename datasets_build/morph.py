@@ -7,13 +7,13 @@ Sejong tag set with a few extensions; :data:`KIWI_TO_SEJONG` maps those back (do
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
 from typing import Any
+
+from . import heap
 
 #: Kiwi tags that are not Sejong tags, and the Sejong tag KLUE-DP would use. Every other Kiwi tag is a
 #: Sejong tag already (NNG, VV, JKS, MMD, …); irregular-conjugation marks (VV-I, VA-R…) are dropped.
@@ -70,15 +70,7 @@ def analyser_let_go() -> Iterator[None]:
     finally:
         if not loaded_before and _kiwi.cache_info().currsize:
             _kiwi.cache_clear()  # the last reference: freed now (a full collection here cost more than it found)
-            _trim_heap()
-
-
-def _trim_heap() -> None:
-    """Return freed heap memory to the system (glibc keeps it for reuse otherwise); a no-op elsewhere."""
-    name = ctypes.util.find_library("c")
-    malloc_trim = getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
-    if malloc_trim is not None:
-        malloc_trim(0)
+            heap.trim()
 
 
 def sejong_tag(kiwi_tag: str) -> str:

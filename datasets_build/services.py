@@ -29,7 +29,7 @@ from annotation.services import ServiceError, flag_resolve
 from config.jobs import DATABASE_LOST, drop_connection, error_summary
 from config.storage import UploadTooLarge, upload_delete, upload_local, upload_save
 
-from . import selectors
+from . import heap, selectors
 from .licenses import normalise_spdx
 from .models import ImportJob, ImportStatus
 from .pii import resolve_policy
@@ -141,6 +141,8 @@ def items_import(
         result.errors = [{"record": 0, "field": "", "message": str(error)}]
         result.progress = Progress(read=error.read)
         result.source = None
+    finally:
+        heap.trim()  # the worker that ran the import does not keep its peak for the next job
     return result
 
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from annotation.models import Annotation, Flag, Item, Project
-from datasets_build import dedup, morph, pipeline, prepare
+from datasets_build import dedup, heap, morph, pipeline, prepare
 from datasets_build.models import MinHashBand, NearDuplicate
 from datasets_build.services import items_import
 from demo.synthetic import write_headlines
@@ -193,6 +193,21 @@ def test_an_import_prepared_in_process_lets_go_of_the_analyser_it_loaded(tmp_pat
         with morph.analyser_let_go():
             morph.analyse_sentence("나는 학교에 간다")
         assert morph._kiwi.cache_info().currsize == 1
+
+
+@pytest.mark.django_db
+def test_every_import_hands_its_freed_memory_back(tmp_path, make_project, monkeypatch):
+    """glibc keeps what a process freed: a Celery worker would hold a large import's peak into the release
+    it builds next. Every import ends by trimming the heap — one that needed no analyser, and one that failed."""
+    trims: list[int] = []
+    monkeypatch.setattr(heap, "trim", lambda: trims.append(1))
+    plain = tmp_path / "plain.jsonl"
+    write_jsonl(plain, [{"guid": f"p-{i}", "title": f"평범한 경제 기사 제목 {i}"} for i in range(5)])
+    assert items_import(make_project("tc"), plain, "jsonl").ok
+    assert trims == [1]
+    write_jsonl(plain, [{"guid": "p-0", "title": ""}])
+    assert not items_import(make_project("tc"), plain, "jsonl").ok
+    assert trims == [1, 1]
 
 
 @pytest.mark.django_db
