@@ -8,6 +8,7 @@ Sejong tag set with a few extensions; :data:`KIWI_TO_SEJONG` maps those back (do
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -46,7 +47,12 @@ def _kiwi() -> Any:
     # MIMALLOC_PURGE_DELAY (config/settings.py) makes Kiwi hand back the memory it frees.
     from kiwipiepy import Kiwi
 
-    return Kiwi()
+    # One thread: the analyser is built before the preparation workers are forked, and the thread pool of
+    # Kiwi's default would not exist in them; an analysis of one sentence at a time gains nothing from it,
+    # and the pool's threads cost the importer CPU (docs/performance.md). The analyses are the same.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # kiwipiepy: 0 no longer means "every core"
+        return Kiwi(num_workers=0)
 
 
 @contextmanager

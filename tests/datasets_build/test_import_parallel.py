@@ -195,6 +195,18 @@ def test_an_import_prepared_in_process_lets_go_of_the_analyser_it_loaded(tmp_pat
         assert morph._kiwi.cache_info().currsize == 1
 
 
+def test_the_analyser_runs_without_a_thread_pool() -> None:
+    """The analyser is built before the preparation workers are forked; a thread pool made then does not
+    exist in them, and in the importer its threads only cost CPU (one sentence is analysed at a time)."""
+    morph._kiwi.cache_clear()
+    try:
+        with morph.analyser_loaded():
+            assert morph._kiwi().num_workers == 1  # kiwipiepy's default is one thread per core
+            assert morph.analyse_sentence("나는 학교에 간다")["word_form"] == ["나는", "학교에", "간다"]
+    finally:
+        morph._kiwi.cache_clear()
+
+
 @pytest.mark.django_db
 def test_every_import_hands_its_freed_memory_back(tmp_path, make_project, monkeypatch):
     """glibc keeps what a process freed: a Celery worker would hold a large import's peak into the release
