@@ -23,7 +23,7 @@ from rest_framework.authtoken.admin import TokenAdmin
 from rest_framework.authtoken.models import TokenProxy
 
 from . import services
-from .admin_base import LargeTableAdmin, LargeTableAdminMixin, ReadOnlyAdmin, ViewAndDeleteAdmin
+from .admin_base import LargeTableAdmin, LargeTableAdminMixin, NoWritesMixin, ReadOnlyAdmin, ViewAndDeleteAdmin
 from .models import (
     Annotation,
     Assignment,
@@ -61,21 +61,12 @@ class GoldsetUserAdmin(LargeTableAdminMixin, UserAdmin):
         return False
 
 
-class MembershipInline(admin.TabularInline):
+class MembershipInline(NoWritesMixin, admin.TabularInline):
     """Shown, not edited: members change through the project's members page or API (see MembershipAdmin)."""
 
     model = Membership
     extra = 0
     readonly_fields = ("user", "role", "created_at")
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 class ProjectAdminForm(forms.ModelForm):

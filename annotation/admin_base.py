@@ -73,10 +73,8 @@ class LargeTableAdmin(LargeTableAdminMixin, admin.ModelAdmin):
     pass
 
 
-class ReadOnlyAdmin(LargeTableAdmin):
-    """Rows the services write and keep consistent with others (the queue's slot counters, the audit trail,
-    gold versions, releases): staff may list and view them, never add, change or delete them here, where a
-    plain save would skip the service that keeps the invariant (docs/ARCHITECTURE.md, "The admin")."""
+class NoWritesMixin:
+    """No add, change or delete permission: for an admin or an inline of rows only the services write."""
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
@@ -86,6 +84,12 @@ class ReadOnlyAdmin(LargeTableAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+class ReadOnlyAdmin(NoWritesMixin, LargeTableAdmin):
+    """Rows the services write and keep consistent with others (the queue's slot counters, the audit trail,
+    gold versions, releases): staff may list and view them, never add, change or delete them here, where a
+    plain save would skip the service that keeps the invariant (docs/ARCHITECTURE.md, "The admin")."""
 
 
 class ViewAndDeleteAdmin(LargeTableAdmin):

@@ -5,20 +5,16 @@ from collections import Counter
 
 from django.contrib import admin
 
-from annotation.admin_base import ReadOnlyAdmin
+from annotation.admin_base import NoWritesMixin, ReadOnlyAdmin
 
 from .models import RaterId, Release, ReleaseFile, ReleaseSplits, SuggesterRun
 
 
-class ReleaseFileInline(admin.TabularInline):
+class ReleaseFileInline(NoWritesMixin, admin.TabularInline):
     model = ReleaseFile
     fields = ("path", "kind", "split", "records", "size", "sha256")
     readonly_fields = fields
     extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
 
 
 @admin.register(Release)

@@ -212,3 +212,17 @@ def poll(read: Callable[[], Any], done: Callable[[Any], bool], what: str, timeou
         if time.monotonic() > deadline:
             raise AssertionError(f"{what} did not finish in {timeout:.0f} s: {value}")
         time.sleep(0.5)
+
+
+def migrated_to(targets: list[tuple[str, str]] | None = None) -> Any:
+    """Migrate the test database to ``targets`` (forwards or backwards; ``None``: the latest migrations) and
+    return the historical apps there, for a test of a data migration."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    if targets is None:
+        targets = executor.loader.graph.leaf_nodes()
+    executor.migrate(targets)
+    return executor.loader.project_state(targets).apps

@@ -4,23 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.builders import migrated_to
 
 BEFORE = [("exports", "0003_release_states_rater_ids_item_splits")]
 AFTER = [("exports", "0004_release_splits")]
 
 
-def migrate(targets: list[tuple[str, str]]):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
 @pytest.mark.django_db(transaction=True)
 def test_item_splits_become_one_row_per_release_and_back():
-    apps = migrate(BEFORE)
+    apps = migrated_to(BEFORE)
     try:
         project = apps.get_model("annotation", "Project").objects.create(name="p", slug="p", task_type="tc")
         item = apps.get_model("annotation", "Item")
@@ -34,14 +27,14 @@ def test_item_splits_become_one_row_per_release_and_back():
                   ids[3]: (second, "dev")}
         for item_id, (rel, split) in chosen.items():
             item_split.objects.create(item_id=item_id, release=rel, split=split)
-        apps = migrate(AFTER)
+        apps = migrated_to(AFTER)
         rows = {row.release_id: (row.names, np.frombuffer(bytes(row.item_ids), dtype="<i8").tolist(),
                                  np.frombuffer(bytes(row.codes), dtype=np.uint8).tolist())
                 for row in apps.get_model("exports", "ReleaseSplits").objects.all()}
         assert rows == {first.pk: (["train", "test"], [ids[0], ids[2]], [1, 0]),
                         second.pk: (["train", "dev"], [ids[1], ids[3]], [0, 1])}
-        apps = migrate(BEFORE)
+        apps = migrated_to(BEFORE)
         back = apps.get_model("exports", "ItemSplit").objects.values_list("item_id", "release_id", "split")
         assert set(back) == {(item_id, rel.pk, split) for item_id, (rel, split) in chosen.items()}
     finally:
-        migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+        migrated_to()
