@@ -47,13 +47,18 @@ def work_in_parallel(project: Project, users: list[User], payload_for: Callable[
         finally:
             connections.close_all()
 
+    run_per_user(run, users, timeout=120)
+    return received, errors
+
+
+def run_per_user(run: Callable[[User], None], users: list[User], *, timeout: float) -> None:
+    """``run(user)`` in a thread per user; fails if one is still running after ``timeout`` seconds."""
     threads = [threading.Thread(target=run, args=(user,)) for user in users]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=120)
+        thread.join(timeout=timeout)
     assert not any(thread.is_alive() for thread in threads), "a worker thread hung"
-    return received, errors
 
 
 def annotators(project: Project, make_user: Callable[..., User], n: int = ANNOTATORS) -> list[User]:
@@ -179,12 +184,7 @@ def test_thirty_two_clients_with_skips_never_exceed_k(make_project, make_user) -
         finally:
             connections.close_all()
 
-    threads = [threading.Thread(target=run, args=(user,)) for user in users]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=180)
-    assert not any(thread.is_alive() for thread in threads), "a worker thread hung"
+    run_per_user(run, users, timeout=180)
     assert not errors, errors
     assert_queue_invariants(project, received)
     counts = Counter(Annotation.objects.filter(item__project=project).values_list("item_id", flat=True))
