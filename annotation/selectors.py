@@ -81,7 +81,7 @@ class ProjectAccess:
 
 # The queries below run on every API request or every take. They are written in SQL because building the
 # same queries with the ORM (subqueries, OuterRef) costs more CPU than running them (docs/performance.md,
-# "The annotate workload"); the SQL is plain enough for SQLite and PostgreSQL alike.
+# "Hot-path reads in SQL"); the SQL is plain enough for SQLite and PostgreSQL alike.
 _PROJECT, _MEMBERSHIP, _GUIDELINE, _ACK = (m._meta.db_table for m in (Project, Membership, Guideline,
                                                                      GuidelineAcknowledgement))
 _ITEM, _ASSIGNMENT, _ANNOTATION = (m._meta.db_table for m in (Item, Assignment, Annotation))

@@ -55,7 +55,7 @@ from .readers import FatalReadError, RecordError, iter_csv, iter_jsonl, max_reco
 FORMATS = ("klue", "jsonl", "csv", *INTEROP_READERS)
 DUPLICATE_POLICIES = ("skip", "refuse")
 #: Records per written batch: larger batches spread the per-batch queries thinner but hold more in memory
-#: (docs/performance.md, "Import"); memory stays bounded by it.
+#: (docs/performance.md, "Import: batches and preparation workers"); memory stays bounded by it.
 BATCH_SIZE = 1000
 #: The annotator name of a corpus label without an annotator id (task types use ``""``).
 CORPUS_ANNOTATOR = "corpus"
