@@ -342,14 +342,31 @@ def assignment_to_submit(project: Project, user: User, item_id: int, stage: str 
     return assignment
 
 
-_ANNOTATION_OF_SQL = (f"SELECT {columns(Annotation, 'n')} FROM {_ANNOTATION} n"
-                      " WHERE n.item_id = %s AND n.annotator_id = %s AND n.stage = %s")
+_ANNOTATION_OF_SQL = {
+    # The caller's annotation joined to a one-row table, so that the row exists without one and can carry the
+    # reserved id (the CASE evaluates nextval only when there is no annotation).
+    "postgresql": (f"SELECT {columns(Annotation, 'n')},"
+                   f" CASE WHEN n.id IS NULL THEN nextval(pg_get_serial_sequence('{_ANNOTATION}', 'id')) END"
+                   f" FROM (SELECT 1 AS one) q LEFT JOIN {_ANNOTATION} n"
+                   " ON n.item_id = %s AND n.annotator_id = %s AND n.stage = %s"),
+    "other": (f"SELECT {columns(Annotation, 'n')} FROM {_ANNOTATION} n"
+              " WHERE n.item_id = %s AND n.annotator_id = %s AND n.stage = %s"),
+}
 
 
-def annotation_of(item_id: int, user: User, stage: str) -> Annotation | None:
-    """The caller's annotation of the item in the stage, if any (at most one: a unique constraint)."""
-    found = fetch_instance(Annotation, _ANNOTATION_OF_SQL, [item_id, user.pk, stage])
-    return None if found is None else found[0]
+def annotation_to_write(item_id: int, user: User, stage: str) -> Annotation:
+    """The caller's annotation of the item in the stage (at most one: a unique constraint), else a new one
+    (unsaved: ``_state.adding``) for the item, the caller and the stage.
+
+    On PostgreSQL the new one's id is reserved here, so that its audit event can name it in the statement that
+    inserts it (``rows.with_writes``); elsewhere the INSERT assigns it."""
+    postgres = connection.vendor == "postgresql"
+    found = fetch_instance(Annotation, _ANNOTATION_OF_SQL["postgresql" if postgres else "other"],
+                           [item_id, user.pk, stage])
+    if found is not None and found[0].pk is not None:
+        return found[0]
+    return Annotation(pk=found[1][0] if postgres and found is not None else None, item_id=item_id, annotator=user,
+                      stage=stage)
 
 
 def _item(item_id: int, project: Project, payload: Any, is_gold_check: Any, screening_status: str) -> Item:
