@@ -83,13 +83,6 @@ def update_statement(instance: Model, names: tuple[str, ...]) -> Statement:
                  instance.pk]
 
 
-def update_instance(instance: M, names: tuple[str, ...]) -> None:
-    """``instance.save(update_fields=names)`` (the ``auto_now`` fields among them are set to now)."""
-    sql, values = update_statement(instance, names)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, values)
-
-
 def with_writes(writes: list[Statement], query: Statement) -> Statement:
     """``query`` (a SELECT) preceded by ``writes`` in one statement where the database can (PostgreSQL's
     data-modifying ``WITH``: one round trip instead of one each). The writes run whatever the query reads, but

@@ -12,14 +12,22 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import Annotation, Assignment, AuditEvent, QueueSlot
-from tests.annotation.test_api import TC_PAYLOAD, add_items
+from annotation import services
+from annotation.models import Annotation, Assignment, AuditEvent, Item, QueueSlot
 from tests.conftest import is_postgres
 
 pytestmark = [
     pytest.mark.django_db,
     pytest.mark.skipif(not is_postgres(), reason="counts PostgreSQL's statements"),
 ]
+
+
+TC_PAYLOAD = {"label": "사회", "second": "경제", "third": None}
+
+
+def add_items(project, n: int) -> list[Item]:
+    return [services.item_create(project=project, payload={"title": f"제목 {i}번 뉴스"}, external_id=f"s-{i}")
+            for i in range(n)]
 
 
 def _submit(client, project, item_id: int, payload: dict) -> tuple[dict, list[str], int]:
