@@ -38,8 +38,8 @@ def _submit(client, project, item_id: int, payload: dict) -> tuple[dict, list[st
     return response.json(), [q["sql"] for q in queries.captured_queries], response.status_code
 
 
-def test_a_submission_taking_the_next_item_runs_seven_statements(api, make_project, annotator_in):
-    """The token and user, the project with the caller's access, then in the transaction (a savepoint here, not
+def test_a_submission_taking_the_next_item_runs_six_statements(api, make_project, annotator_in):
+    """The token with its user, the project and the caller's access, then in the transaction (a savepoint here, not
     counted): the assignment with the queue lock; the caller's annotation (none, an id reserved); the
     annotation, its audit event, the assignment's status and the caller's queue state; the candidate; its place
     and the new lease."""
@@ -51,7 +51,7 @@ def test_a_submission_taking_the_next_item_runs_seven_statements(api, make_proje
     body, statements, status = _submit(client, project, first["item"]["id"], TC_PAYLOAD)
     assert status == 201 and body["next"]["item"]["id"] == items[1].pk
     work = [sql for sql in statements if "SAVEPOINT" not in sql]
-    assert len(work) == 7, "\n".join(statements)
+    assert len(work) == 6, "\n".join(statements)
     annotation = Annotation.objects.get(item_id=items[0].pk, annotator=annotator)
     assert annotation.payload["label"] == "사회" and annotation.guideline_id is not None
     event = AuditEvent.objects.get(object_type="annotation", object_id=annotation.pk)
@@ -63,8 +63,8 @@ def test_a_submission_taking_the_next_item_runs_seven_statements(api, make_proje
         items[0].pk: 1, items[1].pk: 1, items[2].pk: 0}
 
 
-def test_a_resubmission_resuming_the_live_lease_runs_five_statements(api, make_project, annotator_in):
-    """A second tab submitting the item again: token, project, the assignment, the annotation, then one
+def test_a_resubmission_resuming_the_live_lease_runs_four_statements(api, make_project, annotator_in):
+    """A second tab submitting the item again: token and project, the assignment, the annotation, then one
     statement that updates the annotation, records the change and reads the live lease to resume."""
     project = make_project("tc", k=2)
     add_items(project, 2)
@@ -76,7 +76,7 @@ def test_a_resubmission_resuming_the_live_lease_runs_five_statements(api, make_p
     body, statements, status = _submit(client, project, first["item"]["id"], changed)
     assert status == 200 and body["next"] == following and body["payload"]["label"] == "정치"
     work = [sql for sql in statements if "SAVEPOINT" not in sql]
-    assert len(work) == 5, "\n".join(statements)
+    assert len(work) == 4, "\n".join(statements)
     annotation = Annotation.objects.get(item_id=first["item"]["id"], annotator=annotator)
     events = AuditEvent.objects.filter(object_type="annotation", object_id=annotation.pk).order_by("id")
     assert [(e.action, e.before, e.after["payload"]) for e in events] == [

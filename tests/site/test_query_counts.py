@@ -137,21 +137,22 @@ def take_queries(postgres: bool) -> list[str]:
     return ["queue state", "candidate", *(["counter and assignment"] if postgres else ["counter", "assignment"])]
 
 
-#: ``GET next/``: token, project with the caller's role and guideline standing, then the annotator's queue lock
+#: ``GET next/``: the token with the project and the caller's role and guideline standing (one query,
+#: api/authentication.py), then the annotator's queue lock
 #: (PostgreSQL only) and the take.
 def next_queries(postgres: bool) -> list[str]:
-    return ["token", "project", "savepoint", *(["queue lock"] if postgres else []), *take_queries(postgres),
+    return ["token and project", "savepoint", *(["queue lock"] if postgres else []), *take_queries(postgres),
             "release"]
 
 
-#: ``POST annotations/``, which answers with the next assignment: token, project, then in one transaction the
+#: ``POST annotations/``, which answers with the next assignment: token and project, then in one transaction the
 #: assignment (locked, with its item, and the queue lock on PostgreSQL), the previous annotation, the
 #: annotation, the audit event, the assignment's status, and the take. On PostgreSQL the three writes and the
 #: take's queue state are one statement (tests/annotation/test_submit_statements.py). The guideline version the
 #: response names was read with the project.
 def submit_queries(postgres: bool) -> list[str]:
     writes = ["writes and queue state"] if postgres else ["annotation", "audit", "status", "queue state"]
-    return ["token", "project", "savepoint", "assignment", "previous", *writes, *take_queries(postgres)[1:],
+    return ["token and project", "savepoint", "assignment", "previous", *writes, *take_queries(postgres)[1:],
             "release"]
 
 
@@ -176,7 +177,7 @@ def test_annotation_loop_query_counts(api, make_project, annotator_in) -> None:
     assignment = client.get(next_url).json()  # the project's first take creates its queue slots
     with CaptureQueriesContext(connection) as queries:
         assert client.get(next_url).json() == assignment  # a live lease is resumed
-    assert len(queries) == len(["token", "project", "savepoint", *(["queue lock"] if postgres else []), "queue state",
+    assert len(queries) == len(["token and project", "savepoint", *(["queue lock"] if postgres else []), "queue state",
                                 "release"]), [q["sql"] for q in queries]
     assignment, submit_sql = submit(assignment)
     assert len(submit_sql) == len(submit_queries(postgres)), submit_sql
