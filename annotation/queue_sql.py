@@ -30,6 +30,7 @@ from .models import (
     QueueSlot,
     User,
 )
+from .rows import Statement, insert_instance, insert_statement, saved, with_writes
 from .selectors import _item, columns, fetch_instance
 
 _ITEM, _SLOT, _ASSIGNMENT, _ANNOTATION, _FLAG = (m._meta.db_table for m in (Item, QueueSlot, Assignment,
@@ -49,25 +50,38 @@ class QueueState:
     stale_leases: bool
 
 
-# The caller's oldest live lease joined to a one-row table, so that the row exists without one.
-_QUEUE_STATE_SQL = f"""
-SELECT {_ASSIGNMENT_COLUMNS}, i.payload, i.is_gold_check, i.screening_status,
-  EXISTS (SELECT 1 FROM {_ASSIGNMENT} x JOIN {_ITEM} xi ON xi.id = x.item_id
-          WHERE xi.project_id = %s AND x.status = %s AND x.lease_expires_at <= %s)
+# The caller's oldest live lease joined to a one-row table, so that the row exists without one. {other} leaves out
+# the assignment a submission marks submitted in the same statement (which the query sees as before).
+_QUEUE_STATE_SQL = """
+SELECT {columns}, i.payload, i.is_gold_check, i.screening_status,
+  EXISTS (SELECT 1 FROM {assignment} x JOIN {item} xi ON xi.id = x.item_id
+          WHERE xi.project_id = %s AND x.status = %s AND x.lease_expires_at <= %s{x_other})
 FROM (SELECT 1 AS one) q
-LEFT JOIN {_ASSIGNMENT} a ON a.id = (
-  SELECT r.id FROM {_ASSIGNMENT} r JOIN {_ITEM} ri ON ri.id = r.item_id
-  WHERE ri.project_id = %s AND r.annotator_id = %s AND r.status = %s AND r.lease_expires_at > %s
+LEFT JOIN {assignment} a ON a.id = (
+  SELECT r.id FROM {assignment} r JOIN {item} ri ON ri.id = r.item_id
+  WHERE ri.project_id = %s AND r.annotator_id = %s AND r.status = %s AND r.lease_expires_at > %s{r_other}
   ORDER BY r.created_at LIMIT 1)
-LEFT JOIN {_ITEM} i ON i.id = a.item_id
+LEFT JOIN {item} i ON i.id = a.item_id
 """
+_QUEUE_STATE = {other: _QUEUE_STATE_SQL.format(columns=_ASSIGNMENT_COLUMNS, assignment=_ASSIGNMENT, item=_ITEM,
+                                               x_other=" AND x.id <> %s" if other else "",
+                                               r_other=" AND r.id <> %s" if other else "")
+                for other in (False, True)}
 
 
-def queue_state(project: Project, user: User) -> QueueState:
-    """The caller's :class:`QueueState` in one query (both halves are index probes)."""
+def queue_state(project: Project, user: User, *, submitted: int | None = None,
+                writes: list[Statement] | None = None) -> QueueState:
+    """The caller's :class:`QueueState` in one query (both halves are index probes).
+
+    ``writes`` (a submission's rows) run first, in the same statement where the database can
+    (:func:`rows.with_writes`); ``submitted`` is the id of the assignment they mark submitted, which the state
+    leaves out as the rows after the writes would."""
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     leased = AssignmentStatus.LEASED.value
-    found = fetch_instance(Assignment, _QUEUE_STATE_SQL, [project.pk, leased, now, project.pk, user.pk, leased, now])
+    other = [] if submitted is None else [submitted]
+    query = (_QUEUE_STATE[submitted is not None], [project.pk, leased, now, *other, project.pk, user.pk, leased, now,
+                                                   *other])
+    found = fetch_instance(Assignment, *with_writes(writes or [], query))
     assert found is not None  # the one-row table
     assignment, (payload, is_gold_check, screening_status, stale) = found
     if assignment.pk is None:
@@ -172,10 +186,27 @@ _RESERVE_SQL = (f"UPDATE {_SLOT} SET live = {PLACES_TAKEN_SQL} + 1"
                 f" WHERE id = %s AND {PLACES_TAKEN_SQL} < %s")
 
 
-def place_reserve(slot_id: int, item_id: int, stage: str, needed: int) -> bool:
+def place_reserve(slot_id: int, item_id: int, stage: str, needed: int, lease: Assignment | None = None) -> bool:
     """Recount the item's taken places under the slot's lock and, when one is free, count the lease about to be
-    written (one statement); ``False`` when the item has none free."""
+    written (one statement); ``False`` when the item has none free.
+
+    ``lease``, a new assignment, is then inserted (its id set on it); on PostgreSQL in the same statement, its
+    INSERT reading the UPDATE's row, so that it is written exactly when the place was."""
     taken = places_taken_params(item_id, stage)
+    reserve = [*taken, slot_id, *taken, needed]
+    if lease is None or connection.vendor != "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(_RESERVE_SQL, reserve)
+            reserved = cursor.rowcount == 1
+        if reserved and lease is not None:
+            insert_instance(lease)
+        return reserved
+    insert, values = insert_statement(lease, source="reserved")  # a row only when the UPDATE found a place
     with connection.cursor() as cursor:
-        cursor.execute(_RESERVE_SQL, [*taken, slot_id, *taken, needed])
-        return cursor.rowcount == 1
+        cursor.execute(f"WITH reserved AS ({_RESERVE_SQL} RETURNING id) {insert}", [*reserve, *values])
+        row = cursor.fetchone()
+    if row is None:
+        return False
+    lease.pk = row[0]
+    saved(lease)
+    return True

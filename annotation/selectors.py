@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
@@ -11,6 +12,7 @@ from django.db.models import Count, F, IntegerField, Model, OuterRef, Q, QuerySe
 from django.db.models.expressions import Col
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from rest_framework.authtoken.models import Token
 
 from .gold.selectors import releasable_items
 from .models import (
@@ -113,8 +115,15 @@ def fetch_instance(model: type[M], sql: str, params: list[Any]) -> tuple[M, tupl
         row = cursor.fetchone()
     if row is None:
         return None
+    count = len(model._meta.concrete_fields)
+    return instance_from_row(model, row[:count]), tuple(row[count:])
+
+
+def instance_from_row(model: type[M], row: Sequence[Any]) -> M:
+    """An instance of ``model`` from the values of its :func:`columns` (a slice of a row), converted as
+    :func:`fetch_instance` converts them."""
     fields = model._meta.concrete_fields
-    values = list(row[:len(fields)])
+    values = list(row)
     key = (model, connection.vendor)
     if key not in _CONVERTED:  # which fields have converters does not change (the converters are per connection)
         cols = [(index, field.get_col(model._meta.db_table)) for index, field in enumerate(fields)]
@@ -123,7 +132,7 @@ def fetch_instance(model: type[M], sql: str, params: list[Any]) -> tuple[M, tupl
     for index, col in _CONVERTED[key]:
         for converter in connection.ops.get_db_converters(col) + col.get_db_converters(connection):
             values[index] = converter(values[index], col, connection)
-    return model.from_db(connection.alias, [field.attname for field in fields], values), tuple(row[len(fields):])
+    return model.from_db(connection.alias, [field.attname for field in fields], values)
 
 
 # At most one current guideline per project (a unique constraint), so the join yields at most one row.
@@ -143,13 +152,60 @@ def project_with_access(project_id: int, user: User) -> tuple[Project, ProjectAc
     found = fetch_instance(Project, _ACCESS_SQL, [user.pk, user.pk, project_id])
     if found is None:
         return None
-    project, (role, guideline, version, acknowledged) = found
+    project, access = found
+    return project, access_of(user, *access)
+
+
+def access_of(user: User, role: str | None, guideline: int | None, version: int | None,
+              acknowledged: Any) -> ProjectAccess:
+    """The :class:`ProjectAccess` of the columns :data:`_ACCESS_SQL` (or the token's query,
+    ``api/authentication.py``) reads after the project's."""
     if not user.is_authenticated:
         role = None
     elif user.is_superuser:
         role = "superuser"
-    return project, ProjectAccess(role=role, guideline_id=guideline, guideline_version=version,
-                                  acknowledged=bool(acknowledged) or guideline is None)
+    return ProjectAccess(role=role, guideline_id=guideline, guideline_version=version,
+                         acknowledged=bool(acknowledged) or guideline is None)
+
+
+_TOKEN_SQL = (f"SELECT {columns(User, 'u')}, t.created{{access}} FROM {User._meta.db_table} u"
+              f" JOIN {Token._meta.db_table} t ON t.user_id = u.id{{joins}} WHERE t.key = %s")
+_TOKEN_SQL_ALONE = _TOKEN_SQL.format(access="", joins="")
+# The token with the project and the caller's access as _ACCESS_SQL reads them (NULLs without such a project).
+_TOKEN_SQL_WITH_ACCESS = _TOKEN_SQL.format(
+    access=f""", {columns(Project, "p")},
+  (SELECT m.role FROM {_MEMBERSHIP} m WHERE m.project_id = p.id AND m.user_id = u.id),
+  g.id, g.version, EXISTS (SELECT 1 FROM {_ACK} a WHERE a.user_id = u.id AND a.guideline_id = g.id)""",
+    joins=f" LEFT JOIN {_PROJECT} p ON p.id = %s LEFT JOIN {_GUIDELINE} g ON g.project_id = p.id AND g.is_current")
+_PROJECT_COLUMN_COUNT = len(Project._meta.concrete_fields)
+
+
+@dataclass(frozen=True)
+class TokenOwner:
+    """A token's user and when the token was issued; with ``project_id``, :func:`project_with_access` for it
+    (``project`` ``None`` when there is no such project)."""
+
+    user: User
+    created: datetime
+    project: tuple[Project, ProjectAccess] | None = None
+
+
+def token_owner(key: str, project_id: int | None = None) -> TokenOwner | None:
+    """The token's :class:`TokenOwner` in one query, ``None`` for an unknown key. An API request under
+    ``/api/projects/{id}/`` reads the project with the token (``project_id``) instead of in a query of its own."""
+    if project_id is not None and not _is_row_id(project_id):
+        project_id = None
+    if project_id is None:
+        found = fetch_instance(User, _TOKEN_SQL_ALONE, [key])
+        return None if found is None else TokenOwner(found[0], found[1][0])
+    found = fetch_instance(User, _TOKEN_SQL_WITH_ACCESS, [project_id, key])
+    if found is None:
+        return None
+    user, (created, *rest) = found
+    project_row, access = rest[:_PROJECT_COLUMN_COUNT], rest[_PROJECT_COLUMN_COUNT:]
+    if project_row[0] is None:
+        return TokenOwner(user, created, None)
+    return TokenOwner(user, created, (instance_from_row(Project, project_row), access_of(user, *access)))
 
 
 def access_to(project: Project, user: User) -> ProjectAccess:
@@ -342,14 +398,31 @@ def assignment_to_submit(project: Project, user: User, item_id: int, stage: str 
     return assignment
 
 
-_ANNOTATION_OF_SQL = (f"SELECT {columns(Annotation, 'n')} FROM {_ANNOTATION} n"
-                      " WHERE n.item_id = %s AND n.annotator_id = %s AND n.stage = %s")
+_ANNOTATION_OF_SQL = {
+    # The caller's annotation joined to a one-row table, so that the row exists without one and can carry the
+    # reserved id (the CASE evaluates nextval only when there is no annotation).
+    "postgresql": (f"SELECT {columns(Annotation, 'n')},"
+                   f" CASE WHEN n.id IS NULL THEN nextval(pg_get_serial_sequence('{_ANNOTATION}', 'id')) END"
+                   f" FROM (SELECT 1 AS one) q LEFT JOIN {_ANNOTATION} n"
+                   " ON n.item_id = %s AND n.annotator_id = %s AND n.stage = %s"),
+    "other": (f"SELECT {columns(Annotation, 'n')} FROM {_ANNOTATION} n"
+              " WHERE n.item_id = %s AND n.annotator_id = %s AND n.stage = %s"),
+}
 
 
-def annotation_of(item_id: int, user: User, stage: str) -> Annotation | None:
-    """The caller's annotation of the item in the stage, if any (at most one: a unique constraint)."""
-    found = fetch_instance(Annotation, _ANNOTATION_OF_SQL, [item_id, user.pk, stage])
-    return None if found is None else found[0]
+def annotation_to_write(item_id: int, user: User, stage: str) -> Annotation:
+    """The caller's annotation of the item in the stage (at most one: a unique constraint), else a new one
+    (unsaved: ``_state.adding``) for the item, the caller and the stage.
+
+    On PostgreSQL the new one's id is reserved here, so that its audit event can name it in the statement that
+    inserts it (``rows.with_writes``); elsewhere the INSERT assigns it."""
+    postgres = connection.vendor == "postgresql"
+    found = fetch_instance(Annotation, _ANNOTATION_OF_SQL["postgresql" if postgres else "other"],
+                           [item_id, user.pk, stage])
+    if found is not None and found[0].pk is not None:
+        return found[0]
+    return Annotation(pk=found[1][0] if postgres and found is not None else None, item_id=item_id, annotator=user,
+                      stage=stage)
 
 
 def _item(item_id: int, project: Project, payload: Any, is_gold_check: Any, screening_status: str) -> Item:

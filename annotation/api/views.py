@@ -43,7 +43,10 @@ class ProjectScoped:
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)  # type: ignore[misc]
-        found = selectors.project_with_access(kwargs["project_pk"], request.user)
+        project_id = kwargs["project_pk"]
+        # A token's query read the project already (api/authentication.py); a session's did not.
+        read = getattr(request, "projects_read", {})
+        found = read[project_id] if project_id in read else selectors.project_with_access(project_id, request.user)
         if found is None:
             raise NotFound("No such project.")
         self.project, self.access = found

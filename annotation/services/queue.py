@@ -25,7 +25,6 @@ from ..models import (
 )
 from ..queue_sql import place_reserve as _place_reserve
 from ..queue_sql import places_held, queue_candidate, queue_state
-from ..rows import insert_instance
 from ..selectors import (
     ProjectAccess,
     access_to,
@@ -191,9 +190,9 @@ _TAKE_ATTEMPTS = 20
 
 
 def _take(project: Project, user: User, stage: str) -> Assignment | None:
-    """Lease the first candidate of one stage to the user (three queries: the candidate, its recount and
-    counter, the assignment), or ``None`` when no slot of the stage has a free place for them. Runs inside the
-    caller's transaction.
+    """Lease the first candidate of one stage to the user (the candidate, then its recount, counter and
+    assignment: one statement on PostgreSQL, two elsewhere), or ``None`` when no slot of the stage has a free
+    place for them. Runs inside the caller's transaction.
 
     The take passes over slots other requests hold locked (``SKIP LOCKED``: parallel takes spread over the
     candidates instead of queueing on the first). When it finds none that way, a read without locks tells
@@ -217,21 +216,23 @@ def _take(project: Project, user: User, stage: str) -> Assignment | None:
             continue
         wait_for = None
         item = candidate.item
-        if not _place_reserve(candidate.slot_id, item.pk, stage, needed):
+        expires = _lease_expiry(project)
+        # A new lease is written with its place (one statement on PostgreSQL); their own expired lease comes
+        # back to them after it (its suggestion decision stands).
+        lease = None if candidate.expired_own is not None else Assignment(
+            item=item, annotator=user, stage=stage, status=AssignmentStatus.LEASED, lease_expires_at=expires,
+            suggestion_arm=arm)
+        if not _place_reserve(candidate.slot_id, item.pk, stage, needed, lease):
             # The counter drifted (it never should); correct it, try the next one.
             QueueSlot.objects.filter(pk=candidate.slot_id).update(live=places_held(item.pk, stage))
             continue
-        expires = _lease_expiry(project)
-        if candidate.expired_own is None:
-            assignment = insert_instance(Assignment(item=item, annotator=user, stage=stage,
-                                                    status=AssignmentStatus.LEASED, lease_expires_at=expires,
-                                                    suggestion_arm=arm))
-        else:  # their own expired lease comes back to them (its suggestion decision stands)
-            assignment = Assignment.objects.get(pk=candidate.expired_own)
-            assignment.item = item
-            assignment.status = AssignmentStatus.LEASED
-            assignment.lease_expires_at = expires
-            assignment.save(update_fields=["status", "lease_expires_at", "updated_at"])
+        if lease is not None:
+            return lease
+        assignment = Assignment.objects.get(pk=candidate.expired_own)
+        assignment.item = item
+        assignment.status = AssignmentStatus.LEASED
+        assignment.lease_expires_at = expires
+        assignment.save(update_fields=["status", "lease_expires_at", "updated_at"])
         return assignment
     raise ServiceError("the queue is busy; ask again", code="conflict")
 

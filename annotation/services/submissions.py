@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from ..assist import submission_fields
-from ..audit import audit_record
+from ..audit import audit_event
 from ..models import (
     SLOT_HOLDING,
     Annotation,
@@ -22,12 +22,12 @@ from ..models import (
     QueueSlot,
     User,
 )
-from ..queue_sql import places_held, queue_state
-from ..rows import insert_instance, update_instance
+from ..queue_sql import QueueState, places_held, queue_state
+from ..rows import Statement, execute_all, insert_instance, insert_statement, saved, update_statement
 from ..selectors import (
     ProjectAccess,
     access_to,
-    annotation_of,
+    annotation_to_write,
     assignment_to_submit,
 )
 from ..task_types import PayloadError, reject_nul_characters
@@ -57,8 +57,9 @@ def annotation_submit(
     when the caller already read it).
     """
     with transaction.atomic():
-        annotation, created, _late = _annotation_store(project=project, user=user, item_id=item_id, payload=payload,
-                                                      stage=stage, seconds_spent=seconds_spent, access=access)
+        annotation, created, _state = _annotation_store(
+            project=project, user=user, item_id=item_id, payload=payload, stage=stage, seconds_spent=seconds_spent,
+            access=access)
     return annotation, created
 
 
@@ -90,18 +91,16 @@ def annotation_submit_and_next(
     access = access or access_to(project, user)
     with transaction.atomic():
         # The annotator's queue lock comes with the assignment's row lock, in its statement.
-        annotation, created, late = _annotation_store(project=project, user=user, item_id=item_id,
-                                                      payload=payload, stage=stage, seconds_spent=seconds_spent,
-                                                      access=access, queue_lock=True)
+        annotation, created, state = _annotation_store(
+            project=project, user=user, item_id=item_id, payload=payload, stage=stage, seconds_spent=seconds_spent,
+            access=access, queue_lock=True, with_state=access.acknowledged)
         if not access.acknowledged:
             return Submission(annotation, created)
-        if not late:
-            state = queue_state(project, user)
-            if state.resumable is not None or not state.stale_leases:
-                try:
-                    return Submission(annotation, created, resume_or_take(project, user, state.resumable), True)
-                except ServiceError:  # the queue was busy
-                    return Submission(annotation, created)
+        if state is not None and (state.resumable is not None or not state.stale_leases):
+            try:
+                return Submission(annotation, created, resume_or_take(project, user, state.resumable), True)
+            except ServiceError:  # the queue was busy
+                return Submission(annotation, created)
     try:
         return Submission(annotation, created, next_for(project, user), True)
     except ServiceError:
@@ -118,10 +117,13 @@ def _annotation_store(
     seconds_spent: float | None,
     access: ProjectAccess | None,
     queue_lock: bool = False,
-) -> tuple[Annotation, bool, bool]:
-    """The body of :func:`annotation_submit`, inside the caller's transaction; the third value tells whether
-    the submission was late (on an assignment that no longer held a place). ``queue_lock`` also takes the
-    annotator's queue lock (:func:`_lock_annotator_queue`)."""
+    with_state: bool = False,
+) -> tuple[Annotation, bool, QueueState | None]:
+    """The body of :func:`annotation_submit`, inside the caller's transaction. ``queue_lock`` also takes the
+    annotator's queue lock (:func:`_lock_annotator_queue`). ``with_state`` reads the caller's queue state after
+    the writes (in their statement where the database can: ``rows.with_writes``), the third value; it is
+    ``None`` without ``with_state`` and when the submission was late (on an assignment that no longer held a
+    place: then the take runs after the commit, expiring leases first)."""
     assignment = assignment_to_submit(project, user, item_id, stage, lock=True, queue_lock=queue_lock)
     if assignment is None:
         raise ServiceError(f"item {item_id} is not assigned to you" + (f" in stage {stage!r}" if stage else ""),
@@ -142,29 +144,40 @@ def _annotation_store(
     # The guideline with its version loaded: the response names the version without fetching it.
     fields = {"payload": normalised, "guideline": (access or access_to(project, user)).guideline(),
               "seconds_spent": seconds_spent, **submission_fields(assignment, normalised, project)}
-    # The assignment lock serialises this user's submissions of the item, so read-then-write is safe here.
-    annotation = annotation_of(item.pk, user, assignment.stage)
-    created = annotation is None
-    before = None if annotation is None else annotation.payload
-    if annotation is None:
-        annotation = insert_instance(Annotation(item=item, annotator=user, stage=assignment.stage, **fields))
-    else:
-        annotation.annotator = user  # the caller's own: the response names them without a query
-        for name, value in fields.items():
-            setattr(annotation, name, value)
-        annotation.save()
-    if created or before != normalised:
-        audit_record(project=project, actor=user, object_type=AuditObject.ANNOTATION, object_id=annotation.pk,
-                     action="create" if created else "update", before=before,
-                     after={"item": item.pk, "stage": assignment.stage, "payload": normalised})
-    if assignment.status != AssignmentStatus.SUBMITTED:
-        assignment.status = AssignmentStatus.SUBMITTED
-        update_instance(assignment, ("status", "updated_at"))
     updated_item = project.task.apply_stage_output(item.payload, assignment.stage, normalised)
     if updated_item is not None:
         item.payload = updated_item
         item.save(update_fields=["payload"])
-    return annotation, created, late
+    # Read after the locks were granted (a statement of its own: one that waited for them would see the rows as
+    # they were before), and the assignment lock serialises this user's submissions of the item, so
+    # read-then-write is safe here.
+    annotation = annotation_to_write(item.pk, user, assignment.stage)
+    created = annotation._state.adding
+    before = None if created else annotation.payload
+    annotation.item = item
+    annotation.annotator = user  # the caller's own: the response names them without a query
+    for name, value in fields.items():
+        setattr(annotation, name, value)
+    writes: list[Statement] = []
+    if not created:
+        writes.append(update_statement(annotation, (*fields, "updated_at")))
+    elif annotation.pk is None:  # no id reserved (SQLite): written now, so that its audit event can name it
+        insert_instance(annotation)
+    else:
+        writes.append(insert_statement(annotation))
+        saved(annotation)
+    if created or before != normalised:
+        writes.append(insert_statement(audit_event(
+            project=project, actor=user, object_type=AuditObject.ANNOTATION, object_id=annotation.pk,
+            action="create" if created else "update", before=before,
+            after={"item": item.pk, "stage": assignment.stage, "payload": normalised})))
+    if assignment.status != AssignmentStatus.SUBMITTED:
+        assignment.status = AssignmentStatus.SUBMITTED
+        writes.append(update_statement(assignment, ("status", "updated_at")))
+    if with_state and not late:
+        return annotation, created, queue_state(project, user, submitted=assignment.pk, writes=writes)
+    execute_all(writes)
+    return annotation, created, None
 
 
 def _place_claim(project: Project, assignment: Assignment) -> None:
