@@ -497,8 +497,8 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     schema = flat_schema(project.task_type)
     keep = release.split_spec.get("mode") == "keep"
     refreshed = bool(release.options.get("refresh_gold", True))
-    if refreshed:
-        gold_compute(project)
+    if refreshed:  # only what changed since the gold was last computed (an import computes a new project's)
+        gold_compute(project, when_stale=True)
     source = selectors.gold_source(project)
     gold_table = source == selectors.GOLD_TABLE
     flagged = gold_selectors.open_flag_items(project)
