@@ -7,8 +7,8 @@ the gold label changed under it (``version``) and gets a conflict instead of sil
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
 import hashlib
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from typing import Any
 
