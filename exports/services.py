@@ -558,6 +558,9 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     agreement = _Beside(lambda _side: _agreement(project)) if release.options.get("agreement", True) else None
     if agreement is not None:
         beside.append(agreement)
+    # So are the card's counts of the gold's rules and of the screening: PostgreSQL's scans, not this process's.
+    card_counts = _Beside(lambda _side: (_gold_rule(source, project), selectors.screening_counts(project)))
+    beside.append(card_counts)
     report("items", 0, total)
 
     with open(work, "wb") as records:
@@ -659,8 +662,9 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     written += write_extras(folder, project.task_type, release.formats, project.label_schema or {})
 
     report("card")
+    gold_rule, screening = card_counts.outcome()
     stats = {
-        "gold": {"source": source, "rule": _gold_rule(source, project), "refreshed": bool(refreshed),
+        "gold": {"source": source, "rule": gold_rule, "refreshed": bool(refreshed),
                  "items_by_source": dict(sorted(by_source.items())), "excluded": dict(sorted(excluded.items()))},
         "guideline_versions": sorted(guideline_versions),
         "split_counts": counts,
@@ -668,7 +672,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
         "excluded": dict(sorted(excluded.items())),
         "leakage": leakage,
         "agreement": agreement.outcome() if agreement is not None else {"reason": "not requested for this build"},
-        "screening": {**selectors.screening_counts(project), "pii_by_type": dict(sorted(pii.items())),
+        "screening": {**screening, "pii_by_type": dict(sorted(pii.items())),
                       "items_with_pii": items_with_pii, "included_by_status": dict(sorted(included_status.items()))},
         "annotators": _annotators(project, raters.people, per_item, assisted),
         "sources": selectors.sources_by_id(source_ids),
