@@ -83,7 +83,7 @@ def _digest_sql() -> str:
     def table(model: type, alias: str, row_hash: str, where: str = "") -> str:
         item = Item._meta.db_table
         join = "" if model is Item else f" JOIN {item} i ON i.id = {alias}.item_id"
-        return (f"(SELECT concat(count(*), ':', coalesce(sum({row_hash}::numeric), 0)) "
+        return (f"(SELECT concat(count(*), ':', coalesce(sum({row_hash}), 0)) "
                 f"FROM {model._meta.db_table} {alias}{join} WHERE i.project_id = %(project)s{where})")
 
     def time(column: str, seed: str) -> str:
