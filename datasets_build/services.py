@@ -136,7 +136,7 @@ def items_import(
                 raise _Rollback
             result.items, result.annotations = outcome.items, outcome.annotations
             if first and result.annotations:
-                gold_compute(project)
+                _gold_of_import(project)
             audit_record(project=project, actor=user, object_type=AuditObject.IMPORT, object_id=result.source.pk,
                          action="import", after={"file": path.name, "format": fmt, "source": result.source.name,
                                                  "items": result.items, "annotations": result.annotations})
@@ -152,6 +152,18 @@ def items_import(
     finally:
         heap.trim()  # the worker that ran the import does not keep its peak for the next job
     return result
+
+
+def _gold_of_import(project: Project) -> None:
+    """The gold of a new project's labelled import. Its failure is the release's to report (which computes it
+    again), never the import's: the gold is rolled back to its savepoint and the import goes on."""
+    try:
+        with transaction.atomic():
+            gold_compute(project)
+    except DATABASE_LOST:
+        raise
+    except Exception:
+        logger.exception("the gold of %s's import was not computed; its first release computes it", project.slug)
 
 
 def source_ensure(*, name: str, license: str, project: Project, fmt: str, file_name: str) -> Source:
