@@ -174,3 +174,30 @@ def test_every_change_after_a_release_is_in_the_next_releases_gold(team, api, dj
     assert build()[c] == _other(before[c])
     assert api(manager).delete(f"{base}gold/{c_id}/known/").status_code in (200, 204)
     assert build()[c] == before[c] and _gold(c).status == "incomplete"
+
+
+def test_a_gold_rule_failing_in_the_import_leaves_the_gold_to_the_release(make_project, api, media, release_root,
+                                                                         django_capture_on_commit_callbacks,
+                                                                         monkeypatch):
+    from datasets_build import services as import_services
+
+    def broken(project: Any) -> None:
+        GoldState.objects.create(project=project, fingerprint="half done")  # the savepoint takes it back
+        raise ValueError("a rule that cannot decide")
+
+    monkeypatch.setattr(import_services, "gold_compute", broken)
+    project = make_project("tc", k=3)
+    lines = "".join(json.dumps({"guid": f"f-{i}", "title": f"{i}번째 기사 제목", "label": LABELS[i % 7]},
+                               ensure_ascii=False) + "\n" for i in range(5))
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api(project.created_by).post(f"/api/projects/{project.pk}/imports/", {
+            "file": SimpleUploadedFile("f.jsonl", lines.encode("utf-8")), "format": "jsonl", "pii": "off"},
+            format="multipart")
+    job = api(project.created_by).get(f"/api/projects/{project.pk}/imports/{response.data['id']}/").data
+    assert job["status"] == "succeeded", job
+    assert Item.objects.filter(project=project).count() == 5 and not GoldState.objects.filter(project=project).exists()
+    monkeypatch.undo()
+    team = {"project": project, "manager": project.created_by}
+    assert _release(api, team, "1.0.0", django_capture_on_commit_callbacks) == {
+        f"f-{i}": LABELS[i % 7] for i in range(5)}
+    assert GoldLabel.objects.filter(item__project=project).count() == 5
