@@ -1,11 +1,13 @@
 """Names the dead-code check (.ci/dead_code.py) cannot see used, each with who uses it."""
 
 from annotation.services import suggestions_clear
+from annotation.tasks import load_agreement_report
 from config.client_ip import client_ip
 from datasets_build.dedup import shingles
 from exports.baselines.synthetic import write_synthetic_release
 
 USED_BY_NAME = (
+    load_agreement_report,  # Celery's worker_process_init signal calls it in every worker process
     suggestions_clear,  # run from the Django shell to withdraw every suggestion (docs/assist.md)
     client_ip,  # settings.AXES_CLIENT_IP_CALLABLE names it
     shingles,  # the reference tests/datasets_build/test_dedup.py holds the numpy signatures equal to

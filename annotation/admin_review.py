@@ -1,7 +1,8 @@
 """Admin for the agreement, gold and adjudication models (imported by ``annotation/admin.py``).
 
 Gold decisions are made on the adjudication page, which locks, versions and audits them; here they are
-inspected only. A cached agreement report may be deleted (the next request computes it again).
+inspected only. A cached agreement report may be deleted (the next request computes it again), and so may a
+gold state (the next release computes the gold again).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from .admin_base import ReadOnlyAdmin, ViewAndDeleteAdmin
-from .models import Adjudication, AgreementReport, GoldLabel
+from .models import Adjudication, AgreementReport, GoldLabel, GoldState
 
 
 @admin.register(AgreementReport)
@@ -28,6 +29,13 @@ class GoldLabelAdmin(ReadOnlyAdmin):
     raw_id_fields = ("item",)
     readonly_fields = ("version", "updated_at")
     list_select_related = ("item",)
+
+
+@admin.register(GoldState)
+class GoldStateAdmin(ViewAndDeleteAdmin):
+    list_display = ("project", "fingerprint", "computed_at")
+    readonly_fields = ("computed_at",)
+    list_select_related = ("project",)
 
 
 @admin.register(Adjudication)

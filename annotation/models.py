@@ -546,6 +546,20 @@ class GoldLabel(models.Model):
         return f"gold of {self.item} ({self.status})"
 
 
+class GoldState(models.Model):
+    """What the project's gold table was last computed from: a digest of everything the gold rule reads (the
+    items and their screening, the annotations, the open flags, the rule's settings) and of the gold rows the
+    computation left. A release recomputes the gold only when today's digest differs
+    (``annotation.gold.services.gold_compute`` with ``when_stale``)."""
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, primary_key=True, related_name="gold_state")
+    fingerprint = models.CharField(max_length=64)
+    computed_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"gold state of {self.project}"
+
+
 class Adjudication(models.Model):
     """A manager's decision on an item: the payload chosen, who decided, why, and what the rule said."""
 

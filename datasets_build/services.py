@@ -14,6 +14,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.audit import audit_record
+from annotation.gold import selectors as gold_selectors
+from annotation.gold.services import gold_compute
 from annotation.models import (
     AuditObject,
     Flag,
@@ -118,6 +120,10 @@ def items_import(
         return result
     try:
         with transaction.atomic():
+            # A corpus with its labels imported into a new project: its gold is computed here, so that the
+            # first release finds it current (a release computes only what changed since; where the database
+            # keeps no gold state, the release computes all of it anyway).
+            first = gold_selectors.gold_state_kept() and not Item.objects.filter(project=project).exists()
             result.source = source_ensure(name=source, license=license, project=project, fmt=fmt,
                                        file_name=path.name)
             pipeline = ImportPipeline(project=project, path=path, fmt=fmt, source=result.source, policy=policy,
@@ -129,6 +135,8 @@ def items_import(
                 result.errors = outcome.errors
                 raise _Rollback
             result.items, result.annotations = outcome.items, outcome.annotations
+            if first and result.annotations:
+                _gold_of_import(project)
             audit_record(project=project, actor=user, object_type=AuditObject.IMPORT, object_id=result.source.pk,
                          action="import", after={"file": path.name, "format": fmt, "source": result.source.name,
                                                  "items": result.items, "annotations": result.annotations})
@@ -144,6 +152,18 @@ def items_import(
     finally:
         heap.trim()  # the worker that ran the import does not keep its peak for the next job
     return result
+
+
+def _gold_of_import(project: Project) -> None:
+    """The gold of a new project's labelled import. Its failure is the release's to report (which computes it
+    again), never the import's: the gold is rolled back to its savepoint and the import goes on."""
+    try:
+        with transaction.atomic():
+            gold_compute(project)
+    except DATABASE_LOST:
+        raise
+    except Exception:
+        logger.exception("the gold of %s's import was not computed; its first release computes it", project.slug)
 
 
 def source_ensure(*, name: str, license: str, project: Project, fmt: str, file_name: str) -> Source:

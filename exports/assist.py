@@ -228,7 +228,7 @@ def _train(run: SuggesterRun, report: Progress) -> None:
     project = run.project
     slug = project.task_type
     report(3, "computing gold")
-    gold_compute(project)
+    gold_compute(project, when_stale=True)
     gold = _gold_records(project)
     if len(gold) < MIN_GOLD:
         raise ServiceError(f"the baseline needs at least {MIN_GOLD} gold items to suggest anything; the project "

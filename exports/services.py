@@ -86,6 +86,7 @@ logger = logging.getLogger(__name__)
 
 MANIFEST_NAME = "manifest.json"
 _PROGRESS_EVERY = 5000
+_PROGRESS_SECONDS = 0.5
 #: First key of the advisory locks that keep two workers from building one release (second: its id).
 _BUILD_LOCK = 0x601D5E7
 
@@ -263,7 +264,15 @@ def _run(release: Release, progress: Progress | None) -> None:
     place = selectors.release_folder(release)
     partial, work, scratch = place.staging()
 
+    last = {"phase": "", "at": 0.0}
+
     def report(phase: str, done: int = 0, total: int | None = None) -> None:
+        # A new phase is always written; within one, at most every _PROGRESS_SECONDS (a write is two
+        # statements: the release's guard against changing a published release, then the update).
+        now = time.monotonic()
+        if phase == last["phase"] and now - last["at"] < _PROGRESS_SECONDS:
+            return
+        last.update(phase=phase, at=now)
         state = {"phase": phase, "done": done, "total": total}
         Release.objects.filter(pk=release.pk).update(progress=state)
         if progress is not None:
@@ -277,7 +286,8 @@ def _run(release: Release, progress: Progress | None) -> None:
             partial.parent.mkdir(parents=True, exist_ok=True)
             shutil.rmtree(partial, ignore_errors=True)
             partial.mkdir()
-            _build(release, partial, work, report, beside)
+            with _sort_memory():
+                _build(release, partial, work, report, beside)
             place.publish(partial)
             for side in beside:  # the splits written back are committed with the release in place
                 side.decide(True)
@@ -316,6 +326,30 @@ def _run(release: Release, progress: Progress | None) -> None:
             work.unlink()
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
+
+
+#: PostgreSQL's memory per sort of this build's connection (``work_mem``), if its own is less: the streams sort
+#: (and a server-side cursor outside a transaction materialises) 100,000 items' rows in tens of MB, which the
+#: default of 4 MB sent to temporary files, as it did when the planner had no statistics after an import.
+_SORT_MEMORY = "64MB"
+
+
+@contextmanager
+def _sort_memory() -> Iterator[None]:
+    """Raise ``work_mem`` to :data:`_SORT_MEMORY` for the build on PostgreSQL (a raise only), and reset it after."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT set_config('work_mem', %s, false) WHERE pg_size_bytes(current_setting('work_mem')) "
+                       "< pg_size_bytes(%s)", [_SORT_MEMORY, _SORT_MEMORY])
+        raised = cursor.fetchone() is not None
+    try:
+        yield
+    finally:
+        if raised:
+            with suppress(DatabaseError), connection.cursor() as cursor:  # a lost connection took it along
+                cursor.execute("RESET work_mem")
 
 
 def release_status(release: Release) -> str:
@@ -497,8 +531,8 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     schema = flat_schema(project.task_type)
     keep = release.split_spec.get("mode") == "keep"
     refreshed = bool(release.options.get("refresh_gold", True))
-    if refreshed:
-        gold_compute(project)
+    if refreshed:  # only what changed since the gold was last computed (an import computes a new project's)
+        gold_compute(project, when_stale=True)
     source = selectors.gold_source(project)
     gold_table = source == selectors.GOLD_TABLE
     flagged = gold_selectors.open_flag_items(project)
@@ -524,6 +558,9 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     agreement = _Beside(lambda _side: _agreement(project)) if release.options.get("agreement", True) else None
     if agreement is not None:
         beside.append(agreement)
+    # So are the card's counts of the gold's rules and of the screening: PostgreSQL's scans, not this process's.
+    card_counts = _Beside(lambda _side: (_gold_rule(source, project), selectors.screening_counts(project)))
+    beside.append(card_counts)
     report("items", 0, total)
 
     with open(work, "wb") as records:
@@ -625,8 +662,9 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     written += write_extras(folder, project.task_type, release.formats, project.label_schema or {})
 
     report("card")
+    gold_rule, screening = card_counts.outcome()
     stats = {
-        "gold": {"source": source, "rule": _gold_rule(source, project), "refreshed": bool(refreshed),
+        "gold": {"source": source, "rule": gold_rule, "refreshed": bool(refreshed),
                  "items_by_source": dict(sorted(by_source.items())), "excluded": dict(sorted(excluded.items()))},
         "guideline_versions": sorted(guideline_versions),
         "split_counts": counts,
@@ -634,7 +672,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
         "excluded": dict(sorted(excluded.items())),
         "leakage": leakage,
         "agreement": agreement.outcome() if agreement is not None else {"reason": "not requested for this build"},
-        "screening": {**selectors.screening_counts(project), "pii_by_type": dict(sorted(pii.items())),
+        "screening": {**screening, "pii_by_type": dict(sorted(pii.items())),
                       "items_with_pii": items_with_pii, "included_by_status": dict(sorted(included_status.items()))},
         "annotators": _annotators(project, raters.people, per_item, assisted),
         "sources": selectors.sources_by_id(source_ids),

@@ -167,6 +167,9 @@ class ExactMajorityRule(GoldRule):
 
 
 DAWID_SKENE = "dawid_skene"
+#: Part of the gold's stored state (``annotation.models.GoldState``): raise it with any change to what a rule
+#: decides, so that gold decided by the old code is computed again by the next release.
+RULES_VERSION = 1
 #: Rules a project may pick instead of its task's default (``options["gold_rule"]``).
 ALTERNATIVE_RULES = (DAWID_SKENE,)
 

@@ -7,6 +7,7 @@ the gold label changed under it (``version``) and gets a conflict instead of sil
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from typing import Any
@@ -27,6 +28,7 @@ from ..models import (
     Flag,
     FlagResolution,
     GoldLabel,
+    GoldState,
     GoldStatus,
     Item,
     Project,
@@ -34,7 +36,8 @@ from ..models import (
 )
 from ..services import ServiceError
 from ..task_types import PayloadError
-from .rules import DAWID_SKENE, GoldDecision, GoldRule, rule_for
+from . import selectors
+from .rules import DAWID_SKENE, RULES_VERSION, GoldDecision, GoldRule, rule_for
 
 #: New gold rows written at a time while the rule streams over the items.
 _WRITE_BATCH = 5000
@@ -121,16 +124,44 @@ def _dawid_skene_decisions(rule: GoldRule, grouped: dict[int, list[dict[str, Any
     return decisions
 
 
+def _fingerprint(project: Project, rule: GoldRule, settings: dict[str, Any], needed: int,
+                 digests: tuple[str, str]) -> str:
+    """The gold's state: the rule with its settings, and the digests of its inputs and of the gold rows."""
+    described = {"rules": RULES_VERSION, "task": project.task_type, "rule": type(rule).__qualname__,
+                 "settings": settings, "needed": needed, "inputs": digests[0], "gold": digests[1]}
+    return hashlib.sha256(orjson.dumps(described, option=orjson.OPT_SORT_KEYS, default=str)).hexdigest()
+
+
 @transaction.atomic
-def gold_compute(project: Project) -> dict[str, int]:
+def gold_compute(project: Project, *, when_stale: bool = False) -> dict[str, int] | None:
     """Apply the project's gold rule to every item; adjudicated and known answers are kept as they are.
 
-    Returns how many items ended in each status.
+    Returns how many items ended in each status. With ``when_stale`` (a release) nothing is computed, and
+    ``None`` returned, when neither the rule's settings, nor an item, its screening, annotations or open
+    flags, nor a gold row changed since the last computation (:class:`~annotation.models.GoldState`; on
+    PostgreSQL — elsewhere every call computes).
     """
     Project.objects.select_for_update().get(pk=project.pk)
     rule = rule_for(project.task_type)
     settings = gold_settings(project)
     needed = annotations_needed_total(project)
+    # Read before the rule reads anything: a change committed meanwhile then shows as a difference, never
+    # as gold that looks current.
+    before = selectors.gold_digests(project)
+    if when_stale and before is not None and GoldState.objects.filter(
+            project=project, fingerprint=_fingerprint(project, rule, settings, needed, before)).exists():
+        return None
+    statuses = _decide_all(project, rule, settings, needed)
+    after = selectors.gold_digests(project)
+    if after is not None and before is not None and after[0] == before[0]:
+        GoldState.objects.update_or_create(project=project, defaults={
+            "fingerprint": _fingerprint(project, rule, settings, needed, after)})
+    else:  # the inputs changed while the rule read them: the next release computes again
+        GoldState.objects.filter(project=project).delete()
+    return statuses
+
+
+def _decide_all(project: Project, rule: GoldRule, settings: dict[str, Any], needed: int) -> dict[str, int]:
     # Plain rows, not model instances: a release refreshes the gold of every item, and building 100,000
     # instances cost more than deciding them; only the changed ones become instances (for bulk_update).
     existing = {row[1]: row for row in GoldLabel.objects.filter(item__project=project).annotate(

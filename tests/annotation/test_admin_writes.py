@@ -24,7 +24,7 @@ READ_ONLY = {
     "exports.ReleaseFile", "exports.SuggesterRun", "exports.RaterId", "exports.ReleaseSplits",
 }
 #: Derived or asked-for-again rows: view and delete only.
-VIEW_AND_DELETE = {"annotation.GuidelineAcknowledgement", "annotation.AgreementReport"}
+VIEW_AND_DELETE = {"annotation.GuidelineAcknowledgement", "annotation.AgreementReport", "annotation.GoldState"}
 #: Edited in the admin, without deletion (users are deactivated; projects and guideline versions are history).
 NO_DELETE = {"annotation.User", "annotation.Project", "annotation.Guideline"}
 #: Plain rows no service keeps consistent with others.
