@@ -15,7 +15,6 @@ import unicodedata
 from collections.abc import Iterable
 
 import numpy as np
-from datasketch import MinHash
 from django.conf import settings
 
 NUM_PERM = 64
@@ -42,9 +41,18 @@ def shingles(text: str) -> set[bytes]:
     return {text[i:i + SHINGLE].encode("utf-8") for i in range(len(text) - SHINGLE + 1)}
 
 
-#: The (a, b) of datasketch's default "affine32" scheme for NUM_PERM and SEED: signatures computed here
-#: equal ``MinHash(num_perm=NUM_PERM, seed=SEED, hashfunc=zlib.crc32)`` (tests/datasets_build/test_dedup.py checks it).
-_A, _B = MinHash(num_perm=NUM_PERM, seed=SEED).permutations
+def _affine32_permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The (a, b) of datasketch's default "affine32" scheme (``MinHash(num_perm, seed).permutations``: odd
+    multipliers and offsets drawn from ``RandomState(seed)``). Drawn here because importing datasketch imports
+    its LSH and, through it, scipy: a second of CPU in every process that imports this module."""
+    draw = np.random.RandomState(seed)
+    a = draw.randint(0, 1 << 31, num_perm, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
+    return a, draw.randint(0, 1 << 32, num_perm, dtype=np.uint32)
+
+
+#: Signatures computed with these equal ``MinHash(num_perm=NUM_PERM, seed=SEED, hashfunc=zlib.crc32)``'s
+#: (tests/datasets_build/test_dedup.py checks it).
+_A, _B = _affine32_permutations(NUM_PERM, SEED)
 
 
 def _fmix32(h: np.ndarray) -> np.ndarray:
