@@ -11,6 +11,7 @@ Band keys live in :class:`~datasets_build.models.MinHashBand`, so memory does no
 
 from __future__ import annotations
 
+import threading
 import unicodedata
 from collections.abc import Iterable
 
@@ -151,6 +152,9 @@ class SeenKeys:
     def __init__(self, bits_log2: int = 27) -> None:
         self._bytes = np.zeros(1 << (bits_log2 - 3), dtype=np.uint8)
         self._shift = np.uint64(64 - bits_log2)
+        # The importer adds its texts' keys while its writer thread may add bands': one ``|=`` of a byte could
+        # undo the other's (a lookup, which only reads, needs no lock: a bit once set stays set).
+        self._adding = threading.Lock()
 
     def _positions(self, keys: Iterable[int] | np.ndarray) -> np.ndarray:
         values = (keys if isinstance(keys, np.ndarray) else np.fromiter(keys, dtype=np.int64)).astype(np.uint64)
@@ -163,10 +167,11 @@ class SeenKeys:
         bits = np.left_shift(1, positions & np.uint64(7)).astype(np.uint8)
         # Of several positions in one byte, a buffered ``|=`` keeps one bit: the lost ones are set again until
         # none is left (few rounds in a filter this sparse; ``np.bitwise_or.at`` cost ten times as much).
-        while len(index):
-            self._bytes[index] |= bits
-            lost = (self._bytes[index] & bits) == 0
-            index, bits = index[lost], bits[lost]
+        with self._adding:
+            while len(index):
+                self._bytes[index] |= bits
+                lost = (self._bytes[index] & bits) == 0
+                index, bits = index[lost], bits[lost]
 
     def may_contain(self, keys: Iterable[int] | np.ndarray) -> np.ndarray:
         """One bool per key: False when the key was certainly never added."""
