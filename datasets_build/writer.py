@@ -53,7 +53,9 @@ class BatchWriter:
 @contextmanager
 def batch_writer() -> Iterator[BatchWriter]:
     """A :class:`BatchWriter` for the block; every batch it was given is written (or has failed) when the
-    block ends, and the first failure is raised — also when the block itself fails, after its error."""
+    block ends, and a failed batch's error is raised — unless the block failed itself: then its own error is,
+    once the batch being written is done. The block's queries (through Django's cursors) wait for that batch;
+    everything it writes goes through :meth:`BatchWriter.submit`."""
     writer = BatchWriter()
     connection = writer._connection
     connection.inc_thread_sharing()
