@@ -11,11 +11,11 @@ Band keys live in :class:`~datasets_build.models.MinHashBand`, so memory does no
 
 from __future__ import annotations
 
+import threading
 import unicodedata
 from collections.abc import Iterable
 
 import numpy as np
-from datasketch import MinHash
 from django.conf import settings
 
 NUM_PERM = 64
@@ -42,9 +42,18 @@ def shingles(text: str) -> set[bytes]:
     return {text[i:i + SHINGLE].encode("utf-8") for i in range(len(text) - SHINGLE + 1)}
 
 
-#: The (a, b) of datasketch's default "affine32" scheme for NUM_PERM and SEED: signatures computed here
-#: equal ``MinHash(num_perm=NUM_PERM, seed=SEED, hashfunc=zlib.crc32)`` (tests/datasets_build/test_dedup.py checks it).
-_A, _B = MinHash(num_perm=NUM_PERM, seed=SEED).permutations
+def _affine32_permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The (a, b) of datasketch's default "affine32" scheme (``MinHash(num_perm, seed).permutations``: odd
+    multipliers and offsets drawn from ``RandomState(seed)``). Drawn here because importing datasketch imports
+    its LSH and, through it, scipy: a second of CPU in every process that imports this module."""
+    draw = np.random.RandomState(seed)
+    a = draw.randint(0, 1 << 31, num_perm, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
+    return a, draw.randint(0, 1 << 32, num_perm, dtype=np.uint32)
+
+
+#: Signatures computed with these equal ``MinHash(num_perm=NUM_PERM, seed=SEED, hashfunc=zlib.crc32)``'s
+#: (tests/datasets_build/test_dedup.py checks it).
+_A, _B = _affine32_permutations(NUM_PERM, SEED)
 
 
 def _fmix32(h: np.ndarray) -> np.ndarray:
@@ -143,6 +152,9 @@ class SeenKeys:
     def __init__(self, bits_log2: int = 27) -> None:
         self._bytes = np.zeros(1 << (bits_log2 - 3), dtype=np.uint8)
         self._shift = np.uint64(64 - bits_log2)
+        # The importer adds its texts' keys while its writer thread may add bands': one ``|=`` of a byte could
+        # undo the other's (a lookup, which only reads, needs no lock: a bit once set stays set).
+        self._adding = threading.Lock()
 
     def _positions(self, keys: Iterable[int] | np.ndarray) -> np.ndarray:
         values = (keys if isinstance(keys, np.ndarray) else np.fromiter(keys, dtype=np.int64)).astype(np.uint64)
@@ -155,10 +167,11 @@ class SeenKeys:
         bits = np.left_shift(1, positions & np.uint64(7)).astype(np.uint8)
         # Of several positions in one byte, a buffered ``|=`` keeps one bit: the lost ones are set again until
         # none is left (few rounds in a filter this sparse; ``np.bitwise_or.at`` cost ten times as much).
-        while len(index):
-            self._bytes[index] |= bits
-            lost = (self._bytes[index] & bits) == 0
-            index, bits = index[lost], bits[lost]
+        with self._adding:
+            while len(index):
+                self._bytes[index] |= bits
+                lost = (self._bytes[index] & bits) == 0
+                index, bits = index[lost], bits[lost]
 
     def may_contain(self, keys: Iterable[int] | np.ndarray) -> np.ndarray:
         """One bool per key: False when the key was certainly never added."""

@@ -51,6 +51,7 @@ from .prepare import (
     prepared_records,
 )
 from .readers import FatalReadError, RecordError, iter_csv, iter_jsonl, max_record_chars
+from .writer import BatchWriter, batch_writer
 
 FORMATS = ("klue", "jsonl", "csv", *INTEROP_READERS)
 DUPLICATE_POLICIES = ("skip", "refuse")
@@ -133,6 +134,8 @@ class ImportPipeline:
         self._written = dedup.WrittenSignatures()
         #: Bands of the items written so far that are not in the database yet (see dedup.PendingBands).
         self._pending = dedup.PendingBands()
+        #: Writes each checked batch while the next is read and checked (set while :meth:`run` runs).
+        self._writer: BatchWriter | None = None
 
     # -- driving ----------------------------------------------------------------------------------
 
@@ -144,7 +147,7 @@ class ImportPipeline:
                                   source_id=self.source.pk if self.source else None, policy=self.policy,
                                   corpus_annotator=CORPUS_ANNOTATOR)
         try:
-            with long_lived_objects_frozen():
+            with long_lived_objects_frozen(), batch_writer() as self._writer:
                 self._consume(prepared_records(preparer, self._records(),
                                                import_processes(self.path.stat().st_size)))
         except DatabaseError:
@@ -187,7 +190,8 @@ class ImportPipeline:
         if outcome.ok:
             self._flush()
         if outcome.ok:
-            self._flush_bands()
+            assert self._writer is not None
+            self._writer.submit(self._flush_bands)
 
     def _error(self, error: dict[str, Any]) -> None:
         if "\x00" in error["field"] or "\x00" in error["message"]:  # quoted from the record; unstorable
@@ -284,11 +288,16 @@ class ImportPipeline:
                 return
             kept.append(prepared)
         if kept:
-            self._write(kept)
+            if self._seen is not None:  # before the next batch's lookups, which may be checked before it is written
+                self._seen.add(dedup.text_key(value) for p in kept for value in (p.content_hash, p.external_id)
+                               if value)
+            assert self._writer is not None
+            self._writer.submit(self._write, kept)
 
     def _write(self, kept: list[Prepared]) -> None:
-        """Write a checked batch: items, their annotations and flags, near-duplicate groups and bands. Nothing
-        here can be a record's error; a database error goes to the caller, who rolls the import back."""
+        """Write a checked batch: items, their annotations and flags, near-duplicate groups and bands (in the
+        :class:`~.writer.BatchWriter`'s thread). Nothing here can be a record's error; a database error goes
+        to the caller, who rolls the import back."""
         with transaction.atomic():
             ids = ITEM_ROWS.insert([((), p.item) for p in kept], ids=True)
             # The batch's annotators looked up once each, not once per label.
@@ -299,8 +308,6 @@ class ImportPipeline:
                                       for pk, p in zip(ids, kept, strict=True) for kind, note in p.flags])
             band_keys = np.array([p.band_keys for p in kept], dtype=np.int64).reshape(len(kept), dedup.BANDS)
             self._index_near_duplicates(ids, kept, band_keys)
-        if self._seen is not None:
-            self._seen.add(dedup.text_key(value) for p in kept for value in (p.content_hash, p.external_id) if value)
         self.outcome.items += len(ids)
         self.outcome.annotations += len(labels)
         self.outcome.progress.written = self.outcome.items

@@ -46,6 +46,22 @@ def test_batch_signatures_equal_datasketch_minhash():
         assert np.array_equal(signature, reference.hashvalues)
 
 
+def test_the_importer_does_not_import_datasketch():
+    """datasketch's package imports its LSH and scipy (a second of CPU and ~27 MB in every process that
+    imports the pipeline: the embedded ``import_items``, the web and Celery workers); only its MinHash
+    parameters are needed, drawn the same way (the test above)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import django, sys; django.setup(); import datasets_build.pipeline; "
+            "print(sorted(m for m in ('datasketch', 'scipy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[2],
+                         env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"})
+    assert out.stdout.strip() == "[]"
+
+
 def test_normalisation_makes_spacing_and_width_variants_equal():
     assert dedup.normalise("ＡＢＣ  호텔\n추천") == dedup.normalise("abc 호텔 추천")
 

@@ -177,6 +177,20 @@ def test_raw_dp_sentences_get_kiwi_columns_with_sejong_tags(tmp_path, make_proje
 
 
 @pytest.mark.django_db
+def test_a_multi_word_name_does_not_lump_the_eojeol_it_spans(tmp_path, make_project):
+    """Kiwi's multi-word dictionary makes "해리 포터와 마법사의 돌" one proper noun spanning four eojeol, which the
+    eojeol columns cannot hold: the first eojeol got the whole name and the others none (their form as NA)."""
+    project = make_project("dp")
+    path = write_jsonl(tmp_path / "raw.jsonl", [{"guid": "raw-1", "sentence": "나는 해리 포터와 마법사의 돌을 읽었다"}])
+    result = items_import(project, path, "jsonl")
+    assert result.errors == []
+    tokens = Item.objects.get(project=project).payload["tokens"]
+    assert [(t["form"], t["lemma"], t["pos"]) for t in tokens] == [
+        ("나는", "나 는", "NP+JX"), ("해리", "해리", "NNP"), ("포터와", "포터 와", "NNP+JC"),
+        ("마법사의", "마법사 의", "NNG+JKG"), ("돌을", "돌 을", "NNG+JKO"), ("읽었다", "읽 었 다", "VV+EP+EF")]
+
+
+@pytest.mark.django_db
 def test_toxic_and_biased_items_need_review_and_get_flags(tmp_path, make_project):
     project = make_project("tc")
     path = write_jsonl(tmp_path / "tox.jsonl", [

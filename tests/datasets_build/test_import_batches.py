@@ -66,6 +66,30 @@ def test_duplicates_in_the_project_and_in_the_file_are_all_counted(tmp_path, mak
 
 
 @pytest.mark.django_db
+def test_the_next_batch_is_read_and_checked_while_one_is_written(tmp_path, make_project, small_batches, monkeypatch):
+    """The database's work on a batch overlaps the importer's on the next; the importer's lookups of earlier
+    items still see every batch before (here a record of the third batch repeats one of the second, which is
+    still being written when the third is checked)."""
+    write = pipeline.ImportPipeline._write
+    read_while_writing = []
+
+    def slow_write(self, kept):
+        read = self.outcome.progress.read
+        time.sleep(0.3)
+        read_while_writing.append(self.outcome.progress.read - read)
+        return write(self, kept)
+
+    monkeypatch.setattr(pipeline.ImportPipeline, "_write", slow_write)
+    project = make_project("tc")
+    records = titles(12)
+    records[9] = {**records[5], "guid": "again-5"}
+    result = items_import(project, write_jsonl(tmp_path / "a.jsonl", records), "jsonl")
+    assert result.ok and result.items == 11
+    assert result.summary["duplicates"] == [{"record": 10, "duplicate_of": "item 'r-5' already in the project"}]
+    assert read_while_writing[0] == 4  # the second batch was read while the first was being written
+
+
+@pytest.mark.django_db
 def test_a_database_failure_while_writing_reaches_the_caller_and_nothing_is_written(tmp_path, make_project,
                                                                                     small_batches, monkeypatch):
     write = pipeline.ImportPipeline._write
