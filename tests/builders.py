@@ -226,3 +226,14 @@ def migrated_to(targets: list[tuple[str, str]] | None = None) -> Any:
         targets = executor.loader.graph.leaf_nodes()
     executor.migrate(targets)
     return executor.loader.project_state(targets).apps
+
+
+def fresh_python(code: str) -> str:
+    """What ``code`` prints in a new interpreter with the project's settings (what a process imports when it
+    starts, which the test process has long imported)."""
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=Path(__file__).resolve().parents[1],
+                          env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"}).stdout.strip()

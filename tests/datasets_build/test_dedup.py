@@ -15,6 +15,7 @@ from annotation.services import project_delete
 from datasets_build import dedup
 from datasets_build.models import MinHashBand, NearDuplicate
 from datasets_build.services import items_import
+from tests.builders import fresh_python
 
 BASE = "호스트가 체크인 전에 자세한 안내를 보내 주셔서 처음 가는 길인데도 쉽게 찾아갈 수 있었어요"
 
@@ -50,16 +51,9 @@ def test_the_importer_does_not_import_datasketch():
     """datasketch's package imports its LSH and scipy (a second of CPU and ~27 MB in every process that
     imports the pipeline: the embedded ``import_items``, the web and Celery workers); only its MinHash
     parameters are needed, drawn the same way (the test above)."""
-    import os
-    import subprocess
-    import sys
-
     code = ("import django, sys; django.setup(); import datasets_build.pipeline; "
             "print(sorted(m for m in ('datasketch', 'scipy') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=Path(__file__).resolve().parents[2],
-                         env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"})
-    assert out.stdout.strip() == "[]"
+    assert fresh_python(code) == "[]"
 
 
 def test_normalisation_makes_spacing_and_width_variants_equal():

@@ -4,18 +4,9 @@ release a worker built. The web app does not load them."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
+from tests.builders import fresh_python
 
 REPORT = "annotation.agreement.report"
-
-
-def _run(code: str) -> str:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                          cwd=Path(__file__).resolve().parents[2],
-                          env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"}).stdout.strip()
 
 
 def test_a_worker_process_loads_the_agreement_report_when_it_starts():
@@ -24,8 +15,8 @@ def test_a_worker_process_loads_the_agreement_report_when_it_starts():
             f"app.loader.import_default_modules(); before = {REPORT!r} in sys.modules; "
             "from celery.signals import worker_process_init; worker_process_init.send(sender=None); "
             f"print(before, {REPORT!r} in sys.modules)")
-    assert _run(code) == "False True"
+    assert fresh_python(code) == "False True"
 
 
 def test_the_web_app_does_not_load_it():
-    assert _run(f"import sys, config.wsgi; print({REPORT!r} in sys.modules)") == "False"
+    assert fresh_python(f"import sys, config.wsgi; print({REPORT!r} in sys.modules)") == "False"

@@ -3,16 +3,10 @@ before it serves: the first request a worker serves must not wait for, or take t
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
+from tests.builders import fresh_python
 
 
 def test_a_web_worker_imports_its_views_when_it_starts_not_in_its_first_request():
     code = ("import sys, config.wsgi; "
             "print(all(m in sys.modules for m in ('config.urls', 'datasets_build.api', 'annotation.api.views')))")
-    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                               cwd=Path(__file__).resolve().parents[2],
-                               env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"})
-    assert completed.stdout.strip() == "True"
+    assert fresh_python(code) == "True"
