@@ -228,6 +228,13 @@ def migrated_to(targets: list[tuple[str, str]] | None = None) -> Any:
     return executor.loader.project_state(targets).apps
 
 
+def historical_items(apps: Any, n: int) -> tuple[Any, list[int]]:
+    """A project with ``n`` items made through the historical ``apps`` of :func:`migrated_to`, and their ids."""
+    project = apps.get_model("annotation", "Project").objects.create(name="p", slug="p", task_type="tc")
+    item = apps.get_model("annotation", "Item")
+    return project, [item.objects.create(project=project, payload={"title": str(i)}, content_hash=str(i)).pk
+                     for i in range(n)]
+
 def fresh_python(code: str) -> str:
     """What ``code`` prints in a new interpreter with the project's settings (what a process imports when it
     starts, which the test process has long imported)."""

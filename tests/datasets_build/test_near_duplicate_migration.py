@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.builders import migrated_to
+from tests.builders import historical_items, migrated_to
 
 BEFORE = [("datasets_build", "0004_minhash_band_composite_key")]
 AFTER = [("datasets_build", "0005_near_duplicate_groups")]
@@ -14,10 +14,7 @@ AFTER = [("datasets_build", "0005_near_duplicate_groups")]
 def test_pairs_become_groups_and_back():
     apps = migrated_to(BEFORE)
     try:
-        project = apps.get_model("annotation", "Project").objects.create(name="p", slug="p", task_type="tc")
-        item = apps.get_model("annotation", "Item")
-        ids = [item.objects.create(project=project, payload={"title": str(i)}, content_hash=str(i)).pk
-               for i in range(6)]
+        project, ids = historical_items(apps, 6)
         pair = apps.get_model("datasets_build", "NearDuplicate")
         # A chain 0 ~ 1 ~ 2 (item 2 closer to 1 than to 0), a pair 3 ~ 4, item 5 alone.
         for a, b, similarity in ((1, 0, 0.9), (2, 0, 0.82), (2, 1, 0.95), (4, 3, 0.85)):

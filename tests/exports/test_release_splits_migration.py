@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.builders import migrated_to
+from tests.builders import historical_items, migrated_to
 
 BEFORE = [("exports", "0003_release_states_rater_ids_item_splits")]
 AFTER = [("exports", "0004_release_splits")]
@@ -15,10 +15,7 @@ AFTER = [("exports", "0004_release_splits")]
 def test_item_splits_become_one_row_per_release_and_back():
     apps = migrated_to(BEFORE)
     try:
-        project = apps.get_model("annotation", "Project").objects.create(name="p", slug="p", task_type="tc")
-        item = apps.get_model("annotation", "Item")
-        ids = [item.objects.create(project=project, payload={"title": str(i)}, content_hash=str(i)).pk
-               for i in range(5)]
+        project, ids = historical_items(apps, 5)
         release = apps.get_model("exports", "Release")
         first, second = (release.objects.create(project=project, version=v, split_spec={}, formats=["jsonl"],
                                                 out_dir=f"/tmp/{v}") for v in ("1.0.0", "1.1.0"))
