@@ -135,14 +135,18 @@ def instance_from_row(model: type[M], row: Sequence[Any]) -> M:
     return model.from_db(connection.alias, [field.attname for field in fields], values)
 
 
-# At most one current guideline per project (a unique constraint), so the join yields at most one row.
-_ACCESS_SQL = f"""
-SELECT {columns(Project, "p")},
-  (SELECT m.role FROM {_MEMBERSHIP} m WHERE m.project_id = p.id AND m.user_id = %s) AS access_role,
+def _access_columns(user: str) -> str:
+    """The project ``p``'s columns and the access of the user ``user`` (an SQL expression) to it, read with
+    ``_CURRENT_GUIDELINE``: its role, the current guideline and whether they acknowledged it."""
+    return f"""{columns(Project, "p")},
+  (SELECT m.role FROM {_MEMBERSHIP} m WHERE m.project_id = p.id AND m.user_id = {user}) AS access_role,
   g.id AS access_guideline, g.version AS access_guideline_version,
-  EXISTS (SELECT 1 FROM {_ACK} a WHERE a.user_id = %s AND a.guideline_id = g.id) AS access_acknowledged
-FROM {_PROJECT} p LEFT JOIN {_GUIDELINE} g ON g.project_id = p.id AND g.is_current WHERE p.id = %s
-"""
+  EXISTS (SELECT 1 FROM {_ACK} a WHERE a.user_id = {user} AND a.guideline_id = g.id) AS access_acknowledged"""
+
+
+# At most one current guideline per project (a unique constraint), so the join yields at most one row.
+_CURRENT_GUIDELINE = f"LEFT JOIN {_GUIDELINE} g ON g.project_id = p.id AND g.is_current"
+_ACCESS_SQL = f"SELECT {_access_columns('%s')} FROM {_PROJECT} p {_CURRENT_GUIDELINE} WHERE p.id = %s"
 
 
 def project_with_access(project_id: int, user: User) -> tuple[Project, ProjectAccess] | None:
@@ -172,11 +176,8 @@ _TOKEN_SQL = (f"SELECT {columns(User, 'u')}, t.created{{access}} FROM {User._met
               f" JOIN {Token._meta.db_table} t ON t.user_id = u.id{{joins}} WHERE t.key = %s")
 _TOKEN_SQL_ALONE = _TOKEN_SQL.format(access="", joins="")
 # The token with the project and the caller's access as _ACCESS_SQL reads them (NULLs without such a project).
-_TOKEN_SQL_WITH_ACCESS = _TOKEN_SQL.format(
-    access=f""", {columns(Project, "p")},
-  (SELECT m.role FROM {_MEMBERSHIP} m WHERE m.project_id = p.id AND m.user_id = u.id),
-  g.id, g.version, EXISTS (SELECT 1 FROM {_ACK} a WHERE a.user_id = u.id AND a.guideline_id = g.id)""",
-    joins=f" LEFT JOIN {_PROJECT} p ON p.id = %s LEFT JOIN {_GUIDELINE} g ON g.project_id = p.id AND g.is_current")
+_TOKEN_SQL_WITH_ACCESS = _TOKEN_SQL.format(access=f", {_access_columns('u.id')}",
+                                           joins=f" LEFT JOIN {_PROJECT} p ON p.id = %s {_CURRENT_GUIDELINE}")
 _PROJECT_COLUMN_COUNT = len(Project._meta.concrete_fields)
 
 
