@@ -6,7 +6,7 @@ time in item-id order and merged, so memory stays flat however big the project i
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +22,7 @@ from annotation.models import Annotation, Flag, FlagResolution, Item, Project, S
 from annotation.task_types import RecordAnnotation
 from config.storage import StoredFolder
 
+from .ahead import ReadAhead
 from .card import CARD_NAME
 from .models import Release, ReleaseFile, ReleaseStatus, SuggesterRun
 
@@ -155,32 +156,74 @@ def _as_text(field: str) -> Cast:
     return Cast(field, TextField())
 
 
-def iter_item_rows(project: Project, *, with_gold: bool, raters: dict[int, str] | None = None,
-                   chunk: int = CHUNK) -> Iterator[ItemRow]:
-    """Every release candidate in id order, with its annotations (creation order) and gold; with ``raters``
-    (user id → opaque rater id) the annotations carry those ids instead of account names.
+@dataclass
+class ItemStreams:
+    """The three queries :func:`merge_item_rows` merges, each in item-id order: the release candidates, their
+    annotations (creation order) and their gold."""
 
-    Three queries — items, their annotations, their gold — each ordered by item id and streamed ``chunk`` rows
-    at a time (server-side cursors on PostgreSQL), merged here on the item id: one pass per table, however big
-    the project. (Paging by ``id > last … LIMIT`` made PostgreSQL re-sort the rest of the project for every
-    page when its statistics were stale, as right after an import.)
-    """
+    items: Iterable[tuple[Any, ...]]
+    annotations: Iterable[tuple[Any, ...]]
+    golds: Iterable[tuple[Any, ...]]
+
+    def close(self) -> None:
+        """Stop the queries read ahead (nothing to do for the others)."""
+        for stream in (self.items, self.annotations, self.golds):
+            if isinstance(stream, ReadAhead):
+                stream.close()
+
+
+def item_streams(project: Project, *, with_gold: bool, chunk: int = CHUNK, ahead: bool = False) -> ItemStreams:
+    """The queries of :func:`iter_item_rows`, each streamed ``chunk`` rows at a time (server-side cursors on
+    PostgreSQL). With ``ahead`` they are read ahead (:class:`~exports.ahead.ReadAhead`) where the database
+    allows: the three start at once, now, each on a connection of its own; close them when done."""
     model = _gold_model() if with_gold else None
     items = (release_candidates(project).order_by("id")
              .annotate(t_payload=_as_text("payload"), t_meta=_as_text("meta"), t_pii=_as_text("pii_findings"))
              .values_list("id", "external_id", "t_payload", "t_meta", "group_key", "content_hash", "split",
-                          "source_id", "t_pii", "screening_status")
-             .iterator(chunk_size=chunk))
+                          "source_id", "t_pii", "screening_status"))
     # Annotations of dropped items come too (the filter stays a plain join) and are skipped in the merge.
     annotations = (Annotation.objects.filter(item__project=project).order_by("item_id", "id")
                    .annotate(t_payload=_as_text("payload"))
                    .values_list("item_id", "stage", "t_payload", "annotator_id", "annotator__username",
                                 "annotator__is_imported",
-                                "imported", "guideline__version", "suggestion_shown", "suggestion_accepted")
-                   .iterator(chunk_size=chunk))
-    golds = iter(()) if model is None else (
+                                "imported", "guideline__version", "suggestion_shown", "suggestion_accepted"))
+    golds = None if model is None else (
         model.objects.filter(item__project=project).order_by("item_id").annotate(t_payload=_as_text("payload"))
-        .values_list("item_id", "t_payload", "status").iterator(chunk_size=chunk))
+        .values_list("item_id", "t_payload", "status"))
+
+    def stream(qs: QuerySet[Any] | None) -> Iterable[tuple[Any, ...]]:
+        if qs is None:
+            return ()
+        if ahead:
+            return ReadAhead(lambda: qs.iterator(chunk_size=chunk), name="release-rows")
+        return qs.iterator(chunk_size=chunk)
+
+    return ItemStreams(stream(items), stream(annotations), stream(golds))
+
+
+def iter_item_rows(project: Project, *, with_gold: bool, raters: dict[int, str] | None = None,
+                   chunk: int = CHUNK) -> Iterator[ItemRow]:
+    """Every release candidate in id order, with its annotations (creation order) and gold; with ``raters``
+    (user id → opaque rater id) the annotations carry those ids instead of account names.
+
+    Three queries — items, their annotations, their gold (:func:`item_streams`) — each ordered by item id and
+    streamed ``chunk`` rows at a time, merged on the item id: one pass per table, however big the project.
+    (Paging by ``id > last … LIMIT`` made PostgreSQL re-sort the rest of the project for every page when its
+    statistics were stale, as right after an import.)
+    """
+    return merge_item_rows(item_streams(project, with_gold=with_gold, chunk=chunk), raters)
+
+
+def merge_item_rows(streams: ItemStreams, raters: dict[int, str] | None = None) -> Iterator[ItemRow]:
+    """The rows of :func:`iter_item_rows` from its queries; ``streams`` are closed once the rows end."""
+    try:
+        yield from _merged(iter(streams.items), iter(streams.annotations), iter(streams.golds), raters)
+    finally:
+        streams.close()
+
+
+def _merged(items: Iterator[tuple[Any, ...]], annotations: Iterator[tuple[Any, ...]],
+            golds: Iterator[tuple[Any, ...]], raters: dict[int, str] | None) -> Iterator[ItemRow]:
     annotation = next(annotations, None)
     gold = next(golds, None)
     for row in items:

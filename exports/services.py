@@ -531,12 +531,6 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     schema = flat_schema(project.task_type)
     keep = release.split_spec.get("mode") == "keep"
     refreshed = bool(release.options.get("refresh_gold", True))
-    if refreshed:  # only what changed since the gold was last computed (an import computes a new project's)
-        gold_compute(project, when_stale=True)
-    source = selectors.gold_source(project)
-    gold_table = source == selectors.GOLD_TABLE
-    flagged = gold_selectors.open_flag_items(project)
-    raters = _RaterIds(project)
 
     units = split_lib.SplitUnits()
     kept = array("B")
@@ -553,65 +547,84 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     # A JSONL-only release keeps each record's line (without its split) in the work file, not the record.
     heads = jsonl_heads_fit(schema, release.formats)
     head_columns = schema.names[:-1]
-    # The agreement report needs none of what follows (only the gold refreshed above): it is computed while
-    # the items stream.
-    agreement = _Beside(lambda _side: _agreement(project)) if release.options.get("agreement", True) else None
-    if agreement is not None:
-        beside.append(agreement)
-    # So are the card's counts of the gold's rules and of the screening: PostgreSQL's scans, not this process's.
-    card_counts = _Beside(lambda _side: (_gold_rule(source, project), selectors.screening_counts(project)))
-    beside.append(card_counts)
-    report("items", 0, total)
 
-    with open(work, "wb") as records:
-        for n, row in enumerate(selectors.iter_item_rows(project, with_gold=gold_table, raters=raters), 1):
-            if n % _PROGRESS_EVERY == 0:
-                report("items", n, total)
-            reason = gold_selectors.release_exclusion(
-                screening_status=row.screening_status, open_flag=row.id in flagged, gold_status=row.gold_status,
-                has_annotations=bool(row.annotations), corpus_only=row.corpus_only, gold_table=gold_table)
-            if reason is not None:
-                excluded[reason] += 1
-                continue
-            gold = None
-            if row.gold_status in USABLE_GOLD:
-                gold = row.gold
-                by_source["gold_labels"] += 1
-            else:
-                # No gold decision yet: the corpus's own label (an import), or, in a project whose gold
-                # was never computed, the task's rule over the annotations.
-                by_source["corpus" if row.corpus_only else "annotations"] += 1
-            if keep and row.split not in split_lib.SPLIT_NAMES:
-                excluded["no_split"] += 1
-                continue
-            record = task.build_record(
-                external_id=row.external_id or f"{project.slug}_{row.id:08d}", payload=row.payload, meta=row.meta,
-                annotations=row.annotations, gold=gold,
-            )
-            if heads:
-                records.write(line_head(head_columns, schema.row(record, "")[:-1]) + b"\n")
-            else:
-                records.write(orjson.dumps(record) + b"\n")
-            units.add(row.id, label=schema.label(record), group_key=row.group_key, content_hash=row.content_hash)
-            if keep:
-                kept.append(split_lib.SPLIT_NAMES.index(row.split))
-            included_status[row.screening_status] += 1
-            if row.pii_findings:
-                items_with_pii += 1
-                pii.update(str(f.get("type", "unknown")) for f in row.pii_findings if isinstance(f, dict))
-            if row.source_id is not None:
-                source_ids.add(row.source_id)
-            guideline_versions |= row.guideline_versions
-            for stage, count in row.annotators.items():
-                hist = per_item.get(stage)
-                if hist is None:  # not setdefault: that built a Counter for every record
-                    hist = per_item[stage] = Counter()
-                hist[count] += 1
-            assisted["items"] += 1
-            assisted["assisted_items"] += row.suggestions_shown > 0
-            assisted["annotations"] += row.own_annotations
-            assisted["shown"] += row.suggestions_shown
-            assisted["accepted_unchanged"] += row.suggestions_accepted
+    def stream() -> tuple[str, selectors.ItemStreams]:
+        source = selectors.gold_source(project)
+        return source, selectors.item_streams(project, with_gold=source == selectors.GOLD_TABLE, ahead=True)
+
+    # On PostgreSQL the items' queries run while the gold's digests tell whether it is current (elsewhere they
+    # run when read); only when the gold was computed again are they run again.
+    source, streams = stream()
+    try:
+        # Only what changed since the gold was last computed (an import computes a new project's).
+        if refreshed and gold_compute(project, when_stale=True) is not None:
+            streams.close()
+            source, streams = stream()
+        gold_table = source == selectors.GOLD_TABLE
+        flagged = gold_selectors.open_flag_items(project)
+        raters = _RaterIds(project)
+
+        # The agreement report needs none of what follows (only the gold refreshed above): it is computed while
+        # the items stream.
+        agreement = _Beside(lambda _side: _agreement(project)) if release.options.get("agreement", True) else None
+        if agreement is not None:
+            beside.append(agreement)
+        # So are the card's counts of the gold's rules and of the screening: PostgreSQL's scans, not this process's.
+        card_counts = _Beside(lambda _side: (_gold_rule(source, project), selectors.screening_counts(project)))
+        beside.append(card_counts)
+        report("items", 0, total)
+
+        with open(work, "wb") as records:
+            for n, row in enumerate(selectors.merge_item_rows(streams, raters), 1):
+                if n % _PROGRESS_EVERY == 0:
+                    report("items", n, total)
+                reason = gold_selectors.release_exclusion(
+                    screening_status=row.screening_status, open_flag=row.id in flagged, gold_status=row.gold_status,
+                    has_annotations=bool(row.annotations), corpus_only=row.corpus_only, gold_table=gold_table)
+                if reason is not None:
+                    excluded[reason] += 1
+                    continue
+                gold = None
+                if row.gold_status in USABLE_GOLD:
+                    gold = row.gold
+                    by_source["gold_labels"] += 1
+                else:
+                    # No gold decision yet: the corpus's own label (an import), or, in a project whose gold
+                    # was never computed, the task's rule over the annotations.
+                    by_source["corpus" if row.corpus_only else "annotations"] += 1
+                if keep and row.split not in split_lib.SPLIT_NAMES:
+                    excluded["no_split"] += 1
+                    continue
+                record = task.build_record(
+                    external_id=row.external_id or f"{project.slug}_{row.id:08d}", payload=row.payload, meta=row.meta,
+                    annotations=row.annotations, gold=gold,
+                )
+                if heads:
+                    records.write(line_head(head_columns, schema.row(record, "")[:-1]) + b"\n")
+                else:
+                    records.write(orjson.dumps(record) + b"\n")
+                units.add(row.id, label=schema.label(record), group_key=row.group_key, content_hash=row.content_hash)
+                if keep:
+                    kept.append(split_lib.SPLIT_NAMES.index(row.split))
+                included_status[row.screening_status] += 1
+                if row.pii_findings:
+                    items_with_pii += 1
+                    pii.update(str(f.get("type", "unknown")) for f in row.pii_findings if isinstance(f, dict))
+                if row.source_id is not None:
+                    source_ids.add(row.source_id)
+                guideline_versions |= row.guideline_versions
+                for stage, count in row.annotators.items():
+                    hist = per_item.get(stage)
+                    if hist is None:  # not setdefault: that built a Counter for every record
+                        hist = per_item[stage] = Counter()
+                    hist[count] += 1
+                assisted["items"] += 1
+                assisted["assisted_items"] += row.suggestions_shown > 0
+                assisted["annotations"] += row.own_annotations
+                assisted["shown"] += row.suggestions_shown
+                assisted["accepted_unchanged"] += row.suggestions_accepted
+    finally:
+        streams.close()
 
     if not len(units):
         raise EmptyReleaseError(_empty_message(project, keep))
