@@ -22,14 +22,18 @@ from __future__ import annotations
 import importlib
 import logging
 import math
+import os
+import pickle
 import secrets
 import shutil
+import signal
 import threading
 import time
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -52,6 +56,7 @@ from config.storage import RELEASES, StoredFolder, record
 from datasets_build import splits as split_lib
 
 from . import selectors
+from .ahead import may_read_ahead
 from .card import CARD_NAME, render_card
 from .integrity import SUMS_NAME, make_read_only, sha256_file, verify_folder, write_sums
 from .models import (
@@ -523,6 +528,181 @@ def _items_split_copy(ids: np.ndarray, codes: np.ndarray, names: list[str]) -> N
         cursor.execute("DROP TABLE release_split_codes")
 
 
+#: Items from which a release's items pass is split in two parts, the second read by a process of its own.
+_PARTS_FROM = 20_000
+
+
+@dataclass
+class _Gathered:
+    """What the items pass gathers beside the records: the split columns and the card's counts."""
+
+    units: split_lib.SplitUnits = field(default_factory=split_lib.SplitUnits)
+    kept: array = field(default_factory=lambda: array("B"))
+    excluded: Counter[str] = field(default_factory=Counter)
+    by_source: Counter[str] = field(default_factory=Counter)
+    pii: Counter[str] = field(default_factory=Counter)
+    included_status: Counter[str] = field(default_factory=Counter)
+    per_item: dict[str, Counter[int]] = field(default_factory=dict)
+    assisted: Counter[str] = field(default_factory=Counter)
+    items_with_pii: int = 0
+    source_ids: set[int] = field(default_factory=set)
+    guideline_versions: set[int] = field(default_factory=set)
+
+    def extend(self, later: _Gathered) -> None:
+        """Add what the items after these gathered, as if this pass had gone on over them."""
+        self.units.extend(later.units)
+        self.kept.extend(later.kept)
+        for mine, theirs in ((self.excluded, later.excluded), (self.by_source, later.by_source),
+                             (self.pii, later.pii), (self.included_status, later.included_status),
+                             (self.assisted, later.assisted)):
+            mine.update(theirs)
+        for stage, hist in later.per_item.items():
+            self.per_item.setdefault(stage, Counter()).update(hist)
+        self.items_with_pii += later.items_with_pii
+        self.source_ids |= later.source_ids
+        self.guideline_versions |= later.guideline_versions
+
+
+@dataclass(frozen=True)
+class _ItemsPass:
+    """The first pass of a build over the items: each releasable item's record (or JSONL line head) to the work
+    file, its split columns and the card's counts to a :class:`_Gathered`."""
+
+    slug: str
+    task: Any
+    schema: Any
+    keep: bool
+    heads: bool
+    flagged: set[int]
+    gold_table: bool
+
+    def gather(self, rows: Iterable[selectors.ItemRow], out: IO[bytes],
+               progress: Callable[[int], None] | None = None) -> _Gathered:
+        task, schema, keep, heads, flagged, gold_table = (self.task, self.schema, self.keep, self.heads,
+                                                          self.flagged, self.gold_table)
+        head_columns = schema.names[:-1]
+        g = _Gathered()
+        units, excluded, by_source, per_item, assisted = g.units, g.excluded, g.by_source, g.per_item, g.assisted
+        for n, row in enumerate(rows, 1):
+            if progress is not None and n % _PROGRESS_EVERY == 0:
+                progress(n)
+            reason = gold_selectors.release_exclusion(
+                screening_status=row.screening_status, open_flag=row.id in flagged, gold_status=row.gold_status,
+                has_annotations=bool(row.annotations), corpus_only=row.corpus_only, gold_table=gold_table)
+            if reason is not None:
+                excluded[reason] += 1
+                continue
+            gold = None
+            if row.gold_status in USABLE_GOLD:
+                gold = row.gold
+                by_source["gold_labels"] += 1
+            else:
+                # No gold decision yet: the corpus's own label (an import), or, in a project whose gold
+                # was never computed, the task's rule over the annotations.
+                by_source["corpus" if row.corpus_only else "annotations"] += 1
+            if keep and row.split not in split_lib.SPLIT_NAMES:
+                excluded["no_split"] += 1
+                continue
+            record = task.build_record(
+                external_id=row.external_id or f"{self.slug}_{row.id:08d}", payload=row.payload, meta=row.meta,
+                annotations=row.annotations, gold=gold,
+            )
+            if heads:
+                out.write(line_head(head_columns, schema.row(record, "")[:-1]) + b"\n")
+            else:
+                out.write(orjson.dumps(record) + b"\n")
+            units.add(row.id, label=schema.label(record), group_key=row.group_key, content_hash=row.content_hash)
+            if keep:
+                g.kept.append(split_lib.SPLIT_NAMES.index(row.split))
+            g.included_status[row.screening_status] += 1
+            if row.pii_findings:
+                g.items_with_pii += 1
+                g.pii.update(str(f.get("type", "unknown")) for f in row.pii_findings if isinstance(f, dict))
+            if row.source_id is not None:
+                g.source_ids.add(row.source_id)
+            g.guideline_versions |= row.guideline_versions
+            for stage, count in row.annotators.items():
+                hist = per_item.get(stage)
+                if hist is None:  # not setdefault: that built a Counter for every record
+                    hist = per_item[stage] = Counter()
+                hist[count] += 1
+            assisted["items"] += 1
+            assisted["assisted_items"] += row.suggestions_shown > 0
+            assisted["annotations"] += row.own_annotations
+            assisted["shown"] += row.suggestions_shown
+            assisted["accepted_unchanged"] += row.suggestions_accepted
+        return g
+
+
+class _Child:
+    """``work()`` in a forked process (PostgreSQL outside a transaction: it opens connections of its own), its
+    result handed back pickled through a pipe. A fork, not a pool: it inherits the build's state (the task, the
+    rater ids, the open flags) instead of having it pickled, and a Celery worker's prefork child, a daemon, may
+    fork although multiprocessing refuses it children."""
+
+    def __init__(self, work: Callable[[], Any]) -> None:
+        read, write = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # pragma: no cover - the child's coverage is not collected
+            os.close(read)
+            _child_run(work, write)
+        os.close(write)
+        self._read = read
+        self._ended = False
+
+    def result(self) -> Any:
+        """``work()``'s result once the process ended (its error raised here)."""
+        with os.fdopen(self._read, "rb", closefd=False) as pipe:
+            data = pipe.read()
+        self.end()
+        if not data:
+            raise ServiceError("the process reading the release's second part of the items died")
+        ok, value = pickle.loads(data)
+        if not ok:
+            raise value
+        return value
+
+    def end(self) -> None:
+        """Stop the process if it still runs, and reap it."""
+        if self._ended:
+            return
+        self._ended = True
+        with suppress(ChildProcessError):
+            if os.waitpid(self.pid, os.WNOHANG) == (0, 0):  # still running: the build failed meanwhile
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+        os.close(self._read)
+
+
+#: The connections a forked child inherited: the parent's, kept referenced (never closed or collected, which
+#: would end them on the server) until the child leaves with ``os._exit``.
+_inherited: list[Any] = []
+
+
+def _child_run(work: Callable[[], Any], write: int) -> None:  # pragma: no cover - runs in the child
+    try:
+        # A Celery worker's signal handlers are its own: the child ends at a signal.
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
+            signal.signal(signum, signal.SIG_DFL)
+        for wrapper in connections.all(initialized_only=True):
+            if wrapper.connection is not None:
+                _inherited.append(wrapper.connection)
+                wrapper.connection = None
+        outcome: tuple[bool, Any] = (True, work())
+    except BaseException as error:
+        outcome = (False, error)
+    try:
+        data = pickle.dumps(outcome)
+    except Exception:  # an error that does not pickle: its text does
+        data = pickle.dumps((False, ServiceError(f"{type(outcome[1]).__name__}: {outcome[1]}")))
+    try:
+        with os.fdopen(write, "wb") as pipe:
+            pipe.write(data)
+        connections.close_all()
+    finally:
+        os._exit(0)
+
+
 def _build(release: Release, folder: Path, work: Path, report: Callable[..., None], beside: list[_Beside]) -> None:
     """Write the release into ``folder``. What runs beside the build goes into ``beside`` (the agreement report;
     a ratio release's splits written back, which the caller commits once the folder is in place)."""
@@ -532,37 +712,39 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     keep = release.split_spec.get("mode") == "keep"
     refreshed = bool(release.options.get("refresh_gold", True))
 
-    units = split_lib.SplitUnits()
-    kept = array("B")
-    excluded: Counter[str] = Counter()
-    by_source: Counter[str] = Counter()
-    pii: Counter[str] = Counter()
-    included_status: Counter[str] = Counter()
-    per_item: dict[str, Counter[int]] = {}
-    assisted: Counter[str] = Counter()
-    items_with_pii = 0
-    source_ids: set[int] = set()
-    guideline_versions: set[int] = set()
     total = selectors.release_candidates(project).count()
     # A JSONL-only release keeps each record's line (without its split) in the work file, not the record.
     heads = jsonl_heads_fit(schema, release.formats)
-    head_columns = schema.names[:-1]
+    # A big project's items are read in two parts, the second in a process of its own (PostgreSQL).
+    middle = selectors.middle_item(project) if may_read_ahead() and total >= _PARTS_FROM else None
 
-    def stream() -> tuple[str, selectors.ItemStreams]:
-        source = selectors.gold_source(project)
-        return source, selectors.item_streams(project, with_gold=source == selectors.GOLD_TABLE, ahead=True)
+    def stream(start: int | None = None, stop: int | None = None) -> selectors.ItemStreams:
+        return selectors.item_streams(project, with_gold=source == selectors.GOLD_TABLE, ahead=True,
+                                      start=start, stop=stop)
 
     # On PostgreSQL the items' queries run while the gold's digests tell whether it is current (elsewhere they
     # run when read); only when the gold was computed again are they run again.
-    source, streams = stream()
+    source = selectors.gold_source(project)
+    streams = stream(stop=middle)
+    second: _Child | None = None
+    second_work = work.with_name(work.name + ".2")
     try:
         # Only what changed since the gold was last computed (an import computes a new project's).
         if refreshed and gold_compute(project, when_stale=True) is not None:
             streams.close()
-            source, streams = stream()
-        gold_table = source == selectors.GOLD_TABLE
-        flagged = gold_selectors.open_flag_items(project)
+            source = selectors.gold_source(project)
+            streams = stream(stop=middle)
+        items_pass = _ItemsPass(slug=project.slug, task=task, schema=schema, keep=keep, heads=heads,
+                                flagged=gold_selectors.open_flag_items(project),
+                                gold_table=source == selectors.GOLD_TABLE)
         raters = _RaterIds(project)
+        if middle is not None:
+
+            def gather_second() -> _Gathered:
+                with _sort_memory(), open(second_work, "wb") as out:
+                    return items_pass.gather(selectors.merge_item_rows(stream(start=middle), raters), out)
+
+            second = _Child(gather_second)
 
         # The agreement report needs none of what follows (only the gold refreshed above): it is computed while
         # the items stream.
@@ -573,59 +755,23 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
         card_counts = _Beside(lambda _side: (_gold_rule(source, project), selectors.screening_counts(project)))
         beside.append(card_counts)
         report("items", 0, total)
-
-        with open(work, "wb") as records:
-            for n, row in enumerate(selectors.merge_item_rows(streams, raters), 1):
-                if n % _PROGRESS_EVERY == 0:
-                    report("items", n, total)
-                reason = gold_selectors.release_exclusion(
-                    screening_status=row.screening_status, open_flag=row.id in flagged, gold_status=row.gold_status,
-                    has_annotations=bool(row.annotations), corpus_only=row.corpus_only, gold_table=gold_table)
-                if reason is not None:
-                    excluded[reason] += 1
-                    continue
-                gold = None
-                if row.gold_status in USABLE_GOLD:
-                    gold = row.gold
-                    by_source["gold_labels"] += 1
-                else:
-                    # No gold decision yet: the corpus's own label (an import), or, in a project whose gold
-                    # was never computed, the task's rule over the annotations.
-                    by_source["corpus" if row.corpus_only else "annotations"] += 1
-                if keep and row.split not in split_lib.SPLIT_NAMES:
-                    excluded["no_split"] += 1
-                    continue
-                record = task.build_record(
-                    external_id=row.external_id or f"{project.slug}_{row.id:08d}", payload=row.payload, meta=row.meta,
-                    annotations=row.annotations, gold=gold,
-                )
-                if heads:
-                    records.write(line_head(head_columns, schema.row(record, "")[:-1]) + b"\n")
-                else:
-                    records.write(orjson.dumps(record) + b"\n")
-                units.add(row.id, label=schema.label(record), group_key=row.group_key, content_hash=row.content_hash)
-                if keep:
-                    kept.append(split_lib.SPLIT_NAMES.index(row.split))
-                included_status[row.screening_status] += 1
-                if row.pii_findings:
-                    items_with_pii += 1
-                    pii.update(str(f.get("type", "unknown")) for f in row.pii_findings if isinstance(f, dict))
-                if row.source_id is not None:
-                    source_ids.add(row.source_id)
-                guideline_versions |= row.guideline_versions
-                for stage, count in row.annotators.items():
-                    hist = per_item.get(stage)
-                    if hist is None:  # not setdefault: that built a Counter for every record
-                        hist = per_item[stage] = Counter()
-                    hist[count] += 1
-                assisted["items"] += 1
-                assisted["assisted_items"] += row.suggestions_shown > 0
-                assisted["annotations"] += row.own_annotations
-                assisted["shown"] += row.suggestions_shown
-                assisted["accepted_unchanged"] += row.suggestions_accepted
+        # With a second part under way, this one's count stands for both (they are of about one size).
+        scale = 2 if second is not None else 1
+        with open(work, "wb") as out:
+            gathered = items_pass.gather(selectors.merge_item_rows(streams, raters), out,
+                                         lambda n: report("items", min(total, n * scale), total))
+            if second is not None:
+                gathered.extend(second.result())
+                with open(second_work, "rb") as lines:
+                    shutil.copyfileobj(lines, out)
     finally:
         streams.close()
+        if second is not None:
+            second.end()
+            second_work.unlink(missing_ok=True)
 
+    units = gathered.units
+    kept = gathered.kept
     if not len(units):
         raise EmptyReleaseError(_empty_message(project, keep))
     report("splits", 0, len(units))
@@ -678,17 +824,19 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     gold_rule, screening = card_counts.outcome()
     stats = {
         "gold": {"source": source, "rule": gold_rule, "refreshed": bool(refreshed),
-                 "items_by_source": dict(sorted(by_source.items())), "excluded": dict(sorted(excluded.items()))},
-        "guideline_versions": sorted(guideline_versions),
+                 "items_by_source": dict(sorted(gathered.by_source.items())),
+                 "excluded": dict(sorted(gathered.excluded.items()))},
+        "guideline_versions": sorted(gathered.guideline_versions),
         "split_counts": counts,
         "label_counts": label_counts,
-        "excluded": dict(sorted(excluded.items())),
+        "excluded": dict(sorted(gathered.excluded.items())),
         "leakage": leakage,
         "agreement": agreement.outcome() if agreement is not None else {"reason": "not requested for this build"},
-        "screening": {**screening, "pii_by_type": dict(sorted(pii.items())),
-                      "items_with_pii": items_with_pii, "included_by_status": dict(sorted(included_status.items()))},
-        "annotators": _annotators(project, raters.people, per_item, assisted),
-        "sources": selectors.sources_by_id(source_ids),
+        "screening": {**screening, "pii_by_type": dict(sorted(gathered.pii.items())),
+                      "items_with_pii": gathered.items_with_pii,
+                      "included_by_status": dict(sorted(gathered.included_status.items()))},
+        "annotators": _annotators(project, raters.people, gathered.per_item, gathered.assisted),
+        "sources": selectors.sources_by_id(gathered.source_ids),
         "baseline_check": {"passed": None, "reason": "pending"},
     }
     _set(release, **stats)
