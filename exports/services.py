@@ -528,6 +528,9 @@ def _items_split_copy(ids: np.ndarray, codes: np.ndarray, names: list[str]) -> N
         cursor.execute("DROP TABLE release_split_codes")
 
 
+#: The work file's write buffer: each flush lets the threads reading ahead take the interpreter, and the pass
+#: waits to get it back; with the default 8 KB that was thousands of times per 100,000 items.
+_WORK_BUFFER = 1 << 20
 #: Items from which a release's items pass is split in two parts, the second read by a process of its own.
 _PARTS_FROM = 20_000
 
@@ -741,7 +744,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
         if middle is not None:
 
             def gather_second() -> _Gathered:
-                with _sort_memory(), open(second_work, "wb") as out:
+                with _sort_memory(), open(second_work, "wb", buffering=_WORK_BUFFER) as out:
                     return items_pass.gather(selectors.merge_item_rows(stream(start=middle), raters), out)
 
             second = _Child(gather_second)
@@ -757,13 +760,19 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
         report("items", 0, total)
         # With a second part under way, this one's count stands for both (they are of about one size).
         scale = 2 if second is not None else 1
-        with open(work, "wb") as out:
+        with open(work, "wb", buffering=_WORK_BUFFER) as out:
             gathered = items_pass.gather(selectors.merge_item_rows(streams, raters), out,
                                          lambda n: report("items", min(total, n * scale), total))
+            # The import's near-duplicate links, read while the second part (started later) ends; they follow
+            # every item, as when each is linked after the pass.
+            near = split_lib.SplitUnits()
+            for a, b in selectors.near_duplicate_pairs(project):
+                near.link(a, b)
             if second is not None:
                 gathered.extend(second.result())
                 with open(second_work, "rb") as lines:
                     shutil.copyfileobj(lines, out)
+            gathered.units.extend(near)
     finally:
         streams.close()
         if second is not None:
@@ -775,8 +784,6 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     if not len(units):
         raise EmptyReleaseError(_empty_message(project, keep))
     report("splits", 0, len(units))
-    for a, b in selectors.near_duplicate_pairs(project):
-        units.link(a, b)
     units.freeze()
     if keep:
         # The splits the items have, in train/dev/test order, renumbered 0..k-1.
