@@ -32,7 +32,7 @@ import time
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -638,20 +638,31 @@ class _ItemsPass:
 
 
 class _Child:
-    """``work()`` in a forked process (PostgreSQL outside a transaction: it opens connections of its own), its
-    result handed back pickled through a pipe. A fork, not a pool: it inherits the build's state (the task, the
-    rater ids, the open flags) instead of having it pickled, and a Celery worker's prefork child, a daemon, may
-    fork although multiprocessing refuses it children."""
+    """``work(given)`` in a forked process (PostgreSQL outside a transaction: it opens connections of its own),
+    its result handed back pickled through a pipe; ``given()`` waits there for what the parent hands over with
+    :meth:`give` (pickled too). A fork, not a pool: it inherits the build's state (the project, its task) instead
+    of having it pickled, and a Celery worker's prefork child, a daemon, may fork although multiprocessing
+    refuses it children."""
 
-    def __init__(self, work: Callable[[], Any]) -> None:
+    def __init__(self, work: Callable[[Callable[[], Any]], Any]) -> None:
         read, write = os.pipe()
+        given_read, self._give = os.pipe()
         self.pid = os.fork()
         if self.pid == 0:  # pragma: no cover - the child's coverage is not collected
             os.close(read)
-            _child_run(work, write)
+            os.close(self._give)
+            _child_run(work, given_read, write)
         os.close(write)
+        os.close(given_read)
         self._read = read
         self._ended = False
+
+    def give(self, value: Any) -> None:
+        """Hand ``value`` to the waiting ``given()``."""
+        with os.fdopen(self._give, "wb", closefd=False) as pipe:
+            pipe.write(pickle.dumps(value))
+        os.close(self._give)
+        self._give = -1
 
     def result(self) -> Any:
         """``work()``'s result once the process ended (its error raised here)."""
@@ -675,6 +686,8 @@ class _Child:
                 os.kill(self.pid, signal.SIGKILL)
                 os.waitpid(self.pid, 0)
         os.close(self._read)
+        if self._give >= 0:
+            os.close(self._give)
 
 
 #: The connections a forked child inherited: the parent's, kept referenced (never closed or collected, which
@@ -682,7 +695,15 @@ class _Child:
 _inherited: list[Any] = []
 
 
-def _child_run(work: Callable[[], Any], write: int) -> None:  # pragma: no cover - runs in the child
+def _child_run(work: Callable[[Callable[[], Any]], Any], given: int,
+               write: int) -> None:  # pragma: no cover - runs in the child
+    def receive() -> Any:
+        with os.fdopen(given, "rb") as pipe:
+            data = pipe.read()
+        if not data:  # the parent closed the pipe without a word: it gave up on this part
+            raise SystemExit
+        return pickle.loads(data)
+
     try:
         # A Celery worker's signal handlers are its own: the child ends at a signal.
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
@@ -691,7 +712,7 @@ def _child_run(work: Callable[[], Any], write: int) -> None:  # pragma: no cover
             if wrapper.connection is not None:
                 _inherited.append(wrapper.connection)
                 wrapper.connection = None
-        outcome: tuple[bool, Any] = (True, work())
+        outcome: tuple[bool, Any] = (True, work(receive))
     except BaseException as error:
         outcome = (False, error)
     try:
@@ -725,29 +746,37 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
         return selectors.item_streams(project, with_gold=source == selectors.GOLD_TABLE, ahead=True,
                                       start=start, stop=stop)
 
-    # On PostgreSQL the items' queries run while the gold's digests tell whether it is current (elsewhere they
-    # run when read); only when the gold was computed again are they run again.
-    source = selectors.gold_source(project)
-    streams = stream(stop=middle)
-    second: _Child | None = None
+    def gather_second(given: Callable[[], Any]) -> _Gathered:
+        # Forked: the second part's queries run at once, the parent's word (the open flags, the rater ids)
+        # is awaited only to merge their rows.
+        with _sort_memory(), closing(stream(start=middle)) as streams:
+            flagged, raters = given()
+            second_pass = _ItemsPass(slug=project.slug, task=task, schema=schema, keep=keep, heads=heads,
+                                     flagged=flagged, gold_table=source == selectors.GOLD_TABLE)
+            with open(second_work, "wb", buffering=_WORK_BUFFER) as out:
+                return second_pass.gather(selectors.merge_item_rows(streams, raters), out)
+
+    # On PostgreSQL the items' queries (each part's) run while the gold's digests tell whether it is current
+    # (elsewhere they run when read); only when the gold was computed again are they run again.
     second_work = work.with_name(work.name + ".2")
+    source = selectors.gold_source(project)
+    second = _Child(gather_second) if middle is not None else None  # forked before any thread starts
+    streams = stream(stop=middle)
     try:
         # Only what changed since the gold was last computed (an import computes a new project's).
         if refreshed and gold_compute(project, when_stale=True) is not None:
             streams.close()
+            if second is not None:
+                second.end()
             source = selectors.gold_source(project)
+            second = _Child(gather_second) if middle is not None else None
             streams = stream(stop=middle)
         items_pass = _ItemsPass(slug=project.slug, task=task, schema=schema, keep=keep, heads=heads,
                                 flagged=gold_selectors.open_flag_items(project),
                                 gold_table=source == selectors.GOLD_TABLE)
         raters = _RaterIds(project)
-        if middle is not None:
-
-            def gather_second() -> _Gathered:
-                with _sort_memory(), open(second_work, "wb", buffering=_WORK_BUFFER) as out:
-                    return items_pass.gather(selectors.merge_item_rows(stream(start=middle), raters), out)
-
-            second = _Child(gather_second)
+        if second is not None:
+            second.give((items_pass.flagged, raters))
 
         # The agreement report needs none of what follows (only the gold refreshed above): it is computed while
         # the items stream.
