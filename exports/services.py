@@ -841,12 +841,11 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
         from .release_check import check_samples
 
         samples = check_samples(project.task_type, release.formats, names, _check_seed(release))
-    for index, name in enumerate(names):
+    if heads:
+        report("files", 0, len(codes))
+        written += write_jsonl_heads(folder, schema, names, _line_chunks(work, codes))
+    for index, name in enumerate([] if heads else names):
         report("files", done, len(codes))
-        if heads:
-            written += write_jsonl_heads(folder, schema, name, _lines_of(work, codes, index))
-            done += counts[name]
-            continue
         records = _records_of(work, codes, index)
         if name in samples:  # the baseline check's sample, drawn as the split is written
             records = samples[name].feed(records)
@@ -889,6 +888,23 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
 def _records_of(work: Path, codes: Any, index: int) -> Iterator[dict[str, Any]]:
     """The records of one split, in id order, from the work file (line ``i`` is the ``i``-th item)."""
     return map(orjson.loads, _lines_of(work, codes, index))
+
+
+#: How much of the work file a JSONL-only release's splits are written from at a time (its lines are read whole).
+_LINES_CHUNK = 4 << 20
+
+
+def _line_chunks(work: Path, codes: np.ndarray) -> Iterator[tuple[list[bytes], np.ndarray]]:
+    """The work file's lines, with their line ends, a few MB at a time, each chunk with its lines' split codes."""
+    done = 0
+    with open(work, "rb") as lines:
+        while chunk := lines.readlines(_LINES_CHUNK):
+            if done + len(chunk) > len(codes):
+                raise ValueError("the work file has more lines than the release has items")
+            yield chunk, codes[done:done + len(chunk)]
+            done += len(chunk)
+    if done != len(codes):
+        raise ValueError("the work file has fewer lines than the release has items")
 
 
 def _lines_of(work: Path, codes: Any, index: int) -> Iterator[bytes]:

@@ -95,10 +95,15 @@ def jsonl_heads_fit(schema: FlatSchema, formats: Iterable[str]) -> bool:
     return list(formats) == ["jsonl"] and "split" not in schema.names[:-1]
 
 
-def write_jsonl_heads(folder: Path, schema: FlatSchema, split: str, heads: Iterable[bytes]) -> list[WrittenFile]:
-    """Write one split of a JSONL-only release from its records' line heads: the same file as
-    :func:`write_split` of the records."""
-    writer = JsonlWriter(folder, split, schema.names)
-    for head in heads:
-        writer.write_head(head)
-    return [writer.close()]
+def write_jsonl_heads(folder: Path, schema: FlatSchema, names: list[str],
+                      chunks: Iterable[tuple[list[bytes], Any]]) -> list[WrittenFile]:
+    """Write the splits of a JSONL-only release from its records' line heads, read once: ``chunks`` of heads
+    (each followed by a line end) with each one's split (a numpy array of indexes into ``names``). The same
+    files as :func:`write_split` of the records; a chunk's lines of one split are written in one piece."""
+    writers = [JsonlWriter(folder, name, schema.names) for name in names]
+    for lines, codes in chunks:
+        for index, writer in enumerate(writers):
+            chosen = (codes == index).nonzero()[0].tolist()
+            if chosen:
+                writer.write_heads(b"".join([lines[i] for i in chosen]), len(chosen))
+    return [writer.close() for writer in writers]

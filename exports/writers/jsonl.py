@@ -29,6 +29,12 @@ class JsonlWriter:
         self.out.write(head + (b"," if len(head) > 1 else b"") + self._tail)
         self.count += 1
 
+    def write_heads(self, lines: bytes, count: int) -> None:
+        """Write ``count`` lines from their :func:`line_head`, each followed by a line end: the same bytes as
+        :meth:`write_head` of each (a head holds no line end of its own: JSON escapes it)."""
+        self.out.write(lines.replace(b"\n", (b"," if len(self.columns) > 1 else b"") + self._tail))
+        self.count += count
+
     @property
     def _tail(self) -> bytes:
         tail = self.__dict__.get("tail")

@@ -52,15 +52,22 @@ def test_klue_json_fast_path_writes_the_bytes_of_write_klue_file(slug, batch, tm
 def test_jsonl_line_heads_end_as_the_jsonl_writer_writes_the_row(tmp_path):
     rows = [(record.get("guid"), record) for record in AWKWARD if record["guid"] != "e"]
     for columns, split in ((["guid", "record"], "train"), ([], "dev"), (["단어"], "t\"e\u00e9st")):
-        whole, heads = JsonlWriter(tmp_path / "whole", split, [*columns, "split"]), JsonlWriter(
-            tmp_path / "heads", split, [*columns, "split"])
+        whole, heads, bulk = (JsonlWriter(tmp_path / name, split, [*columns, "split"])
+                              for name in ("whole", "heads", "bulk"))
+        lines = []
         for row in rows:
             values = row[:len(columns)]
             whole.write((*values, split))
             heads.write_head(line_head(columns, values))
-        assert whole.close() == heads.close()
+            lines.append(line_head(columns, values) + b"\n")
+        # Many heads at once, as a JSONL-only release writes a chunk of its work file's lines.
+        half = len(lines) // 2
+        bulk.write_heads(b"".join(lines[:half]), half)
+        bulk.write_heads(b"".join(lines[half:]), len(lines) - half)
+        assert whole.close() == heads.close() == bulk.close()
         assert (tmp_path / "whole" / "jsonl" / f"{split}.jsonl").read_bytes() == \
-            (tmp_path / "heads" / "jsonl" / f"{split}.jsonl").read_bytes()
+            (tmp_path / "heads" / "jsonl" / f"{split}.jsonl").read_bytes() == \
+            (tmp_path / "bulk" / "jsonl" / f"{split}.jsonl").read_bytes()
 
 
 @pytest.mark.parametrize("slug", [t.slug for t in all_task_types()])
