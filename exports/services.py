@@ -405,16 +405,32 @@ def _rater_ids_assign(project: Project, first_seen: list[dict[str, Any]]) -> dic
 
 class _RaterIds(dict[int, str]):
     """The project's rater ids; an annotator first seen during the build (a new annotation while it streams)
-    gets the next id then, so no record ever falls back to an account name."""
+    gets the next id then, so no record ever falls back to an account name. They are read (and the missing ones
+    given) when first asked for, not when made: that waits for the project's lock, which the gold's refresh
+    beside the items pass may hold."""
 
     def __init__(self, project: Project) -> None:
-        #: The project's annotators when the build started (the card counts them).
-        self.people = _first_seen(project)
-        super().__init__(_rater_ids_assign(project, self.people))
+        super().__init__()
         self.project = project
+        self._people: list[dict[str, Any]] | None = None
+
+    def load(self) -> list[dict[str, Any]]:
+        """Read the ids (once); the project's annotators then."""
+        if self._people is None:
+            self._people = _first_seen(self.project)
+            self.update(_rater_ids_assign(self.project, self._people))
+        return self._people
+
+    @property
+    def people(self) -> list[dict[str, Any]]:
+        """The project's annotators when the ids were first read (the card counts them)."""
+        return self.load()
 
     def __missing__(self, user_id: int) -> str:
-        self.update(rater_ids_assign(self.project))
+        if self._people is None:
+            self.load()
+        else:
+            self.update(rater_ids_assign(self.project))
         if user_id not in self:  # the annotation's author has no annotation in the project: cannot happen
             raise KeyError(user_id)
         return super().__getitem__(user_id)
@@ -756,57 +772,80 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
             with open(second_work, "wb", buffering=_WORK_BUFFER) as out:
                 return second_pass.gather(selectors.merge_item_rows(streams, raters), out)
 
-    # On PostgreSQL the items' queries (each part's) run while the gold's digests tell whether it is current
-    # (elsewhere they run when read); only when the gold was computed again are they run again.
-    second_work = work.with_name(work.name + ".2")
-    source = selectors.gold_source(project)
-    second = _Child(gather_second) if middle is not None else None  # forked before any thread starts
-    streams = stream(stop=middle)
-    try:
-        # Only what changed since the gold was last computed (an import computes a new project's).
-        if refreshed and gold_compute(project, when_stale=True) is not None:
+    wants_agreement = bool(release.options.get("agreement", True))
+
+    def gold_then_agreement(_side: _Beside) -> tuple[bool, Any]:
+        # The agreement report needs the gold current: computed once the gold is known to be.
+        if gold_compute(project, when_stale=True) is not None:
+            return False, None
+        return True, _agreement(project) if wants_agreement else None
+
+    def items_once(check_gold: bool) -> tuple[_Gathered, str, _RaterIds, Callable[[], Any] | None, _Beside] | None:
+        """The items pass; with ``check_gold`` the gold's refresh (then the agreement report) runs beside it,
+        and ``None`` is returned when it computed the gold again: what was read is then out of date."""
+        nonlocal source
+        source = selectors.gold_source(project)
+        second = _Child(gather_second) if middle is not None else None  # forked before any thread starts
+        streams = stream(stop=middle)
+        try:
+            gold = _Beside(gold_then_agreement) if check_gold else None
+            if gold is not None:
+                beside.append(gold)  # waited for however the build ends
+            items_pass = _ItemsPass(slug=project.slug, task=task, schema=schema, keep=keep, heads=heads,
+                                    flagged=gold_selectors.open_flag_items(project),
+                                    gold_table=source == selectors.GOLD_TABLE)
+            raters = _RaterIds(project)
+            if second is not None:
+                second.give((items_pass.flagged, raters))
+            # The agreement report needs none of what follows (only the gold): it is computed while the items
+            # stream. So are the card's counts of the gold's rules and of the screening (PostgreSQL's scans).
+            agreement = None
+            if wants_agreement and gold is None:
+                agreement = _Beside(lambda _side: _agreement(project))
+                beside.append(agreement)
+            card_counts = _Beside(lambda _side: (_gold_rule(source, project), selectors.screening_counts(project)))
+            beside.append(card_counts)
+            report("items", 0, total)
+            # With a second part under way, this one's count stands for both (they are of about one size).
+            scale = 2 if second is not None else 1
+            with open(work, "wb", buffering=_WORK_BUFFER) as out:
+                gathered = items_pass.gather(selectors.merge_item_rows(streams, raters), out,
+                                             lambda n: report("items", min(total, n * scale), total))
+                # The import's near-duplicate links, read while the second part (started later) ends; they
+                # follow every item, as when each is linked after the pass.
+                near = split_lib.SplitUnits()
+                for a, b in selectors.near_duplicate_pairs(project):
+                    near.link(a, b)
+                if second is not None:
+                    gathered.extend(second.result())
+                    with open(second_work, "rb") as lines:
+                        shutil.copyfileobj(lines, out)
+                gathered.units.extend(near)
+            if gold is not None:
+                current, report_of_agreement = gold.outcome()
+                if not current:
+                    return None
+                return gathered, source, raters, (lambda: report_of_agreement) if wants_agreement else None, card_counts
+            return gathered, source, raters, agreement.outcome if agreement is not None else None, card_counts
+        finally:
             streams.close()
             if second is not None:
                 second.end()
-            source = selectors.gold_source(project)
-            second = _Child(gather_second) if middle is not None else None
-            streams = stream(stop=middle)
-        items_pass = _ItemsPass(slug=project.slug, task=task, schema=schema, keep=keep, heads=heads,
-                                flagged=gold_selectors.open_flag_items(project),
-                                gold_table=source == selectors.GOLD_TABLE)
-        raters = _RaterIds(project)
-        if second is not None:
-            second.give((items_pass.flagged, raters))
+                second_work.unlink(missing_ok=True)
 
-        # The agreement report needs none of what follows (only the gold refreshed above): it is computed while
-        # the items stream.
-        agreement = _Beside(lambda _side: _agreement(project)) if release.options.get("agreement", True) else None
-        if agreement is not None:
-            beside.append(agreement)
-        # So are the card's counts of the gold's rules and of the screening: PostgreSQL's scans, not this process's.
-        card_counts = _Beside(lambda _side: (_gold_rule(source, project), selectors.screening_counts(project)))
-        beside.append(card_counts)
-        report("items", 0, total)
-        # With a second part under way, this one's count stands for both (they are of about one size).
-        scale = 2 if second is not None else 1
-        with open(work, "wb", buffering=_WORK_BUFFER) as out:
-            gathered = items_pass.gather(selectors.merge_item_rows(streams, raters), out,
-                                         lambda n: report("items", min(total, n * scale), total))
-            # The import's near-duplicate links, read while the second part (started later) ends; they follow
-            # every item, as when each is linked after the pass.
-            near = split_lib.SplitUnits()
-            for a, b in selectors.near_duplicate_pairs(project):
-                near.link(a, b)
-            if second is not None:
-                gathered.extend(second.result())
-                with open(second_work, "rb") as lines:
-                    shutil.copyfileobj(lines, out)
-            gathered.units.extend(near)
-    finally:
-        streams.close()
-        if second is not None:
-            second.end()
-            second_work.unlink(missing_ok=True)
+    second_work = work.with_name(work.name + ".2")
+    source = selectors.gold_source(project)
+    # Only what changed since the gold was last computed (an import computes a new project's). On PostgreSQL the
+    # digests that tell whether it is current are checked beside the items pass, which is run again only when the
+    # gold was computed again; elsewhere first, as the items are read after it.
+    check_gold = refreshed and may_read_ahead()
+    if refreshed and not check_gold:
+        gold_compute(project, when_stale=True)
+    done = items_once(check_gold)
+    if done is None:  # the gold was computed again meanwhile: the pass reads it as it is now
+        done = items_once(False)
+    assert done is not None  # without the check the pass always counts
+    gathered, source, raters, agreement, card_counts = done
 
     units = gathered.units
     kept = gathered.kept
@@ -866,7 +905,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
         "label_counts": label_counts,
         "excluded": dict(sorted(gathered.excluded.items())),
         "leakage": leakage,
-        "agreement": agreement.outcome() if agreement is not None else {"reason": "not requested for this build"},
+        "agreement": agreement() if agreement is not None else {"reason": "not requested for this build"},
         "screening": {**screening, "pii_by_type": dict(sorted(gathered.pii.items())),
                       "items_with_pii": gathered.items_with_pii,
                       "included_by_status": dict(sorted(gathered.included_status.items()))},

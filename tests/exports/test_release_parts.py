@@ -124,6 +124,14 @@ def test_items_read_ahead_before_the_gold_was_recomputed_are_read_again(make_pro
         return original(*args, **kwargs)
 
     monkeypatch.setattr(selectors, "item_streams", recorded)
+    refreshed_on: list[str] = []
+    compute = services.gold_compute
+
+    def refresh(*args: Any, **kwargs: Any) -> Any:
+        refreshed_on.append(threading.current_thread().name)
+        return compute(*args, **kwargs)
+
+    monkeypatch.setattr(services, "gold_compute", refresh)
 
     def labels(release: Release) -> dict[str, str]:
         found = {}
@@ -135,6 +143,7 @@ def test_items_read_ahead_before_the_gold_was_recomputed_are_read_again(make_pro
     calls.clear()
     unchanged = services.release_build(project, version="1.0.1", formats=["jsonl"], out=tmp_path)
     assert calls == ["streams"] and labels(unchanged) == labels(first)  # the gold was current: read once
+    assert set(refreshed_on) == {"release-beside"}  # checked beside the items pass, not before it
 
     item = Item.objects.filter(project=project).order_by("id").first()
     guid = item.external_id
