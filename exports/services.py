@@ -5,7 +5,9 @@ Building streams the project twice, never holding it whole:
 1. items in id-ordered chunks → each item's KLUE record (``TaskType.build_record`` with its
    annotations and gold) goes to a work file, one line each (a JSONL-only release: its JSONL line up to
    the split, ``writers.jsonl.line_head``), while the split columns (label, group, content hash: 8 bytes
-   apiece) and the card's counts accumulate;
+   apiece) and the card's counts accumulate. On PostgreSQL (outside a transaction) the pass's queries are
+   read ahead on threads (``exports.ahead``), a big project's second half of the items is done by a forked
+   process (``_Child``), and the gold's refresh runs beside the pass, which is run again only if it changed;
 2. the splits are assigned (``datasets_build.splits``), then for each split the work file is read once
    more and its records stream through every writer (KLUE, JSONL, CSV, Parquet).
 
