@@ -132,7 +132,8 @@ class ImportPipeline:
         #: What this import has written, while the project held nothing else (see dedup.SeenKeys).
         self._seen: dedup.SeenKeys | None = None
         self._written = dedup.WrittenSignatures()
-        #: Bands of the items written so far that are not in the database yet (see dedup.PendingBands).
+        #: Bands of the items written last, for their lookups; written in runs as the import goes (see
+        #: dedup.PendingBands).
         self._pending = dedup.PendingBands()
         #: Writes each checked batch while the next is read and checked (set while :meth:`run` runs).
         self._writer: BatchWriter | None = None
@@ -389,11 +390,15 @@ class ImportPipeline:
         # project's earlier items, and this import's written when the memory was full).
         candidates = self._band_candidates(self._maybe_written(batch_keys).tolist())
         lengths = np.fromiter(map(len, candidates.values()), dtype=np.int64, count=len(candidates))
-        held_keys, held_items = self._pending.find(batch_keys)
-        shared = _SharedBands(band_keys, np.concatenate([
-            np.repeat(np.fromiter(candidates, dtype=np.int64, count=len(candidates)), lengths), held_keys]),
-            np.concatenate([np.fromiter(chain.from_iterable(candidates.values()), dtype=np.int64,
-                                        count=int(lengths.sum())), held_items]))
+        entry_keys, entry_items = self._pending.find(batch_keys)
+        if candidates:
+            entry_keys = np.concatenate([np.repeat(np.fromiter(candidates, dtype=np.int64, count=len(candidates)),
+                                                   lengths), entry_keys])
+            entry_items = np.concatenate([np.fromiter(chain.from_iterable(candidates.values()), dtype=np.int64,
+                                                      count=int(lengths.sum())), entry_items])
+            # A band written already and still held is found in both: once.
+            entry_keys, entry_items = np.unique(np.stack([entry_keys, entry_items], axis=1), axis=0).T
+        shared = _SharedBands(band_keys, entry_keys, entry_items)
         earlier = np.unique(shared.others).tolist()
         # An earlier item's group, if it is in one: this import's last items' from memory, the others' read.
         held, existing = self._written.groups(earlier)
@@ -427,8 +432,13 @@ class ImportPipeline:
         regrouped = self._join_groups(nodes.ids, [row for row, _ in found], [nodes.row_of[other] for _, other in
                                                                               found], list(found.values()), existing)
         self._pending.add(ids, band_keys)
-        if len(self._pending) >= self._pending.capacity:
+        if len(self._pending.unwritten_keys) >= self._pending.run or len(self._pending) >= self._pending.capacity:
             self._flush_bands()
+        if len(self._pending) >= self._pending.capacity:
+            # Let go of the held bands: the filter sends the lookups of their keys to the database from now on.
+            keys, _ = self._pending.take()
+            if self._seen is not None:
+                self._seen.add(keys)
         self._written.add(ids, nodes.signatures[:len(ids)], nodes.group_keys[:len(ids)])
         self._written.regroup(*regrouped)
 
@@ -533,14 +543,13 @@ class ImportPipeline:
         return candidates
 
     def _flush_bands(self) -> None:
-        """Write the held bands, a row per item and band, in key order (an index takes sorted keys faster than
-        random ones: docs/performance.md), without model instances: a binary COPY built by numpy on PostgreSQL
-        (one Python object per row cost more than the database's work), executemany elsewhere."""
-        keys, item_ids = self._pending.take()
+        """Write the held bands not written yet, a row per item and band, in key order (an index takes sorted
+        keys faster than random ones: docs/performance.md), without model instances: a binary COPY built by
+        numpy on PostgreSQL (one Python object per row cost more than the database's work), executemany
+        elsewhere."""
+        keys, item_ids = self._pending.take_unwritten()
         if not len(keys):
             return
-        if self._seen is not None:
-            self._seen.add(keys)
         table = MinHashBand._meta.db_table
         if connection.vendor == "postgresql":
             bulk.copy_bigints(table, ("project_id", "item_id", "key"), (
