@@ -247,14 +247,12 @@ class WrittenSignatures:
 
 class PendingBands:
     """The band keys of the items an import wrote, kept sorted in memory: the import looks its own earlier items
-    up here instead of querying the bands it wrote. They are written in sorted runs of ``run`` keys while the
-    import goes on, and held for the lookups until this holds ``capacity`` keys (which bounds its memory: 2**21
-    keys, 32 MiB), then let go. A run written as the import goes overlaps the server's work with the
-    preparation of the next records; all of them written when the import ends made the server's last seconds a
-    serial tail, with the preparation done (docs/performance.md, "The writing side"). Runs of 2**17 keys: in
-    key order, each extends the project's part of the index at few places."""
+    up here instead of querying the bands it wrote. They are held for the lookups until this holds ``capacity``
+    keys (which bounds its memory: 2**21 keys, 32 MiB), then written if they are not yet and let go; with a
+    ``run``, they are also written in sorted runs of that many keys while the import goes on (see
+    ``pipeline.BAND_RUN``), and held still."""
 
-    def __init__(self, capacity: int = 1 << 21, run: int = 1 << 17) -> None:
+    def __init__(self, capacity: int = 1 << 21, run: int | None = None) -> None:
         self.capacity = capacity
         self.run = run
         self.keys = np.empty(0, dtype=np.int64)
@@ -262,6 +260,10 @@ class PendingBands:
         #: The held (key, item) pairs not written yet, in the same order.
         self.unwritten_keys = np.empty(0, dtype=np.int64)
         self.unwritten_items = np.empty(0, dtype=np.int64)
+
+    def run_due(self) -> bool:
+        """Whether the held bands are to be written now: a run is complete, or the memory is full."""
+        return (self.run is not None and len(self.unwritten_keys) >= self.run) or len(self.keys) >= self.capacity
 
     def __len__(self) -> int:
         return len(self.keys)

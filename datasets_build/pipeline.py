@@ -60,6 +60,12 @@ DUPLICATE_POLICIES = ("skip", "refuse")
 #: Records per written batch: larger batches spread the per-batch queries thinner but hold more in memory
 #: (docs/performance.md, "Import: batches and preparation workers"); memory stays bounded by it.
 BATCH_SIZE = 1000
+#: On PostgreSQL, an import's near-duplicate bands are written in sorted runs of this many keys while it goes
+#: on: the server's work on them overlaps the preparation of the next records, where all of them written when
+#: the import ended (1M rows for 100k items) left the server alone for its last seconds, a core idle
+#: (docs/performance.md, "The writing side"). Not on SQLite, whose work is this process's own CPU: runs into
+#: the project's part of the index cost it more than the one sorted write at the end.
+BAND_RUN = 1 << 17
 #: The annotator name of a corpus label without an annotator id (task types use ``""``).
 CORPUS_ANNOTATOR = "corpus"
 
@@ -134,9 +140,8 @@ class ImportPipeline:
         #: What this import has written, while the project held nothing else (see dedup.SeenKeys).
         self._seen: dedup.SeenKeys | None = None
         self._written = dedup.WrittenSignatures()
-        #: Bands of the items written last, for their lookups; written in runs as the import goes (see
-        #: dedup.PendingBands).
-        self._pending = dedup.PendingBands()
+        #: Bands of the items written last, for their lookups (see dedup.PendingBands).
+        self._pending = dedup.PendingBands(run=BAND_RUN if connection.vendor == "postgresql" else None)
         #: Writes each checked batch while the next is read and checked (set while :meth:`run` runs).
         self._writer: BatchWriter | None = None
         #: The batch given to the writer last (its ids to come) and not yet indexed for near duplicates.
@@ -465,7 +470,7 @@ class ImportPipeline:
                                                                                 found], list(found.values()), existing)
         self._pending.add(ids, band_keys)
         run = empty = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
-        if len(self._pending.unwritten_keys) >= self._pending.run or len(self._pending) >= self._pending.capacity:
+        if self._pending.run_due():
             run = self._pending.take_unwritten()
         if len(self._pending) >= self._pending.capacity:
             # Let go of the held bands: the filter sends the lookups of their keys to the database from now on
