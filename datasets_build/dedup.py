@@ -246,16 +246,24 @@ class WrittenSignatures:
 
 
 class PendingBands:
-    """The band keys of the items an import wrote that are not in the database yet, kept sorted in memory:
-    the import looks its own earlier items up here instead of querying the bands it wrote, and writes the
-    bands once, in key order, when it ends (or when this holds ``capacity`` keys, which bounds its memory:
-    2**21 keys, 32 MiB). Written in one sorted run, a new project's keys extend the index at its right end
-    instead of descending to a random page per key (docs/performance.md, "The writing side")."""
+    """The band keys of the items an import wrote, kept sorted in memory: the import looks its own earlier items
+    up here instead of querying the bands it wrote. They are held for the lookups until this holds ``capacity``
+    keys (which bounds its memory: 2**21 keys, 32 MiB), then written if they are not yet and let go; with a
+    ``run``, they are also written in sorted runs of that many keys while the import goes on (see
+    ``pipeline.BAND_RUN``), and held still."""
 
-    def __init__(self, capacity: int = 1 << 21) -> None:
+    def __init__(self, capacity: int = 1 << 21, run: int | None = None) -> None:
         self.capacity = capacity
+        self.run = run
         self.keys = np.empty(0, dtype=np.int64)
         self.items = np.empty(0, dtype=np.int64)
+        #: The held (key, item) pairs not written yet, in the same order.
+        self.unwritten_keys = np.empty(0, dtype=np.int64)
+        self.unwritten_items = np.empty(0, dtype=np.int64)
+
+    def run_due(self) -> bool:
+        """Whether the held bands are to be written now: a run is complete, or the memory is full."""
+        return (self.run is not None and len(self.unwritten_keys) >= self.run) or len(self.keys) >= self.capacity
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -267,9 +275,8 @@ class PendingBands:
         order = np.lexsort((items, keys))
         keys, items = keys[order], items[order]
         # Among equal keys the new items go after the held ones: (key, item) order, as the ids grow.
-        at = np.searchsorted(self.keys, keys, side="right")
-        self.keys = np.insert(self.keys, at, keys)
-        self.items = np.insert(self.items, at, items)
+        self.keys, self.items = _inserted(self.keys, self.items, keys, items)
+        self.unwritten_keys, self.unwritten_items = _inserted(self.unwritten_keys, self.unwritten_items, keys, items)
 
     def find(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The held (key, item) pairs whose key is one of ``keys`` (distinct), as two arrays."""
@@ -280,9 +287,24 @@ class PendingBands:
         starts = np.repeat(left - np.cumsum(counts) + counts, counts)
         return np.repeat(keys[hit], counts), self.items[starts + np.arange(int(counts.sum()))]
 
+    def take_unwritten(self) -> tuple[np.ndarray, np.ndarray]:
+        """The held (keys, items) not written yet, in key order; from now on they count as written."""
+        keys, items = self.unwritten_keys, self.unwritten_items
+        self.unwritten_keys = np.empty(0, dtype=np.int64)
+        self.unwritten_items = np.empty(0, dtype=np.int64)
+        return keys, items
+
     def take(self) -> tuple[np.ndarray, np.ndarray]:
-        """All held (keys, items) in key order, emptying this."""
+        """All held (keys, items) in key order (written ones: call :meth:`take_unwritten` first), emptying
+        this."""
         keys, items = self.keys, self.items
         self.keys = np.empty(0, dtype=np.int64)
         self.items = np.empty(0, dtype=np.int64)
         return keys, items
+
+
+def _inserted(keys: np.ndarray, items: np.ndarray, new_keys: np.ndarray,
+              new_items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted ``(keys, items)`` with the sorted new pairs inserted, each after the held pairs of its key."""
+    at = np.searchsorted(keys, new_keys, side="right")
+    return np.insert(keys, at, new_keys), np.insert(items, at, new_items)

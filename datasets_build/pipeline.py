@@ -8,7 +8,8 @@
   screened (:mod:`.screening`), the content hash and MinHash signature computed;
 * deduplicator — exact duplicates within the file (here, in file order) and against the project (per batch);
 * writer — ``COPY`` (PostgreSQL; ``bulk_create`` elsewhere, :mod:`.bulk`) in batches inside the caller's
-  transaction, then near-duplicate indexing (groups, :mod:`.dedup`).
+  transaction, in a thread of its own (:mod:`.writer`); each written batch is indexed for near duplicates
+  (groups, :mod:`.dedup`) here while the writer writes the next, and the writer then writes its groups.
 
 All or nothing: after the first bad record nothing more is written, but reading and checking go on so
 the report lists every problem (up to the cap); the caller then rolls the transaction back. Memory is
@@ -21,6 +22,7 @@ import gc
 import hmac
 from collections import Counter
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import chain, compress, repeat
@@ -58,6 +60,12 @@ DUPLICATE_POLICIES = ("skip", "refuse")
 #: Records per written batch: larger batches spread the per-batch queries thinner but hold more in memory
 #: (docs/performance.md, "Import: batches and preparation workers"); memory stays bounded by it.
 BATCH_SIZE = 1000
+#: On PostgreSQL, an import's near-duplicate bands are written in sorted runs of this many keys while it goes
+#: on: the server's work on them overlaps the preparation of the next records, where all of them written when
+#: the import ended (1M rows for 100k items) left the server alone for its last seconds, a core idle
+#: (docs/performance.md, "The writing side"). Not on SQLite, whose work is this process's own CPU: runs into
+#: the project's part of the index cost it more than the one sorted write at the end.
+BAND_RUN = 1 << 17
 #: The annotator name of a corpus label without an annotator id (task types use ``""``).
 CORPUS_ANNOTATOR = "corpus"
 
@@ -132,10 +140,12 @@ class ImportPipeline:
         #: What this import has written, while the project held nothing else (see dedup.SeenKeys).
         self._seen: dedup.SeenKeys | None = None
         self._written = dedup.WrittenSignatures()
-        #: Bands of the items written so far that are not in the database yet (see dedup.PendingBands).
-        self._pending = dedup.PendingBands()
+        #: Bands of the items written last, for their lookups (see dedup.PendingBands).
+        self._pending = dedup.PendingBands(run=BAND_RUN if connection.vendor == "postgresql" else None)
         #: Writes each checked batch while the next is read and checked (set while :meth:`run` runs).
         self._writer: BatchWriter | None = None
+        #: The batch given to the writer last (its ids to come) and not yet indexed for near duplicates.
+        self._unindexed: tuple[Future[list[int]], list[Prepared]] | None = None
 
     # -- driving ----------------------------------------------------------------------------------
 
@@ -190,8 +200,9 @@ class ImportPipeline:
         if outcome.ok:
             self._flush()
         if outcome.ok:
+            self._index_written()
             assert self._writer is not None
-            self._writer.submit(self._flush_bands)
+            self._writer.submit(self._write_bands, *self._pending.take_unwritten())
 
     def _error(self, error: dict[str, Any]) -> None:
         if "\x00" in error["field"] or "\x00" in error["message"]:  # quoted from the record; unstorable
@@ -292,12 +303,28 @@ class ImportPipeline:
                 self._seen.add(dedup.text_key(value) for p in kept for value in (p.content_hash, p.external_id)
                                if value)
             assert self._writer is not None
-            self._writer.submit(self._write, kept)
+            written = self._writer.submit(self._write, kept)
+            # The batch before is indexed here while the writer writes this one (in the writer's thread, its
+            # indexing and the database's work on the batch waited for one another: docs/performance.md).
+            self._index_written()
+            self._unindexed = (written, kept)
 
-    def _write(self, kept: list[Prepared]) -> None:
-        """Write a checked batch: items, their annotations and flags, near-duplicate groups and bands (in the
-        :class:`~.writer.BatchWriter`'s thread). Nothing here can be a record's error; a database error goes
-        to the caller, who rolls the import back."""
+    def _index_written(self) -> None:
+        """Index the batch given to the writer last for near duplicates (once the writer has its ids), and give
+        the writer the rows that records."""
+        if self._unindexed is None:
+            return
+        written, kept = self._unindexed
+        self._unindexed = None
+        ids = written.result()
+        band_keys = np.array([p.band_keys for p in kept], dtype=np.int64).reshape(len(kept), dedup.BANDS)
+        assert self._writer is not None
+        self._writer.submit(self._write_groups, *self._index_near_duplicates(ids, kept, band_keys))
+
+    def _write(self, kept: list[Prepared]) -> list[int]:
+        """Write a checked batch: items, their annotations and flags (in the :class:`~.writer.BatchWriter`'s
+        thread); returns the items' ids. Nothing here can be a record's error; a database error goes to the
+        caller, who rolls the import back."""
         with transaction.atomic():
             ids = ITEM_ROWS.insert([((), p.item) for p in kept], ids=True)
             # The batch's annotators looked up once each, not once per label.
@@ -306,13 +333,23 @@ class ImportPipeline:
             ANNOTATION_ROWS.insert(labels)
             bulk.insert_values(Flag, [{"item_id": pk, "user_id": None, "kind": kind, "note": note}
                                       for pk, p in zip(ids, kept, strict=True) for kind, note in p.flags])
-            band_keys = np.array([p.band_keys for p in kept], dtype=np.int64).reshape(len(kept), dedup.BANDS)
-            self._index_near_duplicates(ids, kept, band_keys)
         self.outcome.items += len(ids)
         self.outcome.annotations += len(labels)
         self.outcome.progress.written = self.outcome.items
         # With DEBUG on (the embedded default) Django keeps the last 9,000 queries, bulk inserts included;
         # an import must not hold megabytes of SQL text.
+        reset_queries()
+        return ids
+
+    def _write_groups(self, merged: list[tuple[int, int, int]], rows: list[dict[str, Any]], band_keys: np.ndarray,
+                      band_items: np.ndarray) -> None:
+        """Write what indexing a batch found (in the writer's thread): groups merged into another (new group,
+        project, old group), the batch's items' group rows, and a run of bands when one was due."""
+        if merged:
+            bulk.execute_many(f'UPDATE {connection.ops.quote_name(NearDuplicate._meta.db_table)} SET "group" = %s '
+                              f'WHERE project_id = %s AND "group" = %s', merged)
+        bulk.insert_values(NearDuplicate, rows)
+        self._write_bands(band_keys, band_items)
         reset_queries()
 
     def _maybe_written(self, values: Any) -> Any:
@@ -374,9 +411,10 @@ class ImportPipeline:
             self._users[annotator] = user
         return user
 
-    def _index_near_duplicates(self, ids: list[int], kept: list[Prepared], band_keys: np.ndarray) -> None:
+    def _index_near_duplicates(self, ids: list[int], kept: list[Prepared], band_keys: np.ndarray) -> tuple[
+            list[tuple[int, int, int]], list[dict[str, Any]], np.ndarray, np.ndarray]:
         """Join the batch's items to the near-duplicate groups of the project's items (and of one another) and
-        write their bands; ``band_keys`` holds a row of keys per item.
+        hold their bands; ``band_keys`` holds a row of keys per item. Returns what :meth:`_write_groups` writes.
 
         An item joins a group when it is nearly the same as any of its members that share a band with it, so
         of the members of one group it is compared with the one sharing most bands first, and with the others
@@ -389,11 +427,15 @@ class ImportPipeline:
         # project's earlier items, and this import's written when the memory was full).
         candidates = self._band_candidates(self._maybe_written(batch_keys).tolist())
         lengths = np.fromiter(map(len, candidates.values()), dtype=np.int64, count=len(candidates))
-        held_keys, held_items = self._pending.find(batch_keys)
-        shared = _SharedBands(band_keys, np.concatenate([
-            np.repeat(np.fromiter(candidates, dtype=np.int64, count=len(candidates)), lengths), held_keys]),
-            np.concatenate([np.fromiter(chain.from_iterable(candidates.values()), dtype=np.int64,
-                                        count=int(lengths.sum())), held_items]))
+        entry_keys, entry_items = self._pending.find(batch_keys)
+        if candidates:
+            entry_keys = np.concatenate([np.repeat(np.fromiter(candidates, dtype=np.int64, count=len(candidates)),
+                                                   lengths), entry_keys])
+            entry_items = np.concatenate([np.fromiter(chain.from_iterable(candidates.values()), dtype=np.int64,
+                                                      count=int(lengths.sum())), entry_items])
+            # A band written already and still held is found in both: once.
+            entry_keys, entry_items = np.unique(np.stack([entry_keys, entry_items], axis=1), axis=0).T
+        shared = _SharedBands(band_keys, entry_keys, entry_items)
         earlier = np.unique(shared.others).tolist()
         # An earlier item's group, if it is in one: this import's last items' from memory, the others' read.
         held, existing = self._written.groups(earlier)
@@ -424,13 +466,22 @@ class ImportPipeline:
         found = {**first, **self._compare(nodes, list(zip(*(side.tolist() for side in rest), strict=True)))}
         found.update(self._compare(nodes, [(row, ids[other]) for row, rows in in_batch.items()
                                            for other in sorted(rows)]))
-        regrouped = self._join_groups(nodes.ids, [row for row, _ in found], [nodes.row_of[other] for _, other in
-                                                                              found], list(found.values()), existing)
+        merged, rows = self._join_groups(nodes.ids, [row for row, _ in found], [nodes.row_of[other] for _, other in
+                                                                                found], list(found.values()), existing)
         self._pending.add(ids, band_keys)
+        run = empty = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+        if self._pending.run_due():
+            run = self._pending.take_unwritten()
         if len(self._pending) >= self._pending.capacity:
-            self._flush_bands()
+            # Let go of the held bands: the filter sends the lookups of their keys to the database from now on
+            # (written before: the writer writes this run before any later lookup).
+            keys, _ = self._pending.take()
+            if self._seen is not None:
+                self._seen.add(keys)
         self._written.add(ids, nodes.signatures[:len(ids)], nodes.group_keys[:len(ids)])
-        self._written.regroup(*regrouped)
+        self._written.regroup([(old, group) for group, _, old in merged],
+                              [(row["item_id"], row["group"]) for row in rows])
+        return merged, rows, *(run if len(run[0]) else empty)
 
     def _add_earlier(self, nodes: _Nodes, earlier: list[int]) -> None:
         """Earlier items to compare with: this import's last ones as it wrote them, the others from the
@@ -461,8 +512,8 @@ class ImportPipeline:
         """Union-find over the links found (``left[i]``, a new item's row in ``node_ids``, is nearly the same as
         ``right[i]``, an earlier item's): the new items join the groups their earlier near duplicates are in
         (``existing``: item → group), groups a new item links are merged (into the smallest group id, the
-        earliest item's), and earlier items that were in no group yet get one. Returns the groups renamed
-        (old, new) and the items that joined one (item, group)."""
+        earliest item's), and earlier items that were in no group yet get one. Returns the groups merged
+        (new group, project, old group) and the group rows of the items that joined one."""
         if not left:
             return [], []
         # Union-find over group ids: an item in no group yet is a group of its own, named by its id; a merged
@@ -487,9 +538,6 @@ class ImportPipeline:
         # statement for all of them.
         merged = [(group, self.project.pk, old) for old in sorted(set(existing.values()))
                   if (group := find(old)) != old]
-        if merged:
-            bulk.execute_many(f'UPDATE {connection.ops.quote_name(NearDuplicate._meta.db_table)} SET "group" = %s '
-                              f'WHERE project_id = %s AND "group" = %s', merged)
         rows = []
         for r in sorted({*left, *right}, key=node_ids.__getitem__):
             item_id = node_ids[r]
@@ -497,9 +545,8 @@ class ImportPipeline:
                 score, other = best.get(r, (None, None))
                 rows.append({"project_id": self.project.pk, "item_id": item_id, "group": find(item_id),
                              "duplicate_of_id": other, "similarity": score})
-        bulk.insert_values(NearDuplicate, rows)
         self._near += len(best)
-        return [(old, group) for group, _, old in merged], [(row["item_id"], row["group"]) for row in rows]
+        return merged, rows
 
     def _band_candidates(self, all_keys: list[int]) -> dict[int, list[int]]:
         """Band key → ids of the project's items already indexed under it."""
@@ -532,15 +579,12 @@ class ImportPipeline:
                     candidates.setdefault(key, []).append(item_id)
         return candidates
 
-    def _flush_bands(self) -> None:
-        """Write the held bands, a row per item and band, in key order (an index takes sorted keys faster than
+    def _write_bands(self, keys: np.ndarray, item_ids: np.ndarray) -> None:
+        """Write bands, a row per item and band, given in key order (an index takes sorted keys faster than
         random ones: docs/performance.md), without model instances: a binary COPY built by numpy on PostgreSQL
         (one Python object per row cost more than the database's work), executemany elsewhere."""
-        keys, item_ids = self._pending.take()
         if not len(keys):
             return
-        if self._seen is not None:
-            self._seen.add(keys)
         table = MinHashBand._meta.db_table
         if connection.vendor == "postgresql":
             bulk.copy_bigints(table, ("project_id", "item_id", "key"), (

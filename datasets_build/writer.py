@@ -14,9 +14,11 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connections
+
+T = TypeVar("T")
 
 
 class BatchWriter:
@@ -27,16 +29,18 @@ class BatchWriter:
     def __init__(self) -> None:
         self._connection = connections[DEFAULT_DB_ALIAS]
         self._owner = threading.get_ident()
-        self._pending: Future[None] | None = None
+        self._pending: Future[Any] | None = None
         self._executor = ThreadPoolExecutor(1, thread_name_prefix="import-writer", initializer=self._share)
 
     def _share(self) -> None:
         # Django's connections are per thread: this thread uses the importer's (its transaction).
         connections[DEFAULT_DB_ALIAS] = self._connection
 
-    def submit(self, write: Callable[..., None], *args: Any) -> None:
+    def submit(self, write: Callable[..., T], *args: Any) -> Future[T]:
+        """Run ``write(*args)`` once the previous one is done; its result (or error) in the future returned."""
         self.wait()
         self._pending = self._executor.submit(write, *args)
+        return self._pending
 
     def wait(self) -> None:
         """Until the batch being written is written; its error, if it failed, is raised here."""

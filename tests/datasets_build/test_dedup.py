@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import zlib
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pytest
 from datasketch import MinHash
+from django.db import connection
 
 from annotation.models import Item
 from annotation.services import project_delete
@@ -196,9 +198,7 @@ def test_bands_held_in_memory_and_written_when_full_find_the_same_groups(tmp_pat
               "마지막 줄은 앞의 어느 것과도 닮지 않았다"]
     held, flushed = make_project("tc"), make_project("tc")
     items_import(held, write(tmp_path / "held.jsonl", titles), "jsonl")
-    monkeypatch.setattr(dedup.PendingBands, "__init__", lambda self, capacity=2 * dedup.BANDS: (
-        setattr(self, "capacity", capacity), setattr(self, "keys", np.empty(0, dtype=np.int64)),
-        setattr(self, "items", np.empty(0, dtype=np.int64)))[0])
+    monkeypatch.setattr(dedup, "PendingBands", partial(dedup.PendingBands, capacity=2 * dedup.BANDS))
     result = items_import(flushed, write(tmp_path / "flushed.jsonl", titles), "jsonl")
 
     def by_position(project) -> list[set[int]]:
@@ -210,6 +210,75 @@ def test_bands_held_in_memory_and_written_when_full_find_the_same_groups(tmp_pat
     assert by_position(flushed) == by_position(held) == [{0, 2, 4}, {1, 5}]
     assert MinHashBand.objects.filter(project=held).count() == len(titles) * dedup.BANDS
     assert MinHashBand.objects.filter(project=flushed).count() == len(titles) * dedup.BANDS
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("earlier", [False, True], ids=["new project", "project with items"])
+def test_bands_written_in_runs_as_the_import_goes_find_the_same_groups(tmp_path, make_project, monkeypatch,
+                                                                         earlier):
+    """On PostgreSQL the held bands are written in runs while the import goes on, not all when it ends: written
+    bands are in the database before the last batch is, and the groups found are those of an import that held every band
+    until it ended — also where the lookups go to the database (a project with items), which then finds the
+    bands written and still held twice (once counted)."""
+    from datasets_build import pipeline
+
+    monkeypatch.setattr(pipeline, "BATCH_SIZE", 2)
+    other = "완전히 다른 두 번째 기사의 제목입니다 정말로"
+    titles = [BASE, other, BASE + ".", "세 번째로 전혀 관계가 없는 문장이 여기에", BASE + "!!", other + "!",
+              "마지막 줄은 앞의 어느 것과도 닮지 않았다", BASE + "?"]
+    held, runs = make_project("tc"), make_project("tc")
+    if earlier:
+        for project in (held, runs):
+            items_import(project, write(tmp_path / "earlier.jsonl", ["이미 있던 항목 하나와 그 밖의 글자들"]), "jsonl")
+    items_import(held, write(tmp_path / "held.jsonl", titles), "jsonl")
+    monkeypatch.setattr(pipeline, "BAND_RUN", 2 * dedup.BANDS)
+    entries: list[list[tuple[int, int]]] = []
+    shared_bands = pipeline._SharedBands
+
+    def counted(band_keys, entry_keys, entry_items):
+        entries.append(list(zip(entry_keys.tolist(), entry_items.tolist(), strict=True)))
+        return shared_bands(band_keys, entry_keys, entry_items)
+
+    monkeypatch.setattr(pipeline, "_SharedBands", counted)
+    seen_written: list[int] = []
+    before = MinHashBand.objects.filter(project=runs).count()
+
+    def progress(_) -> None:
+        seen_written.append(MinHashBand.objects.filter(project=runs).count() - before)
+
+    result = items_import(runs, write(tmp_path / "runs.jsonl", titles), "jsonl", on_progress=progress)
+
+    def by_position(project) -> list[set[int]]:
+        ids = list(Item.objects.filter(project=project).order_by("pk").values_list("pk", flat=True))
+        return [{ids.index(pk) for pk in group} for group in near_duplicate_groups(project)]
+
+    assert result.summary["near_duplicates"] == 4
+    assert by_position(runs) == by_position(held)
+    if not earlier:
+        assert by_position(runs) == [{0, 2, 4, 7}, {1, 5}]
+    # In runs on PostgreSQL; on SQLite all when the import ends.
+    assert any(seen_written[:-1]) == (connection.vendor == "postgresql")
+    assert all(len(set(pairs)) == len(pairs) for pairs in entries), "a band was counted twice"
+    assert MinHashBand.objects.filter(project=runs).count() == MinHashBand.objects.filter(project=held).count()
+
+
+@pytest.mark.django_db
+def test_bands_written_in_runs_go_when_the_import_fails_later(tmp_path, make_project, monkeypatch):
+    """All or nothing: the runs written before a bad record are rolled back with the rest of the import."""
+    from datasets_build import pipeline
+
+    monkeypatch.setattr(pipeline, "BATCH_SIZE", 2)
+    monkeypatch.setattr(pipeline, "BAND_RUN", 2 * dedup.BANDS)
+    project = make_project("tc")
+    path = write(tmp_path / "bad.jsonl", [BASE, BASE + ".", "세 번째로 전혀 관계가 없는 문장이 여기에",
+                                          "마지막 줄은 앞의 어느 것과도 닮지 않았다", "다섯 번째 문장도 따로 있다"])
+    path.write_text(path.read_text(encoding="utf-8") + '\n{"guid": "x", "title": 5}', encoding="utf-8")
+    written: list[int] = []
+    result = items_import(project, path, "jsonl", on_progress=lambda _: written.append(
+        MinHashBand.objects.filter(project=project).count()))
+    assert result.errors and (max(written) > 0) == (connection.vendor == "postgresql")
+    assert not MinHashBand.objects.filter(project=project).exists()
+    assert not Item.objects.filter(project=project).exists()
 
 
 @pytest.mark.django_db

@@ -12,6 +12,7 @@ from django.db import OperationalError
 
 from annotation.models import Item
 from datasets_build import pipeline
+from datasets_build.models import MinHashBand, NearDuplicate
 from datasets_build.services import items_import
 from tests.builders import nothing_written, write_jsonl
 
@@ -152,3 +153,81 @@ def test_the_embedded_database_file_keeps_a_write_ahead_log_and_durable_commits(
         connection.close()
     assert (journal, synchronous) == ("wal", 2)  # 2: FULL
     assert cache <= -65536  # KiB: an import's batches stay in memory
+
+
+@pytest.mark.django_db
+def test_a_written_batch_is_indexed_in_the_importers_thread_while_the_writer_writes_the_next(
+        tmp_path, make_project, small_batches, monkeypatch):
+    """The writer's thread only writes: the near-duplicate indexing of a batch runs in the importer's thread
+    while the writer writes the next batch, and the groups it finds are those of every batch before."""
+    import threading
+
+    index = pipeline.ImportPipeline._index_near_duplicates
+    write = pipeline.ImportPipeline._write
+    indexed: list[tuple[float, bool]] = []
+    written: list[tuple[float, bool]] = []
+
+    def spied_index(self, ids, kept, band_keys):
+        indexed.append((time.monotonic(), threading.current_thread() is threading.main_thread()))
+        return index(self, ids, kept, band_keys)
+
+    def spied_write(self, kept):
+        time.sleep(0.3)  # a slow database: the batch before is indexed meanwhile
+        ids = write(self, kept)
+        written.append((time.monotonic(), threading.current_thread() is threading.main_thread()))
+        return ids
+
+    monkeypatch.setattr(pipeline.ImportPipeline, "_index_near_duplicates", spied_index)
+    monkeypatch.setattr(pipeline.ImportPipeline, "_write", spied_write)
+    project = make_project("tc")
+    records = titles(12)
+    records[6]["title"] = records[1]["title"] + "!"  # a near copy of the first batch's, in the second
+    records[10]["title"] = records[1]["title"] + "?"  # and in the third
+    result = items_import(project, write_jsonl(tmp_path / "a.jsonl", records), "jsonl")
+    assert result.ok and result.items == 12 and result.summary["near_duplicates"] == 2
+    assert [main for _, main in indexed] == [True] * 3 and [main for _, main in written] == [False] * 3
+    # Batch k is indexed before batch k + 1 is written.
+    assert indexed[0][0] < written[1][0] and indexed[1][0] < written[2][0]
+    grouped = NearDuplicate.objects.filter(project=project).values_list("item__external_id", "group")
+    assert sorted(external_id for external_id, _ in grouped) == ["r-1", "r-10", "r-6"]
+    assert len({group for _, group in grouped}) == 1
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("failing", ["groups", "indexing"])
+def test_a_failure_writing_or_finding_a_batchs_groups_leaves_nothing_written(tmp_path, make_project, small_batches,
+                                                                             monkeypatch, failing):
+    """A database failure writing a batch's groups (in the writer) reaches the caller; an unforeseen error while
+    indexing one (in the importer) stops the import; either way nothing of the import is written."""
+    calls = []
+    if failing == "groups":
+        write_groups = pipeline.ImportPipeline._write_groups
+
+        def failing_write_groups(self, *args):
+            calls.append(1)
+            if len(calls) == 2:
+                raise OperationalError("server closed the connection unexpectedly")
+            return write_groups(self, *args)
+
+        monkeypatch.setattr(pipeline.ImportPipeline, "_write_groups", failing_write_groups)
+    else:
+        index = pipeline.ImportPipeline._index_near_duplicates
+
+        def failing_index(self, *args):
+            calls.append(1)
+            if len(calls) == 2:
+                raise ValueError("a bug")
+            return index(self, *args)
+
+        monkeypatch.setattr(pipeline.ImportPipeline, "_index_near_duplicates", failing_index)
+    project = make_project("tc")
+    if failing == "groups":
+        with pytest.raises(OperationalError, match="closed the connection"):
+            items_import(project, write_jsonl(tmp_path / "a.jsonl", titles(20)), "jsonl")
+    else:
+        result = items_import(project, write_jsonl(tmp_path / "a.jsonl", titles(20)), "jsonl")
+        assert "ValueError: a bug" in result.errors[0]["message"]
+    assert len(calls) == 2  # nothing indexed after the failure
+    assert nothing_written(project)
+    assert not NearDuplicate.objects.filter(project=project).exists()
+    assert not MinHashBand.objects.filter(project=project).exists()
