@@ -95,18 +95,6 @@ class SplitUnits:
     def link(self, item_id: int, other_id: int) -> None:
         self._pairs.extend((item_id, other_id))
 
-    def extend(self, later: SplitUnits) -> None:
-        """Append the items of ``later`` (not frozen, of higher ids), as if each had been added here: its labels
-        take the codes this one gives them, new ones in the order ``later`` first saw them."""
-        codes = {NO_LABEL: NO_LABEL}
-        for name, code in later.label_names.items():
-            codes[code] = self.label_names.setdefault(name, len(self.label_names))
-        self._ids.extend(later._ids)
-        self._labels.extend(codes[code] for code in later._labels)
-        self._groups.extend(later._groups)
-        self._hashes.extend(later._hashes)
-        self._pairs.extend(later._pairs)
-
     def __len__(self) -> int:
         return len(self._ids) if self.ids is None else len(self.ids)
 

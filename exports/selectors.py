@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 from django.core.files import File
-from django.db.models import Count, Exists, Max, Min, OuterRef, Q, QuerySet, TextField
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, TextField
 from django.db.models.functions import Cast
 from django.utils.translation import gettext as _
 
@@ -172,35 +172,24 @@ class ItemStreams:
                 stream.close()
 
 
-def middle_item(project: Project) -> int | None:
-    """An item id that parts the release candidates in two of about one size (the middle of their id range;
-    ``None`` without candidates)."""
-    bounds = release_candidates(project).aggregate(low=Min("id"), high=Max("id"))
-    return None if bounds["low"] is None else (bounds["low"] + bounds["high"] + 1) // 2
-
-
-def item_streams(project: Project, *, with_gold: bool, chunk: int = CHUNK, ahead: bool = False,
-                 start: int | None = None, stop: int | None = None) -> ItemStreams:
+def item_streams(project: Project, *, with_gold: bool, chunk: int = CHUNK, ahead: bool = False) -> ItemStreams:
     """The queries of :func:`iter_item_rows`, each streamed ``chunk`` rows at a time (server-side cursors on
-    PostgreSQL), of the items from id ``start`` up to ``stop`` (excluded) when given. With ``ahead`` they are read
+    PostgreSQL). With ``ahead`` they are read
     ahead (:class:`~exports.ahead.ReadAhead`) where the database allows: the three start at once, now, each on
     a connection of its own; close them when done."""
     model = _gold_model() if with_gold else None
-    bounds = {op: value for op, value in (("gte", start), ("lt", stop)) if value is not None}
-    within = {f"item_id__{op}": value for op, value in bounds.items()}
-    items = (release_candidates(project).filter(**{f"id__{op}": value for op, value in bounds.items()})
-             .order_by("id")
+    items = (release_candidates(project).order_by("id")
              .annotate(t_payload=_as_text("payload"), t_meta=_as_text("meta"), t_pii=_as_text("pii_findings"))
              .values_list("id", "external_id", "t_payload", "t_meta", "group_key", "content_hash", "split",
                           "source_id", "t_pii", "screening_status"))
     # Annotations of dropped items come too (the filter stays a plain join) and are skipped in the merge.
-    annotations = (Annotation.objects.filter(item__project=project, **within).order_by("item_id", "id")
+    annotations = (Annotation.objects.filter(item__project=project).order_by("item_id", "id")
                    .annotate(t_payload=_as_text("payload"))
                    .values_list("item_id", "stage", "t_payload", "annotator_id", "annotator__username",
                                 "annotator__is_imported",
                                 "imported", "guideline__version", "suggestion_shown", "suggestion_accepted"))
     golds = None if model is None else (
-        model.objects.filter(item__project=project, **within).order_by("item_id")
+        model.objects.filter(item__project=project).order_by("item_id")
         .annotate(t_payload=_as_text("payload")).values_list("item_id", "t_payload", "status"))
 
     def stream(qs: QuerySet[Any] | None) -> Iterable[tuple[Any, ...]]:

@@ -6,8 +6,8 @@ Building streams the project twice, never holding it whole:
    annotations and gold) goes to a work file, one line each (a JSONL-only release: its JSONL line up to
    the split, ``writers.jsonl.line_head``), while the split columns (label, group, content hash: 8 bytes
    apiece) and the card's counts accumulate. On PostgreSQL (outside a transaction) the pass's queries are
-   read ahead on threads (``exports.ahead``), a big project's second half of the items is done by a forked
-   process (``_Child``), and the gold's refresh runs beside the pass, which is run again only if it changed;
+   read ahead on threads (``exports.ahead``), and the gold's refresh runs beside the pass, which is run again
+   only if it changed;
 2. the splits are assigned (``datasets_build.splits``), then for each split the work file is read once
    more and its records stream through every writer (KLUE, JSONL, CSV, Parquet).
 
@@ -24,17 +24,14 @@ from __future__ import annotations
 import importlib
 import logging
 import math
-import os
-import pickle
 import secrets
 import shutil
-import signal
 import threading
 import time
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import closing, contextmanager, suppress
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -549,8 +546,6 @@ def _items_split_copy(ids: np.ndarray, codes: np.ndarray, names: list[str]) -> N
 #: The work file's write buffer: each flush lets the threads reading ahead take the interpreter, and the pass
 #: waits to get it back; with the default 8 KB that was thousands of times per 100,000 items.
 _WORK_BUFFER = 1 << 20
-#: Items from which a release's items pass is split in two parts, the second read by a process of its own.
-_PARTS_FROM = 20_000
 
 
 @dataclass
@@ -568,20 +563,6 @@ class _Gathered:
     items_with_pii: int = 0
     source_ids: set[int] = field(default_factory=set)
     guideline_versions: set[int] = field(default_factory=set)
-
-    def extend(self, later: _Gathered) -> None:
-        """Add what the items after these gathered, as if this pass had gone on over them."""
-        self.units.extend(later.units)
-        self.kept.extend(later.kept)
-        for mine, theirs in ((self.excluded, later.excluded), (self.by_source, later.by_source),
-                             (self.pii, later.pii), (self.included_status, later.included_status),
-                             (self.assisted, later.assisted)):
-            mine.update(theirs)
-        for stage, hist in later.per_item.items():
-            self.per_item.setdefault(stage, Counter()).update(hist)
-        self.items_with_pii += later.items_with_pii
-        self.source_ids |= later.source_ids
-        self.guideline_versions |= later.guideline_versions
 
 
 @dataclass(frozen=True)
@@ -655,96 +636,6 @@ class _ItemsPass:
         return g
 
 
-class _Child:
-    """``work(given)`` in a forked process (PostgreSQL outside a transaction: it opens connections of its own),
-    its result handed back pickled through a pipe; ``given()`` waits there for what the parent hands over with
-    :meth:`give` (pickled too). A fork, not a pool: it inherits the build's state (the project, its task) instead
-    of having it pickled, and a Celery worker's prefork child, a daemon, may fork although multiprocessing
-    refuses it children."""
-
-    def __init__(self, work: Callable[[Callable[[], Any]], Any]) -> None:
-        read, write = os.pipe()
-        given_read, self._give = os.pipe()
-        self.pid = os.fork()
-        if self.pid == 0:  # pragma: no cover - the child's coverage is not collected
-            os.close(read)
-            os.close(self._give)
-            _child_run(work, given_read, write)
-        os.close(write)
-        os.close(given_read)
-        self._read = read
-        self._ended = False
-
-    def give(self, value: Any) -> None:
-        """Hand ``value`` to the waiting ``given()``."""
-        with os.fdopen(self._give, "wb", closefd=False) as pipe:
-            pipe.write(pickle.dumps(value))
-        os.close(self._give)
-        self._give = -1
-
-    def result(self) -> Any:
-        """``work()``'s result once the process ended (its error raised here)."""
-        with os.fdopen(self._read, "rb", closefd=False) as pipe:
-            data = pipe.read()
-        self.end()
-        if not data:
-            raise ServiceError("the process reading the release's second part of the items died")
-        ok, value = pickle.loads(data)
-        if not ok:
-            raise value
-        return value
-
-    def end(self) -> None:
-        """Stop the process if it still runs, and reap it."""
-        if self._ended:
-            return
-        self._ended = True
-        with suppress(ChildProcessError):
-            if os.waitpid(self.pid, os.WNOHANG) == (0, 0):  # still running: the build failed meanwhile
-                os.kill(self.pid, signal.SIGKILL)
-                os.waitpid(self.pid, 0)
-        os.close(self._read)
-        if self._give >= 0:
-            os.close(self._give)
-
-
-#: The connections a forked child inherited: the parent's, kept referenced (never closed or collected, which
-#: would end them on the server) until the child leaves with ``os._exit``.
-_inherited: list[Any] = []
-
-
-def _child_run(work: Callable[[Callable[[], Any]], Any], given: int,
-               write: int) -> None:  # pragma: no cover - runs in the child
-    def receive() -> Any:
-        with os.fdopen(given, "rb") as pipe:
-            data = pipe.read()
-        if not data:  # the parent closed the pipe without a word: it gave up on this part
-            raise SystemExit
-        return pickle.loads(data)
-
-    try:
-        # A Celery worker's signal handlers are its own: the child ends at a signal.
-        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
-            signal.signal(signum, signal.SIG_DFL)
-        for wrapper in connections.all(initialized_only=True):
-            if wrapper.connection is not None:
-                _inherited.append(wrapper.connection)
-                wrapper.connection = None
-        outcome: tuple[bool, Any] = (True, work(receive))
-    except BaseException as error:
-        outcome = (False, error)
-    try:
-        data = pickle.dumps(outcome)
-    except Exception:  # an error that does not pickle: its text does
-        data = pickle.dumps((False, ServiceError(f"{type(outcome[1]).__name__}: {outcome[1]}")))
-    try:
-        with os.fdopen(write, "wb") as pipe:
-            pipe.write(data)
-        connections.close_all()
-    finally:
-        os._exit(0)
-
-
 def _build(release: Release, folder: Path, work: Path, report: Callable[..., None], beside: list[_Beside]) -> None:
     """Write the release into ``folder``. What runs beside the build goes into ``beside`` (the agreement report;
     a ratio release's splits written back, which the caller commits once the folder is in place)."""
@@ -757,22 +648,6 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     total = selectors.release_candidates(project).count()
     # A JSONL-only release keeps each record's line (without its split) in the work file, not the record.
     heads = jsonl_heads_fit(schema, release.formats)
-    # A big project's items are read in two parts, the second in a process of its own (PostgreSQL).
-    middle = selectors.middle_item(project) if may_read_ahead() and total >= _PARTS_FROM else None
-
-    def stream(start: int | None = None, stop: int | None = None) -> selectors.ItemStreams:
-        return selectors.item_streams(project, with_gold=source == selectors.GOLD_TABLE, ahead=True,
-                                      start=start, stop=stop)
-
-    def gather_second(given: Callable[[], Any]) -> _Gathered:
-        # Forked: the second part's queries run at once, the parent's word (the open flags, the rater ids)
-        # is awaited only to merge their rows.
-        with _sort_memory(), closing(stream(start=middle)) as streams:
-            flagged, raters = given()
-            second_pass = _ItemsPass(slug=project.slug, task=task, schema=schema, keep=keep, heads=heads,
-                                     flagged=flagged, gold_table=source == selectors.GOLD_TABLE)
-            with open(second_work, "wb", buffering=_WORK_BUFFER) as out:
-                return second_pass.gather(selectors.merge_item_rows(streams, raters), out)
 
     wants_agreement = bool(release.options.get("agreement", True))
 
@@ -787,8 +662,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
         and ``None`` is returned when it computed the gold again: what was read is then out of date."""
         nonlocal source
         source = selectors.gold_source(project)
-        second = _Child(gather_second) if middle is not None else None  # forked before any thread starts
-        streams = stream(stop=middle)
+        streams = selectors.item_streams(project, with_gold=source == selectors.GOLD_TABLE, ahead=True)
         try:
             gold = _Beside(gold_then_agreement) if check_gold else None
             if gold is not None:
@@ -797,8 +671,6 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
                                     flagged=gold_selectors.open_flag_items(project),
                                     gold_table=source == selectors.GOLD_TABLE)
             raters = _RaterIds(project)
-            if second is not None:
-                second.give((items_pass.flagged, raters))
             # The agreement report needs none of what follows (only the gold): it is computed while the items
             # stream. So are the card's counts of the gold's rules and of the screening (PostgreSQL's scans).
             agreement = None
@@ -808,21 +680,11 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
             card_counts = _Beside(lambda _side: (_gold_rule(source, project), selectors.screening_counts(project)))
             beside.append(card_counts)
             report("items", 0, total)
-            # With a second part under way, this one's count stands for both (they are of about one size).
-            scale = 2 if second is not None else 1
             with open(work, "wb", buffering=_WORK_BUFFER) as out:
                 gathered = items_pass.gather(selectors.merge_item_rows(streams, raters), out,
-                                             lambda n: report("items", min(total, n * scale), total))
-                # The import's near-duplicate links, read while the second part (started later) ends; they
-                # follow every item, as when each is linked after the pass.
-                near = split_lib.SplitUnits()
-                for a, b in selectors.near_duplicate_pairs(project):
-                    near.link(a, b)
-                if second is not None:
-                    gathered.extend(second.result())
-                    with open(second_work, "rb") as lines:
-                        shutil.copyfileobj(lines, out)
-                gathered.units.extend(near)
+                                             lambda n: report("items", n, total))
+            for a, b in selectors.near_duplicate_pairs(project):  # the import's near-duplicate links
+                gathered.units.link(a, b)
             if gold is not None:
                 current, report_of_agreement = gold.outcome()
                 if not current:
@@ -831,11 +693,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
             return gathered, source, raters, agreement.outcome if agreement is not None else None, card_counts
         finally:
             streams.close()
-            if second is not None:
-                second.end()
-                second_work.unlink(missing_ok=True)
 
-    second_work = work.with_name(work.name + ".2")
     source = selectors.gold_source(project)
     # Only what changed since the gold was last computed (an import computes a new project's). On PostgreSQL the
     # digests that tell whether it is current are checked beside the items pass, which is run again only when the

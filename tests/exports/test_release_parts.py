@@ -1,12 +1,10 @@
-"""A release's items pass read ahead and, for a big project, in two parts (PostgreSQL outside a transaction): the
-three queries on threads with their own connections (``exports.ahead.ReadAhead``), the second half of the items
-in a forked process. The release is the same, byte for byte, as one built in one part; a failing part fails the
-build; and the items read ahead while the gold was checked are read again when the gold had to be recomputed."""
+"""A release's items pass read ahead (PostgreSQL outside a transaction): the three queries on threads with their
+own connections (``exports.ahead.ReadAhead``). The release is the same, byte for byte, as one read in the build's
+thread; and the items read ahead while the gold was checked are read again when the gold had to be recomputed."""
 
 from __future__ import annotations
 
 import json
-import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -25,19 +23,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 STATS = ("split_counts", "label_counts", "excluded", "leakage", "screening", "annotators", "sources",
          "guideline_versions", "gold", "agreement")
-
-
-def forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Record each forked part (its process id)."""
-    started: list[int] = []
-    original = services._Child.__init__
-
-    def recorded(self: services._Child, work: Any) -> None:
-        original(self, work)
-        started.append(self.pid)
-
-    monkeypatch.setattr(services._Child, "__init__", recorded)
-    return started
 
 
 def project_of(make_project: Any, task_type: str, n: int = 60) -> Any:
@@ -63,52 +48,17 @@ def build(project: Any, out: Path, version: str, formats: list[str]) -> tuple[Re
     ("tc", ["jsonl"]), ("ner", ["jsonl"]), ("re", ["jsonl", "klue"]), ("mrc", ["jsonl", "csv", "klue"]),
     ("dst", ["jsonl"]), ("sts", ["jsonl", "parquet"]),
 ])
-def test_a_release_read_in_two_parts_is_the_release_read_in_one(make_project, tmp_path, monkeypatch, task_type,
-                                                                  formats):
+def test_a_release_read_ahead_is_the_release_read_in_the_build_thread(make_project, tmp_path, monkeypatch,
+                                                                        task_type, formats):
     project = project_of(make_project, task_type)
-    one, one_files = build(project, tmp_path / "one", "1.0.0", formats)
-    monkeypatch.setattr(services, "_PARTS_FROM", 1)
-    started = forks(monkeypatch)
-    two, two_files = build(project, tmp_path / "two", "1.0.1", formats)
-    assert len(started) == (1 if connection.vendor == "postgresql" else 0)
-    assert two_files == one_files and len(one_files) >= 3
+    ahead, ahead_files = build(project, tmp_path / "ahead", "1.0.0", formats)
+    monkeypatch.setattr(services, "may_read_ahead", lambda: False)
+    monkeypatch.setattr("exports.ahead.may_read_ahead", lambda: False)
+    here, here_files = build(project, tmp_path / "here", "1.0.1", formats)
+    assert here_files == ahead_files and len(ahead_files) >= 3
     for name in STATS:
-        assert getattr(two, name) == getattr(one, name), name
-    assert one.excluded.get("screening_pending")  # excluded in both parts, counted once each
-    assert not list(tmp_path.rglob("*.2"))
-
-
-@pytest.mark.postgres
-@pytest.mark.skipif(not is_postgres(), reason="the second part is forked on PostgreSQL only")
-def test_a_part_that_fails_fails_the_build_and_leaves_no_process(make_project, tmp_path, monkeypatch):
-    project = project_of(make_project, "tc")
-    monkeypatch.setattr(services, "_PARTS_FROM", 1)
-    started = forks(monkeypatch)
-    parent = os.getpid()
-    original = services._ItemsPass.gather
-
-    def failing(self: services._ItemsPass, rows: Any, out: Any, progress: Any = None) -> Any:
-        if os.getpid() != parent:
-            raise ValueError("the second part broke")
-        return original(self, rows, out, progress)
-
-    monkeypatch.setattr(services._ItemsPass, "gather", failing)
-    release = services.release_build(project, version="1.0.0", formats=["jsonl"], out=tmp_path)
-    assert release.status == ReleaseStatus.ERROR and "the second part broke" in release.error
-    assert started  # two when the first build computed the gold: the part forked before it is read again
-    for pid in started:
-        with pytest.raises(ChildProcessError):
-            os.waitpid(pid, os.WNOHANG)  # reaped
-    assert not list(tmp_path.rglob("*.2")) and not [t for t in threading.enumerate() if t.name == "release-rows"]
-
-    def dying(self: services._ItemsPass, rows: Any, out: Any, progress: Any = None) -> Any:
-        if os.getpid() != parent:
-            os._exit(3)  # as the OOM killer would end it: nothing handed back
-        return original(self, rows, out, progress)
-
-    monkeypatch.setattr(services._ItemsPass, "gather", dying)
-    release = services.release_build(project, version="1.0.1", formats=["jsonl"], out=tmp_path)
-    assert release.status == ReleaseStatus.ERROR and "died" in release.error
+        assert getattr(here, name) == getattr(ahead, name), name
+    assert ahead.excluded.get("screening_pending")
 
 
 @pytest.mark.postgres
