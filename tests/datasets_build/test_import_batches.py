@@ -194,32 +194,24 @@ def test_a_written_batch_is_indexed_in_the_importers_thread_while_the_writer_wri
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("failing", ["groups", "indexing"])
+@pytest.mark.parametrize(("failing", "step", "error"), [
+    ("groups", "_write_groups", OperationalError("server closed the connection unexpectedly")),
+    ("indexing", "_index_near_duplicates", ValueError("a bug")),
+])
 def test_a_failure_writing_or_finding_a_batchs_groups_leaves_nothing_written(tmp_path, make_project, small_batches,
-                                                                             monkeypatch, failing):
+                                                                             monkeypatch, failing, step, error):
     """A database failure writing a batch's groups (in the writer) reaches the caller; an unforeseen error while
     indexing one (in the importer) stops the import; either way nothing of the import is written."""
     calls = []
-    if failing == "groups":
-        write_groups = pipeline.ImportPipeline._write_groups
+    original = getattr(pipeline.ImportPipeline, step)
 
-        def failing_write_groups(self, *args):
-            calls.append(1)
-            if len(calls) == 2:
-                raise OperationalError("server closed the connection unexpectedly")
-            return write_groups(self, *args)
+    def failing_second(self, *args):
+        calls.append(1)
+        if len(calls) == 2:
+            raise error
+        return original(self, *args)
 
-        monkeypatch.setattr(pipeline.ImportPipeline, "_write_groups", failing_write_groups)
-    else:
-        index = pipeline.ImportPipeline._index_near_duplicates
-
-        def failing_index(self, *args):
-            calls.append(1)
-            if len(calls) == 2:
-                raise ValueError("a bug")
-            return index(self, *args)
-
-        monkeypatch.setattr(pipeline.ImportPipeline, "_index_near_duplicates", failing_index)
+    monkeypatch.setattr(pipeline.ImportPipeline, step, failing_second)
     project = make_project("tc")
     if failing == "groups":
         with pytest.raises(OperationalError, match="closed the connection"):
