@@ -469,7 +469,7 @@ class ImportPipeline:
         merged, rows = self._join_groups(nodes.ids, [row for row, _ in found], [nodes.row_of[other] for _, other in
                                                                                 found], list(found.values()), existing)
         self._pending.add(ids, band_keys)
-        run = empty = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+        run = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
         if self._pending.run_due():
             run = self._pending.take_unwritten()
         if len(self._pending) >= self._pending.capacity:
@@ -481,7 +481,7 @@ class ImportPipeline:
         self._written.add(ids, nodes.signatures[:len(ids)], nodes.group_keys[:len(ids)])
         self._written.regroup([(old, group) for group, _, old in merged],
                               [(row["item_id"], row["group"]) for row in rows])
-        return merged, rows, *(run if len(run[0]) else empty)
+        return merged, rows, *run
 
     def _add_earlier(self, nodes: _Nodes, earlier: list[int]) -> None:
         """Earlier items to compare with: this import's last ones as it wrote them, the others from the

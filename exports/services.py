@@ -453,7 +453,7 @@ class _Beside(threading.Thread):
         self._error: BaseException | None = None
         self._decided = threading.Event()
         self._commit = False
-        self._beside = connection.vendor == "postgresql" and not connection.in_atomic_block
+        self._beside = may_read_ahead()
         self._ran = False
         if self._beside:
             self.start()
@@ -565,75 +565,62 @@ class _Gathered:
     guideline_versions: set[int] = field(default_factory=set)
 
 
-@dataclass(frozen=True)
-class _ItemsPass:
-    """The first pass of a build over the items: each releasable item's record (or JSONL line head) to the work
-    file, its split columns and the card's counts to a :class:`_Gathered`."""
-
-    slug: str
-    task: Any
-    schema: Any
-    keep: bool
-    heads: bool
-    flagged: set[int]
-    gold_table: bool
-
-    def gather(self, rows: Iterable[selectors.ItemRow], out: IO[bytes],
-               progress: Callable[[int], None] | None = None) -> _Gathered:
-        task, schema, keep, heads, flagged, gold_table = (self.task, self.schema, self.keep, self.heads,
-                                                          self.flagged, self.gold_table)
-        head_columns = schema.names[:-1]
-        g = _Gathered()
-        units, excluded, by_source, per_item, assisted = g.units, g.excluded, g.by_source, g.per_item, g.assisted
-        for n, row in enumerate(rows, 1):
-            if progress is not None and n % _PROGRESS_EVERY == 0:
-                progress(n)
-            reason = gold_selectors.release_exclusion(
-                screening_status=row.screening_status, open_flag=row.id in flagged, gold_status=row.gold_status,
-                has_annotations=bool(row.annotations), corpus_only=row.corpus_only, gold_table=gold_table)
-            if reason is not None:
-                excluded[reason] += 1
-                continue
-            gold = None
-            if row.gold_status in USABLE_GOLD:
-                gold = row.gold
-                by_source["gold_labels"] += 1
-            else:
-                # No gold decision yet: the corpus's own label (an import), or, in a project whose gold
-                # was never computed, the task's rule over the annotations.
-                by_source["corpus" if row.corpus_only else "annotations"] += 1
-            if keep and row.split not in split_lib.SPLIT_NAMES:
-                excluded["no_split"] += 1
-                continue
-            record = task.build_record(
-                external_id=row.external_id or f"{self.slug}_{row.id:08d}", payload=row.payload, meta=row.meta,
-                annotations=row.annotations, gold=gold,
-            )
-            if heads:
-                out.write(line_head(head_columns, schema.row(record, "")[:-1]) + b"\n")
-            else:
-                out.write(orjson.dumps(record) + b"\n")
-            units.add(row.id, label=schema.label(record), group_key=row.group_key, content_hash=row.content_hash)
-            if keep:
-                g.kept.append(split_lib.SPLIT_NAMES.index(row.split))
-            g.included_status[row.screening_status] += 1
-            if row.pii_findings:
-                g.items_with_pii += 1
-                g.pii.update(str(f.get("type", "unknown")) for f in row.pii_findings if isinstance(f, dict))
-            if row.source_id is not None:
-                g.source_ids.add(row.source_id)
-            g.guideline_versions |= row.guideline_versions
-            for stage, count in row.annotators.items():
-                hist = per_item.get(stage)
-                if hist is None:  # not setdefault: that built a Counter for every record
-                    hist = per_item[stage] = Counter()
-                hist[count] += 1
-            assisted["items"] += 1
-            assisted["assisted_items"] += row.suggestions_shown > 0
-            assisted["annotations"] += row.own_annotations
-            assisted["shown"] += row.suggestions_shown
-            assisted["accepted_unchanged"] += row.suggestions_accepted
-        return g
+def _gather(rows: Iterable[selectors.ItemRow], out: IO[bytes], progress: Callable[[int], None], *, slug: str,
+            task: Any, schema: Any, keep: bool, heads: bool, flagged: set[int], gold_table: bool) -> _Gathered:
+    """The first pass of a build over the items: each releasable item's record (or JSONL line head) to ``out``,
+    its split columns and the card's counts to a :class:`_Gathered`."""
+    head_columns = schema.names[:-1]
+    g = _Gathered()
+    units, excluded, by_source, per_item, assisted = g.units, g.excluded, g.by_source, g.per_item, g.assisted
+    for n, row in enumerate(rows, 1):
+        if n % _PROGRESS_EVERY == 0:
+            progress(n)
+        reason = gold_selectors.release_exclusion(
+            screening_status=row.screening_status, open_flag=row.id in flagged, gold_status=row.gold_status,
+            has_annotations=bool(row.annotations), corpus_only=row.corpus_only, gold_table=gold_table)
+        if reason is not None:
+            excluded[reason] += 1
+            continue
+        gold = None
+        if row.gold_status in USABLE_GOLD:
+            gold = row.gold
+            by_source["gold_labels"] += 1
+        else:
+            # No gold decision yet: the corpus's own label (an import), or, in a project whose gold
+            # was never computed, the task's rule over the annotations.
+            by_source["corpus" if row.corpus_only else "annotations"] += 1
+        if keep and row.split not in split_lib.SPLIT_NAMES:
+            excluded["no_split"] += 1
+            continue
+        record = task.build_record(
+            external_id=row.external_id or f"{slug}_{row.id:08d}", payload=row.payload, meta=row.meta,
+            annotations=row.annotations, gold=gold,
+        )
+        if heads:
+            out.write(line_head(head_columns, schema.row(record, "")[:-1]) + b"\n")
+        else:
+            out.write(orjson.dumps(record) + b"\n")
+        units.add(row.id, label=schema.label(record), group_key=row.group_key, content_hash=row.content_hash)
+        if keep:
+            g.kept.append(split_lib.SPLIT_NAMES.index(row.split))
+        g.included_status[row.screening_status] += 1
+        if row.pii_findings:
+            g.items_with_pii += 1
+            g.pii.update(str(f.get("type", "unknown")) for f in row.pii_findings if isinstance(f, dict))
+        if row.source_id is not None:
+            g.source_ids.add(row.source_id)
+        g.guideline_versions |= row.guideline_versions
+        for stage, count in row.annotators.items():
+            hist = per_item.get(stage)
+            if hist is None:  # not setdefault: that built a Counter for every record
+                hist = per_item[stage] = Counter()
+            hist[count] += 1
+        assisted["items"] += 1
+        assisted["assisted_items"] += row.suggestions_shown > 0
+        assisted["annotations"] += row.own_annotations
+        assisted["shown"] += row.suggestions_shown
+        assisted["accepted_unchanged"] += row.suggestions_accepted
+    return g
 
 
 def _build(release: Release, folder: Path, work: Path, report: Callable[..., None], beside: list[_Beside]) -> None:
@@ -667,9 +654,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
             gold = _Beside(gold_then_agreement) if check_gold else None
             if gold is not None:
                 beside.append(gold)  # waited for however the build ends
-            items_pass = _ItemsPass(slug=project.slug, task=task, schema=schema, keep=keep, heads=heads,
-                                    flagged=gold_selectors.open_flag_items(project),
-                                    gold_table=source == selectors.GOLD_TABLE)
+            flagged = gold_selectors.open_flag_items(project)
             raters = _RaterIds(project)
             # The agreement report needs none of what follows (only the gold): it is computed while the items
             # stream. So are the card's counts of the gold's rules and of the screening (PostgreSQL's scans).
@@ -681,8 +666,9 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
             beside.append(card_counts)
             report("items", 0, total)
             with open(work, "wb", buffering=_WORK_BUFFER) as out:
-                gathered = items_pass.gather(selectors.merge_item_rows(streams, raters), out,
-                                             lambda n: report("items", n, total))
+                gathered = _gather(selectors.merge_item_rows(streams, raters), out, lambda n: report("items", n, total),
+                                   slug=project.slug, task=task, schema=schema, keep=keep, heads=heads,
+                                   flagged=flagged, gold_table=source == selectors.GOLD_TABLE)
             for a, b in selectors.near_duplicate_pairs(project):  # the import's near-duplicate links
                 gathered.units.link(a, b)
             if gold is not None:
@@ -743,13 +729,14 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     if heads:
         report("files", 0, len(codes))
         written += write_jsonl_heads(folder, schema, names, _line_chunks(work, codes))
-    for index, name in enumerate([] if heads else names):
-        report("files", done, len(codes))
-        records = _records_of(work, codes, index)
-        if name in samples:  # the baseline check's sample, drawn as the split is written
-            records = samples[name].feed(records)
-        written += write_split(folder, project.task_type, name, records, release.formats)
-        done += counts[name]
+    else:
+        for index, name in enumerate(names):
+            report("files", done, len(codes))
+            records = _records_of(work, codes, index)
+            if name in samples:  # the baseline check's sample, drawn as the split is written
+                records = samples[name].feed(records)
+            written += write_split(folder, project.task_type, name, records, release.formats)
+            done += counts[name]
     if "klue" in release.formats:
         written += write_klue_extras(folder, project.task_type, schema, project.label_schema or {})
     written += write_extras(folder, project.task_type, release.formats, project.label_schema or {})
