@@ -37,7 +37,7 @@ CORPUS_ANNOTATOR = "corpus"
 CORPUS = ""
 
 
-@dataclass
+@dataclass(slots=True)
 class ItemRow:
     """One item with what its KLUE record and the release bookkeeping need."""
 
@@ -225,30 +225,39 @@ def merge_item_rows(streams: ItemStreams, raters: dict[int, str] | None = None) 
 
 def _merged(items: Iterator[tuple[Any, ...]], annotations: Iterator[tuple[Any, ...]],
             golds: Iterator[tuple[Any, ...]], raters: dict[int, str] | None) -> Iterator[ItemRow]:
+    loads = orjson.loads  # payloads, metas and findings are never SQL NULL
+    # An annotator's name in the records, by user id: the same for each of their annotations.
+    names: dict[int, str] = {}
     annotation = next(annotations, None)
     gold = next(golds, None)
     for row in items:
         item_id = row[0]
-        item = ItemRow(item_id, row[1], _json(row[2]), _json(row[3]), *row[4:8], _json(row[8]), row[9])
+        item = ItemRow(item_id, row[1], loads(row[2]), loads(row[3]), *row[4:8], loads(row[8]), row[9])
         while annotation is not None and annotation[0] < item_id:
             annotation = next(annotations, None)
         seen: dict[str, set[str]] = {}
         while annotation is not None and annotation[0] == item_id:
             _, stage, payload, user_id, username, is_imported, imported, guideline, shown, accepted = annotation
-            name = annotator_name(username, is_imported)
-            if raters is not None and name != CORPUS:
-                name = raters[user_id]
-            item.annotations.append(RecordAnnotation(name, stage, _json(payload)))
-            item.corpus_only = item.corpus_only and imported
+            name = names.get(user_id)
+            if name is None:
+                name = annotator_name(username, is_imported)
+                if raters is not None and name != CORPUS:
+                    name = raters[user_id]
+                names[user_id] = name
+            item.annotations.append(RecordAnnotation(name, stage, loads(payload)))
             if not imported:
+                item.corpus_only = False
                 item.own_annotations += 1
                 item.suggestions_shown += shown
                 item.suggestions_accepted += accepted is True
                 if guideline is not None:
                     item.guideline_versions.add(guideline)
-            seen.setdefault(stage, set()).add(name)
+            names_in_stage = seen.get(stage)
+            if names_in_stage is None:
+                names_in_stage = seen[stage] = set()
+            names_in_stage.add(name)
             annotation = next(annotations, None)
-        item.annotators = {stage: len(names) for stage, names in seen.items()}
+        item.annotators = {stage: len(names_in) for stage, names_in in seen.items()}
         while gold is not None and gold[0] < item_id:
             gold = next(golds, None)
         if gold is not None and gold[0] == item_id:

@@ -81,6 +81,17 @@ class FlatSchema:
         get = record.get
         return (*[get(key) if getter is None else getter(record) for key, getter in self._plan], split)
 
+    def fields(self, record: dict[str, Any]) -> dict[str, Any]:
+        """The record's values by column name, in the order of ``names``, without ``split`` (a JSONL line's
+        object before its split, :func:`~exports.writers.jsonl.line_head`)."""
+        get = record.get
+        return {name: get(key) if getter is None else getter(record) for name, (key, getter) in
+                zip(self._names, self._plan, strict=True)}
+
+    @cached_property
+    def _names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
     @cached_property
     def _plan(self) -> list[tuple[str, Callable[[dict[str, Any]], Any] | None]]:
         """Per column, a top-level key read with the record's ``get`` (no getter), or a getter: a row is built
@@ -94,10 +105,20 @@ class FlatSchema:
 
     def label(self, record: dict[str, Any]) -> str | None:
         """The stratification label of a record (``None`` when the task has none or the record lacks it)."""
-        if self.stratify is None:
+        parts = self._stratify_parts
+        if not parts:
             return None
-        found, value = _lookup(record, self.stratify.split("."))
-        return None if not found or value is None else str(value)
+        if len(parts) == 1:  # the common case, read once per record
+            value = record.get(parts[0])
+        else:
+            found, value = _lookup(record, parts)
+            if not found:
+                return None
+        return None if value is None else str(value)
+
+    @cached_property
+    def _stratify_parts(self) -> list[str]:
+        return self.stratify.split(".") if self.stratify is not None else []
 
 
 def _lookup(value: Any, parts: list[str]) -> tuple[bool, Any]:
@@ -121,10 +142,19 @@ def _getter(column: Column) -> Callable[[dict[str, Any]], Any]:
     if column.type in (FLOAT, FLOATS):
         return lambda record: _coerce(column.value(record), column.type)
     if len(column.paths) == 1 and "*" not in parts:
+        first, *rest = parts
+        if len(rest) == 1:  # the usual depth, without the walk
+            (last,) = rest
+
+            def two_deep(record: dict[str, Any]) -> Any:
+                value = record.get(first)
+                return value.get(last) if isinstance(value, dict) else None
+
+            return two_deep
 
         def nested(record: dict[str, Any]) -> Any:
-            value: Any = record
-            for part in parts:
+            value: Any = record.get(first)
+            for part in rest:
                 if not isinstance(value, dict):
                     return None
                 value = value.get(part)

@@ -47,9 +47,9 @@ class JsonlWriter:
         return WrittenFile(self.relative, self.kind, self.split, self.count)
 
 
-def line_head(columns: list[str], row: tuple[Any, ...]) -> bytes:
-    """A JSONL line without its split: the row's object (``columns`` without ``split``, ``row`` without its
-    last value) up to its closing brace. A release whose only format is JSONL writes these while the items
-    stream, before the splits are chosen, and :meth:`JsonlWriter.write_head` ends each with its split:
-    decoding every record again to flatten it and encode it once more cost more than the rest of writing."""
-    return orjson.dumps(dict(zip(columns, row, strict=True)))[:-1]
+def line_head(fields: dict[str, Any]) -> bytes:
+    """A JSONL line without its split: the object of a row's ``fields`` (``FlatSchema.fields``) up to its
+    closing brace. A release whose only format is JSONL writes these while the items stream, before the splits
+    are chosen, and :meth:`JsonlWriter.write_head` ends each with its split: decoding every record again to
+    flatten it and encode it once more cost more than the rest of writing."""
+    return orjson.dumps(fields)[:-1]

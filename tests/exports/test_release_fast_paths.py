@@ -22,6 +22,7 @@ from exports.baselines.char_ngrams import CharTfidf
 from exports.models import Release
 from exports.release_check import release_check
 from exports.writers import flat_schema, klue
+from exports.writers.flat import _coerce, _lookup
 from exports.writers.jsonl import JsonlWriter, line_head
 from tests.builders import build_release, load_records, sample_records
 
@@ -49,6 +50,20 @@ def test_klue_json_fast_path_writes_the_bytes_of_write_klue_file(slug, batch, tm
         assert fast.read_bytes() == plain.read_bytes(), (slug, name)
 
 
+@pytest.mark.parametrize("slug", [t.slug for t in all_task_types()])
+def test_a_records_row_fields_and_label_are_what_the_generic_walk_reads(slug):
+    schema = flat_schema(slug)
+    shapes = [{}, {"annotations": None}, {"annotations": {"annotations": None}}, {"annotations": []}, {"labels": []}]
+    for record in [*sample_records(slug, 7), *AWKWARD, *shapes]:
+        row = schema.row(record, "train")
+        # Each column as the generic walk of its paths reads it (the row's getters spell the usual ones out).
+        assert row == (*(_coerce(column.value(record), column.type) for column in schema.columns), "train")
+        assert schema.fields(record) == dict(zip(schema.names[:-1], row[:-1], strict=True))
+        assert list(schema.fields(record)) == schema.names[:-1]
+        found, label = _lookup(record, schema.stratify.split(".")) if schema.stratify else (False, None)
+        assert schema.label(record) == (str(label) if found and label is not None else None)
+
+
 def test_jsonl_line_heads_end_as_the_jsonl_writer_writes_the_row(tmp_path):
     rows = [(record.get("guid"), record) for record in AWKWARD if record["guid"] != "e"]
     for columns, split in ((["guid", "record"], "train"), ([], "dev"), (["단어"], "t\"e\u00e9st")):
@@ -58,8 +73,9 @@ def test_jsonl_line_heads_end_as_the_jsonl_writer_writes_the_row(tmp_path):
         for row in rows:
             values = row[:len(columns)]
             whole.write((*values, split))
-            heads.write_head(line_head(columns, values))
-            lines.append(line_head(columns, values) + b"\n")
+            head = line_head(dict(zip(columns, values, strict=True)))
+            heads.write_head(head)
+            lines.append(head + b"\n")
         # Many heads at once, as a JSONL-only release writes a chunk of its work file's lines.
         half = len(lines) // 2
         bulk.write_heads(b"".join(lines[:half]), half)
