@@ -571,7 +571,8 @@ def _gather(rows: Iterable[selectors.ItemRow], out: IO[bytes], progress: Callabl
     its split columns and the card's counts to a :class:`_Gathered`."""
     g = _Gathered()
     units, excluded, by_source, per_item = g.units, g.excluded, g.by_source, g.per_item
-    write, build_record, label_of, add_unit, fields = out.write, task.build_record, schema.label, units.add, schema.fields
+    write, build_record, label_of, fields = out.write, task.build_record, schema.label, schema.fields
+    add_unit = units.add
     # Per-item tallies in locals (a Counter update per item and key cost more than the rest of the count).
     items = assisted_items = own = shown = accepted = 0
     for n, row in enumerate(rows, 1):
