@@ -218,15 +218,18 @@ def rater_code(number: int) -> str:
 
 class ReleaseSplits(models.Model):
     """The splits a ratio release chose for its items, in one row: the item ids (ascending, 64-bit
-    little-endian) and each one's split as a byte indexing ``names``. The items' ``split`` holds the same
-    values, so a later ``--keep-splits`` build reproduces the release; this row keeps which release chose
-    them. One row per release rather than one per item: a 100,000-item release wrote 100,000 rows (and
-    their foreign-key checks) for a record nothing reads row by row (docs/performance.md)."""
+    little-endian) and each one's split as a byte indexing ``names``. Recorded with the release's final state,
+    then copied onto the items' ``split`` (``applied``), so a later ``--keep-splits`` build reproduces the
+    release; this row keeps which release chose them. One row per release rather than one per item: a
+    100,000-item release wrote 100,000 rows (and their foreign-key checks) for a record nothing reads row by
+    row (docs/performance.md)."""
 
     release = models.OneToOneField(Release, on_delete=models.CASCADE, primary_key=True, related_name="chosen_splits")
     names = models.JSONField()
     item_ids = models.BinaryField()
     codes = models.BinaryField()
+    #: Whether the items' ``split`` holds these (or a newer release's) splits (``services.release_splits_apply``).
+    applied = models.BooleanField(default=False)
 
     def __str__(self) -> str:
         return f"{self.release_id}: {len(self.codes)} items in {', '.join(self.names)}"

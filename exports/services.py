@@ -158,6 +158,8 @@ def release_create(
         seed = 0 if seed is None else int(seed)
         spec = {"mode": "ratios", "ratios": ratios, "seed": seed}
     chosen = _check_formats(formats, project.task_type)
+    if keep_splits:
+        release_splits_apply(project)
     if not selectors.may_release(project, keep=keep_splits):
         raise EmptyReleaseError(_empty_message(project, keep_splits), field="splits" if keep_splits else "")
     Project.objects.select_for_update().get(pk=project.pk)  # serialise the version check
@@ -283,6 +285,7 @@ def _run(release: Release, progress: Progress | None) -> None:
             progress(state)
 
     beside: list[_Beside] = []
+    chosen: _Chosen | None = None
     try:
         if place.local is None and place.exists() and not place.has(SUMS_NAME):
             place.delete()  # an upload to the bucket that a crash cut short: this run uploads it again
@@ -291,18 +294,21 @@ def _run(release: Release, progress: Progress | None) -> None:
             shutil.rmtree(partial, ignore_errors=True)
             partial.mkdir()
             with _sort_memory():
-                _build(release, partial, work, report, beside)
+                chosen = _build(release, partial, work, report, beside)
             place.publish(partial)
-            for side in beside:  # the splits written back are committed with the release in place
-                side.decide(True)
-                side.outcome()
         elif not (release.files.exists() and release_verify(release).get("ok")):
             raise ServiceError(f"{place} already exists", code="conflict")
         if place.local is not None:
             for path in place.local.rglob("*"):
                 if path.is_file():
                     path.chmod(0o444)
-        _set(release, status=release_status(release), finished_at=timezone.now(), progress={"phase": "done"})
+        with transaction.atomic():  # the splits a ratio release chose are recorded with its final state
+            if chosen is not None:
+                ids, codes, names = chosen
+                ReleaseSplits.objects.update_or_create(release=release, defaults={
+                    "names": names, "item_ids": ids.astype("<i8").tobytes(),
+                    "codes": codes.astype(np.uint8).tobytes(), "applied": False})
+            _set(release, status=release_status(release), finished_at=timezone.now(), progress={"phase": "done"})
     except DATABASE_LOST:
         # Nothing can be recorded over a lost connection: the task retries (a redelivery rebuilds).
         shutil.rmtree(partial, ignore_errors=True)
@@ -323,13 +329,15 @@ def _run(release: Release, progress: Progress | None) -> None:
         _set(release, status=ReleaseStatus.ERROR, error=message[:4000], finished_at=timezone.now(),
              progress={"phase": "error"})
     finally:
-        for side in beside:  # a build that failed: its splits are not written back (nothing once committed)
-            side.decide(False)
+        for side in beside:  # waited for however the build ends (a failed build's report is not needed)
             side.finish(run=False)
         if work.exists():  # not unlink(missing_ok=True): on a read-only file system that fails too
             work.unlink()
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
+    if chosen is not None and release.status != ReleaseStatus.ERROR:
+        # After the release shows as built: it is downloadable while its items' rows are rewritten.
+        release_splits_apply(release.project)
 
 
 #: PostgreSQL's memory per sort of this build's connection (``work_mem``), if its own is less: the streams sort
@@ -435,10 +443,6 @@ class _RaterIds(dict[int, str]):
         return super().__getitem__(user_id)
 
 
-class _Abandoned(Exception):
-    """Raised on a :class:`_Beside` thread to roll its transaction back."""
-
-
 class _Beside(threading.Thread):
     """``work`` on a thread of its own, with its own database connection, while the build goes on: its
     database work (PostgreSQL's CPU, not this process's) then overlaps the build's. Only where a second
@@ -461,8 +465,6 @@ class _Beside(threading.Thread):
     def run(self) -> None:
         try:
             self._result = self._work(self)
-        except _Abandoned:
-            pass
         except BaseException as error:  # handed to the build's thread by outcome()
             self._error = error
         finally:
@@ -484,46 +486,47 @@ class _Beside(threading.Thread):
             self._ran = True
             self.run()
 
-    def commit_wanted(self) -> bool:
-        """In ``work``: wait until the build says whether its transaction is to be committed."""
-        self._decided.wait()
-        return self._commit
-
-    def decide(self, commit: bool) -> None:
-        """The build's word (only the first counts)."""
-        if not self._decided.is_set():
-            self._commit = commit
-            self._decided.set()
 
 
-def _splits_back(release: Release, ids: np.ndarray, codes: np.ndarray, names: list[str]) -> _Beside:
-    """The splits a ratio release chose, written back (:func:`_remember_splits`) beside the rest of the build,
-    in a transaction committed only when the build commits it, once the release's folder is in place; a build
-    that fails rolls it back."""
+#: The splits a ratio build chose: item ids (ascending), a code per item, the split names the codes index.
+_Chosen = tuple[np.ndarray, np.ndarray, list[str]]
 
-    def write(side: _Beside) -> None:
+
+def release_splits_apply(project: Project) -> None:
+    """Copy the splits the project's newest ratio release chose onto its items' ``split`` (which the Items tab
+    and a ``--keep-splits`` build read), if not done yet. A build records its choice (``ReleaseSplits``) with its
+    final state and copies it after, so the release is downloadable while 100,000 item rows are rewritten; a
+    keep-splits build copies what is still pending first. An older release's splits never overwrite a newer
+    one's. A failure is logged and leaves the copy pending."""
+    try:
         with transaction.atomic():
-            _remember_splits(release, ids, codes, names)
-            if not side.commit_wanted():
-                raise _Abandoned
+            pending = list(ReleaseSplits.objects.select_for_update(of=("self",))
+                           .filter(release__project=project, applied=False)
+                           .order_by("-release_id").values_list("release_id", flat=True))
+            if not pending:
+                return
+            if not ReleaseSplits.objects.filter(release__project=project, applied=True,
+                                                release_id__gt=pending[0]).exists():
+                row = ReleaseSplits.objects.get(release_id=pending[0])
+                _items_split_write(np.frombuffer(bytes(row.item_ids), dtype="<i8"),
+                                   np.frombuffer(bytes(row.codes), dtype=np.uint8), row.names)
+            ReleaseSplits.objects.filter(release_id__in=pending).update(applied=True)
+    except DATABASE_LOST:
+        raise
+    except DatabaseError:
+        logger.exception("the splits of %s's release could not be copied onto its items", project.slug)
 
-    return _Beside(write)
 
-
-def _remember_splits(release: Release, ids: np.ndarray, codes: np.ndarray, names: list[str]) -> None:
-    """Store the splits a ratio release chose on its items (``Item.split``, which a later ``--keep-splits``
-    build and the Items tab read) and, in one row, with the release that chose them (``ReleaseSplits``)."""
-    with transaction.atomic():
-        if connection.vendor == "postgresql":
-            _items_split_copy(ids, codes, names)
-        else:
-            chunk = selectors.CHUNK
-            for index, name in enumerate(names):
-                chosen = ids[codes == index].tolist()
-                for start in range(0, len(chosen), chunk):
-                    Item.objects.filter(id__in=chosen[start:start + chunk]).exclude(split=name).update(split=name)
-        ReleaseSplits.objects.update_or_create(release=release, defaults={
-            "names": names, "item_ids": ids.astype("<i8").tobytes(), "codes": codes.astype(np.uint8).tobytes()})
+def _items_split_write(ids: np.ndarray, codes: np.ndarray, names: list[str]) -> None:
+    """``Item.split`` of each of ``ids`` set to ``names[code]``, where it differs."""
+    if connection.vendor == "postgresql":
+        _items_split_copy(ids, codes, names)
+        return
+    chunk = selectors.CHUNK
+    for index, name in enumerate(names):
+        chosen = ids[codes == index].tolist()
+        for start in range(0, len(chosen), chunk):
+            Item.objects.filter(id__in=chosen[start:start + chunk]).exclude(split=name).update(split=name)
 
 
 def _items_split_copy(ids: np.ndarray, codes: np.ndarray, names: list[str]) -> None:
@@ -626,14 +629,18 @@ def _gather(rows: Iterable[selectors.ItemRow], out: IO[bytes], progress: Callabl
     return g
 
 
-def _build(release: Release, folder: Path, work: Path, report: Callable[..., None], beside: list[_Beside]) -> None:
-    """Write the release into ``folder``. What runs beside the build goes into ``beside`` (the agreement report;
-    a ratio release's splits written back, which the caller commits once the folder is in place)."""
+def _build(release: Release, folder: Path, work: Path, report: Callable[..., None],
+           beside: list[_Beside]) -> _Chosen | None:
+    """Write the release into ``folder``; return the splits a ratio release chose (the caller records them once
+    the folder is in place). What runs beside the build goes into ``beside`` (the agreement report, the card's
+    counts)."""
     project = release.project
     task = project.task
     schema = flat_schema(project.task_type)
     keep = release.split_spec.get("mode") == "keep"
     refreshed = bool(release.options.get("refresh_gold", True))
+    if keep:  # the splits of the latest ratio release, if its build has not copied them yet
+        release_splits_apply(project)
 
     total = selectors.release_candidates(project).count()
     # A JSONL-only release keeps each record's line (without its split) in the work file, not the record.
@@ -718,8 +725,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     label_counts = split_lib.split_label_counts(units, codes, names)
     ids = units.ids
     del units
-    if not keep:
-        beside.append(_splits_back(release, ids, codes, names))
+    chosen = None if keep else (ids, codes, names)
 
     written: list[WrittenFile] = []
     done = 0
@@ -772,6 +778,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     _write_meta(release, folder, written)
     sums = write_sums(folder)
     _record_files(release, folder, written, sums)
+    return chosen
 
 
 def _records_of(work: Path, codes: Any, index: int) -> Iterator[dict[str, Any]]:

@@ -1,4 +1,5 @@
-"""Migration exports 0004: the per-item ``ItemSplit`` rows become one ``ReleaseSplits`` row per release, and back."""
+"""Migrations exports 0004 (the per-item ``ItemSplit`` rows become one ``ReleaseSplits`` row per release, and
+back) and 0005 (the rows recorded so far count as copied onto their items)."""
 
 from __future__ import annotations
 
@@ -33,5 +34,21 @@ def test_item_splits_become_one_row_per_release_and_back():
         apps = migrated_to(BEFORE)
         back = apps.get_model("exports", "ItemSplit").objects.values_list("item_id", "release_id", "split")
         assert set(back) == {(item_id, rel.pk, split) for item_id, (rel, split) in chosen.items()}
+    finally:
+        migrated_to()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_release_splits_recorded_before_0005_count_as_copied_onto_their_items():
+    apps = migrated_to(AFTER)
+    try:
+        project, ids = historical_items(apps, 2)
+        release = apps.get_model("exports", "Release").objects.create(
+            project=project, version="1.0.0", split_spec={}, formats=["jsonl"], out_dir="/tmp/1.0.0")
+        apps.get_model("exports", "ReleaseSplits").objects.create(
+            release=release, names=["train"], item_ids=np.asarray(ids, dtype="<i8").tobytes(),
+            codes=np.zeros(len(ids), dtype=np.uint8).tobytes())
+        apps = migrated_to([("exports", "0005_release_splits_applied")])
+        assert list(apps.get_model("exports", "ReleaseSplits").objects.values_list("applied", flat=True)) == [True]
     finally:
         migrated_to()
