@@ -239,10 +239,13 @@ def release_run(release_id: int, *, progress: Progress | None = None) -> Release
     """Build a release that is ``building`` (the job). Idempotent: a finished release is returned as is, a
     second delivery while another worker builds waits for it and then finds it finished, and a retried job
     starts over from a clean temporary folder — or, when its first run died after moving the checked
-    folder into place, only records that."""
+    folder into place, only records that; one that died after recording the release's splits copies them onto
+    the items."""
     with _build_lock(release_id):
         release = Release.objects.select_related("project", "created_by").get(pk=release_id)
         if release.status not in (ReleaseStatus.BUILDING, ReleaseStatus.CHECKING):
+            # A redelivery after a worker died copying the release's splits onto its items copies them.
+            release_splits_apply(release.project)
             return release
         _run(release, progress)
     return release

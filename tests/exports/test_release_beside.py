@@ -119,3 +119,12 @@ def test_an_older_releases_pending_splits_never_overwrite_a_newer_ones(make_proj
     services.release_splits_apply(project)
     assert dict(Item.objects.filter(project=project).values_list("id", "split")) == newer
     assert all(ReleaseSplits.objects.values_list("applied", flat=True))
+
+
+def test_a_redelivered_build_copies_the_splits_its_first_run_recorded(make_project, tmp_path, monkeypatch):
+    project = make_project("tc")
+    load_records(project, [{**r, "guid": f"x-{n}"} for n, r in enumerate(sample_records("tc", 40))])
+    chosen = _pending_splits(project, tmp_path, monkeypatch, "1.0.0")["1.0.0"]
+    release = services.release_run(Release.objects.get(project=project).pk)  # the job delivered again
+    assert release.status == ReleaseStatus.UNCHECKED and release.chosen_splits.applied
+    assert dict(Item.objects.filter(project=project).values_list("id", "split")) == chosen
