@@ -246,9 +246,12 @@ def leakage_report(units: SplitUnits, codes: np.ndarray, split_names: Sequence[s
         has_key = keys != NO_KEY
         if not has_key.any():
             return 0, []
-        pairs = np.unique(np.stack([keys[has_key], codes[has_key].astype(np.int64)], axis=1), axis=0)
-        values, counts = np.unique(pairs[:, 0], return_counts=True)
-        leaking = values[counts > 1]
+        # The keys in more than one split: sorted by key, then split, a key leaks where its split changes
+        # (np.unique over (key, split) rows sorted whole rows, several times slower).
+        key, split = keys[has_key], codes[has_key]
+        order = np.lexsort((split, key))
+        key, split = key[order], split[order]
+        leaking = np.unique(key[1:][(key[1:] == key[:-1]) & (split[1:] != split[:-1])])
         sample = [int(units.ids[np.nonzero(keys == value)[0][0]]) for value in leaking[:examples]]
         return len(leaking), sample
 

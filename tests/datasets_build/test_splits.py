@@ -110,6 +110,24 @@ def test_leakage_report_finds_what_crosses():
     assert report["examples"]["near_duplicates"] == [[4, 5]]
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6), st.integers(0, 2)), min_size=1, max_size=60))
+def test_leakage_counts_and_examples_are_the_keys_in_more_than_one_split(rows):
+    units = units_of([(None, f"g{group}" if group else "", f"h{digest}") for group, digest, _ in rows])
+    codes = np.array([split for _, _, split in rows], dtype=np.uint8)
+    report = leakage_report(units, codes, ["train", "dev", "test"], examples=3)
+    for name, keys in (("exact_duplicates", units.hashes), ("groups", units.groups)):
+        splits_of: dict[int, set[int]] = {}
+        for key, split in zip(keys.tolist(), codes.tolist(), strict=True):
+            if key:
+                splits_of.setdefault(key, set()).add(split)
+        leaking = sorted(key for key, seen in splits_of.items() if len(seen) > 1)
+        count = "exact_duplicates_across_splits" if name == "exact_duplicates" else "groups_across_splits"
+        assert report[count] == len(leaking)
+        # An example is the first item of each of the first leaking keys, in key order.
+        assert report["examples"][name] == [int(units.ids[keys.tolist().index(key)]) for key in leaking[:3]]
+
+
 def test_same_seed_same_assignment_other_seed_differs():
     rows = [(str(i % 4), f"g{i // 3}", f"t{i}") for i in range(900)]
     a = assign_splits(units_of(rows), RATIOS, 11)
