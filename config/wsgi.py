@@ -1,4 +1,3 @@
-import gc
 import os
 
 from django.core.wsgi import get_wsgi_application
@@ -10,7 +9,3 @@ application = get_wsgi_application()
 # rather than by the worker's first request: that request would otherwise wait for it, and the import takes
 # its CPU from whatever else the machine is doing at that moment (an import job, other requests).
 get_resolver().url_patterns  # noqa: B018
-# What is loaded by now lives as long as the worker: it is moved out of the cycle collector's reach. A full
-# collection otherwise walks all of it (~130,000 objects, 50–100 ms and more on a busy machine) holding the
-# interpreter's lock, and every request on the worker's other threads waits: the annotate benchmark's p99.
-gc.freeze()
