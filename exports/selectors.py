@@ -17,7 +17,7 @@ from django.db.models.functions import Cast
 from django.utils.translation import gettext as _
 
 from annotation import models as annotation_models
-from annotation.gold.selectors import RELEASABLE_SCREENING
+from annotation.gold.selectors import DECIDING_GOLD, RELEASABLE_SCREENING
 from annotation.models import Annotation, Flag, FlagResolution, Item, Project, ScreeningStatus, Source
 from annotation.task_types import RecordAnnotation
 from config.storage import StoredFolder
@@ -56,6 +56,7 @@ class ItemRow:
     #: Distinct annotators per stage (corpus labels without an annotator do not count).
     annotators: dict[str, int] = field(default_factory=dict)
     gold: dict[str, Any] | None = None
+    #: One of ``DECIDING_GOLD``, else ``None`` (no gold row, or one that decides nothing yet).
     gold_status: str | None = None
     #: Every annotation came with the corpus (its own labels, e.g. KLUE's), none from Goldset's annotators.
     corpus_only: bool = True
@@ -188,8 +189,9 @@ def item_streams(project: Project, *, with_gold: bool, chunk: int = CHUNK, ahead
                    .values_list("item_id", "stage", "t_payload", "annotator_id", "annotator__username",
                                 "annotator__is_imported",
                                 "imported", "guideline__version", "suggestion_shown", "suggestion_accepted"))
+    # Only the gold rows that decide something (DECIDING_GOLD): an incomplete one reads as no row.
     golds = None if model is None else (
-        model.objects.filter(item__project=project).order_by("item_id")
+        model.objects.filter(item__project=project, status__in=DECIDING_GOLD).order_by("item_id")
         .annotate(t_payload=_as_text("payload")).values_list("item_id", "t_payload", "status"))
 
     def stream(qs: QuerySet[Any] | None) -> Iterable[tuple[Any, ...]]:

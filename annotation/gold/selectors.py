@@ -25,6 +25,9 @@ from ..models import (
 RELEASABLE_SCREENING = (ScreeningStatus.CLEAR, ScreeningStatus.KEPT)
 #: Gold statuses that are a decision against releasing the item.
 BLOCKING_GOLD = (GoldStatus.DISCARDED, GoldStatus.NEEDS_ADJUDICATION)
+#: The gold statuses :func:`release_exclusion` tells apart from no gold row at all (the rest, incomplete and
+#: excluded, decide nothing: a reader of many items may leave their rows out).
+DECIDING_GOLD = (*USABLE_GOLD, *BLOCKING_GOLD)
 
 
 def release_exclusion(*, screening_status: str, open_flag: bool, gold_status: str | None, has_annotations: bool,

@@ -273,3 +273,20 @@ def test_sts_gold_rule_reproduces_klue_labels(klue_dir):
         assert gold["real_label"] == pytest.approx(record["labels"]["real-label"])
         assert gold["label"] == pytest.approx(record["labels"]["label"])
         assert gold["binary_label"] == record["labels"]["binary-label"]
+
+
+def test_a_gold_status_outside_deciding_gold_excludes_as_no_gold_row_does():
+    """Releases stream only the gold rows of ``DECIDING_GOLD``: every other status must rule as no row."""
+    from itertools import product
+
+    from annotation.gold.selectors import DECIDING_GOLD, release_exclusion
+    from annotation.models import GoldStatus, ScreeningStatus
+
+    others = [status for status in GoldStatus.values if status not in DECIDING_GOLD]
+    assert others  # incomplete and excluded
+    for screening, flag, annotations, corpus_only, table in product(
+            ScreeningStatus.values, *[(False, True)] * 4):
+        ruled = {release_exclusion(screening_status=screening, open_flag=flag, gold_status=status,
+                                   has_annotations=annotations, corpus_only=corpus_only, gold_table=table)
+                 for status in [None, *others]}
+        assert len(ruled) == 1, (screening, flag, annotations, corpus_only, table, ruled)
