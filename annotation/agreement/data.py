@@ -85,7 +85,8 @@ class ProjectData:
         """One row per (item, annotator) on a counted item: ``all_rows[counted]`` with a fresh index, and
         ``complete`` (:func:`_complete_rows`)."""
         counted = {name: values[self.counted] for name, values in self.rows.items()}
-        return _frame(counted).assign(complete=_complete_rows(self.project, counted))
+        return (self.all_rows[self.counted].reset_index(drop=True)
+                .assign(complete=_complete_rows(self.project, counted)))
 
 
 def _expression(path: str):
@@ -187,15 +188,24 @@ def _frame(rows: Rows) -> pd.DataFrame:
     return pd.DataFrame({**rows, "created_at": pd.to_datetime(rows["created_at"], unit="ns", utc=True)})
 
 
+def stage_codes(project: Project, stages: np.ndarray) -> np.ndarray:
+    """Each annotation's stage as its position in ``project.task.stages`` (-1: not a stage of the task), so that
+    :func:`complete_items` compares integers, not strings, at every point of the timeline."""
+    codes = np.full(len(stages), -1, dtype=np.int64)
+    for code, name in enumerate(project.stage_names):
+        codes[stages == name] = code
+    return codes
+
+
 def complete_items(project: Project, item_codes: np.ndarray, stages: np.ndarray, n_items: int) -> np.ndarray:
     """Per item (codes 0..n_items-1), whether it is complete, from one entry per annotation (its item's code and
-    its stage): every stage complete by ``selectors.stage_complete`` (k annotations, imported corpus labels
-    included). A writing stage the item has no annotation in does not apply when the item has annotations in a
-    later stage: its text (an imported hypothesis or question) came with the item."""
+    its stage's :func:`stage_codes`): every stage complete by ``selectors.stage_complete`` (k annotations, imported
+    corpus labels included). A writing stage the item has no annotation in does not apply when the item has
+    annotations in a later stage: its text (an imported hypothesis or question) came with the item."""
     done = np.ones(n_items, dtype=bool)
     later = np.zeros(n_items, dtype=bool)
-    for stage in reversed(project.task.stages):
-        counts = np.bincount(item_codes[stages == stage.name], minlength=n_items)
+    for code, stage in reversed(list(enumerate(project.task.stages))):
+        counts = np.bincount(item_codes[stages == code], minlength=n_items)
         complete = stage_complete(project, stage.name, counts)
         if stage.done_marker:
             complete |= (counts == 0) & later
@@ -219,13 +229,13 @@ def _complete_rows(project: Project, rows: Rows) -> np.ndarray:
     so that every complete item has the same number of raters (Fleiss' kappa needs it) even where a stage got
     more. Whether an item is complete depends on its rows alone: ``rows`` may be those of some items only."""
     _, item_codes = np.unique(rows["item"], return_inverse=True)
-    stage = rows["stage"]
+    stages = stage_codes(project, rows["stage"])
     first_k = np.zeros(len(item_codes), dtype=bool)
-    for name in project.stage_names:
-        of_stage = np.flatnonzero(stage == name)
+    for code, name in enumerate(project.stage_names):
+        of_stage = np.flatnonzero(stages == code)
         # in the order they were made
         first_k[of_stage] = _cumcount(item_codes[of_stage]) < project.annotations_needed(name)
-    return complete_items(project, item_codes, stage, int(item_codes.max()) + 1 if len(item_codes) else 0
+    return complete_items(project, item_codes, stages, int(item_codes.max()) + 1 if len(item_codes) else 0
                           )[item_codes] & first_k
 
 

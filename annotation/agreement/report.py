@@ -23,7 +23,7 @@ from ..models import Annotation, GoldLabel, GoldStatus, Project
 from . import coefficients as co
 from .assisted import assist_split
 from .coefficients import Coefficient
-from .data import ProjectData, complete_items, load
+from .data import ProjectData, complete_items, load, stage_codes
 from .lazy import pd
 from .measures import Headline, Measure, MeasureResult, measure_for
 
@@ -130,19 +130,21 @@ def _descending(values: np.ndarray) -> np.ndarray:
     return backwards[values[::-1].argsort(kind="quicksort")][::-1]
 
 
-def _medians(groups: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
+def _medians(groups: np.ndarray, values: np.ndarray, n_groups: int) -> list[float]:
     """Per group (codes 0..n_groups-1), the median of its values that are not NaN (NaN when none is), as pandas'
     grouped median computes it: the middle value, or the mean of the two middle ones."""
-    order = np.lexsort((values, groups))  # NaN last within each group
-    ordered = values[order]
-    starts = np.searchsorted(groups[order], np.arange(n_groups))
-    present = np.bincount(groups[~np.isnan(values)], minlength=n_groups)
-    medians = np.full(n_groups, np.nan)
-    odd = present % 2 == 1
-    upper = starts + present // 2
-    medians[odd] = ordered[upper[odd]]
-    even = (present > 0) & ~odd
-    medians[even] = (ordered[upper[even]] + ordered[upper[even] - 1]) / 2
+    timed = ~np.isnan(values)
+    order = np.argsort(groups[timed], kind="stable")
+    ordered = values[timed][order]
+    bounds = np.searchsorted(groups[timed][order], np.arange(n_groups + 1))
+    medians = []
+    for start, end in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        n = end - start
+        if not n:
+            medians.append(math.nan)
+            continue
+        part = np.partition(ordered[start:end], [n // 2 - 1, n // 2] if n % 2 == 0 else [n // 2])
+        medians.append(float(part[n // 2]) if n % 2 else float((part[n // 2 - 1] + part[n // 2]) / 2))
     return medians
 
 
@@ -166,8 +168,8 @@ def annotator_quality(data: ProjectData, measure: Measure, result: MeasureResult
     distribution = result.distribution or {}
     project_dist = np.asarray(distribution.get("project") or [], dtype=np.float64)
     out = []
-    for annotator, n, median in zip(ids[order].tolist(), done[order].tolist(), median_seconds[order].tolist(),
-                                    strict=True):
+    for annotator, n, median in zip(ids[order].tolist(), done[order].tolist(),
+                                    [median_seconds[i] for i in order], strict=True):
         entry: dict[str, Any] = {
             "annotator": annotator, "username": data.annotators.get(annotator, str(annotator)), "items_done": n,
             "median_seconds": _float(median),
@@ -282,7 +284,7 @@ def _timeline(data: ProjectData, headline: Headline, seed: int) -> list[dict[str
         ends = ends[np.linspace(0, len(ends) - 1, TIMELINE_POINTS).round().astype(int)]
     project = data.project
     item_index, item_codes = np.unique(data.rows["item"][order], return_inverse=True)
-    stages = data.rows["stage"][order]
+    stages = stage_codes(project, data.rows["stage"][order])
     position = np.arange(len(order))
     points = []
     for end in ends:

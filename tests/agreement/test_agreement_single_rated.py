@@ -160,7 +160,7 @@ def test_annotators_in_the_order_and_with_the_medians_pandas_gives():
         values[groups == 0] = np.nan  # a group with nothing timed
         series = pd.Series(values).groupby(groups).median()
         got = report_module._medians(np.unique(groups, return_inverse=True)[1], values, len(series))
-        np.testing.assert_array_equal(got, series.to_numpy())
+        np.testing.assert_array_equal(np.array(got), series.to_numpy())
         done = pd.Series(np.bincount(groups)).iloc[np.unique(groups)]  # ties: many groups of equal size
         assert report_module._descending(done.to_numpy()).tolist() == done.reset_index(drop=True).sort_values(
             ascending=False).index.tolist()
