@@ -74,7 +74,7 @@ def agreement_report(project: Project, *, seed: int = co.SEED, n_boot: int = co.
 
     result = None if data.items_counted else measure.empty_result(schema)
     if result is None:
-        headlines()
+        headlines()  # before compute, which may reuse what they decoded
         result = measure.compute(frame(), schema, seed=seed, n_boot=n_boot)
     progress(60, "scoring annotators")
     primary = next((c for c in result.coefficients if c.name == result.primary), None)
