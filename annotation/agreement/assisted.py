@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from ..models import USABLE_GOLD, Annotation, GoldLabel, Suggestion
 from .data import ProjectData
@@ -47,8 +46,8 @@ def assist_split(data: ProjectData, measure: Measure, headline: Headline, seed: 
     shown_n, unshown_n = data.annotations_assisted, data.annotations_made - data.annotations_assisted
     if not shown_n:
         return {"assisted_annotations": 0, "unassisted_annotations": unshown_n}
-    shown = data.frame["shown"].to_numpy(dtype=bool)
-    item_codes, _ = pd.factorize(data.frame["item"])
+    shown = data.rows["shown"][data.counted]
+    _, item_codes = np.unique(data.rows["item"][data.counted], return_inverse=True)
     assisted = _half(shown, item_codes, headline, seed)
     unassisted = _half(~shown, item_codes, headline, seed)
     difference = (assisted["value"] - unassisted["value"]

@@ -17,8 +17,9 @@ from typing import Any
 
 import krippendorff
 import numpy as np
-import pandas as pd
 from scipy import sparse
+
+from .lazy import pd
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 #: Resamples of the bootstrap confidence interval; the seed makes every report reproducible.

@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import pandas as pd
 from django.db.models import Q
 
 from ..models import Annotation, GoldLabel, Item, Project, User
 from .data import load
+from .lazy import pd
 from .measures import measure_for
 
 

@@ -7,10 +7,10 @@ from collections import Counter
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from .. import coefficients as co
 from ..coefficients import Coefficient
+from ..lazy import pd
 from .base import MeasureResult
 from .pairwise import StructuredMeasure, pair_agreement, pair_coefficient, pair_rows
 

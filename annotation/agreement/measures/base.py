@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
 from .. import coefficients as co
 from ..coefficients import Coefficient
+from ..lazy import pd
 
 #: Pairs of annotators need this many shared items before their pairwise coefficient is reported.
 MIN_SHARED = 10
@@ -39,8 +39,9 @@ class MeasureResult:
     distribution: dict[str, Any] | None = None
     #: annotator id -> {"agreement": float, "items": n} against the others (leave-one-out).
     annotator_agreement: dict[int, dict[str, Any]] = field(default_factory=dict)
-    #: item id -> disagreement (0 = everyone agrees; larger = more disagreement).
-    item_disagreement: pd.Series = field(default_factory=lambda: pd.Series(dtype=float))
+    #: item id -> disagreement (0 = everyone agrees; larger = more disagreement); None: no item counted
+    #: (:meth:`Measure.empty_result`).
+    item_disagreement: pd.Series | None = None
     #: What the disagreement score is, for the per-item page.
     disagreement_name: str = ""
 
@@ -59,6 +60,12 @@ class Measure:
     def compute(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
                 n_boot: int = co.N_BOOT) -> MeasureResult:
         raise NotImplementedError
+
+    def empty_result(self, schema: dict[str, Any]) -> MeasureResult | None:
+        """What :meth:`compute` gives when no item counts, without a frame (so without pandas: a project whose items
+        have one annotation each is reported without importing it); ``None`` where the measure has no such
+        shortcut, and the report computes on the empty frame."""
+        return None
 
     def primary(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
                 n_boot: int = 0) -> Coefficient:

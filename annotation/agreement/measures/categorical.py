@@ -7,10 +7,10 @@ import warnings
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from .. import coefficients as co
 from ..coefficients import Coefficient
+from ..lazy import pd
 from .base import (
     MAX_BOOT_DIMS,
     MAX_BOOT_DISTINCT,
@@ -24,6 +24,9 @@ from .base import (
     pairs_with_overlap,
     pivot,
 )
+
+NOT_COMPLETE = "no item is complete yet (k annotations in every stage)"
+DISAGREEMENT_NAME = "entropy of the labels (0 = unanimous, 1 = uniform)"
 
 
 class CategoricalMeasure(Measure):
@@ -54,6 +57,22 @@ class CategoricalMeasure(Measure):
         item_codes, item_index = pd.factorize(frame["item"], sort=True)
         return labels, frame["label"].cat.codes.to_numpy().astype(np.int64), item_codes, len(item_index)
 
+    def empty_result(self, schema: dict[str, Any]) -> MeasureResult:
+        labels = [str(label) for label in schema.get("labels") or []]  # labels_in_order of no rows
+        v = len(labels)
+        return MeasureResult(
+            coefficients=[
+                Coefficient("krippendorff_alpha", "nominal", None, units=0),
+                Coefficient("fleiss_kappa", "nominal", None, units=0, extra={"skipped": NOT_COMPLETE}),
+                Coefficient("pairwise_cohen_kappa", "nominal", None, units=0,
+                            extra={"pairs": 0, "min_shared_items": MIN_SHARED}),
+            ],
+            primary="krippendorff_alpha", pairs=pair_matrix("cohen_kappa", np.zeros(0, dtype=np.int64), [], []),
+            confusion={"labels": labels, "matrix": [[0.0] * v for _ in range(v)]},
+            distribution={"labels": labels, "project": [0] * v, "by_annotator": {}},
+            disagreement_name=DISAGREEMENT_NAME,
+        )
+
     def _fleiss(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int, n_boot: int) -> Coefficient:
         """Fleiss' kappa over the complete items (the ``complete`` rows of :func:`.data.load`: k raters each);
         a frame without that column counts all its items, which then need the same number of raters."""
@@ -66,7 +85,7 @@ class CategoricalMeasure(Measure):
             return Coefficient("fleiss_kappa", "nominal", kappa, kappa_ci, units=len(counts),
                                extra={"raters_per_item": int(raters[0])})
         reason = ("items have different numbers of raters; Fleiss' kappa needs the same number" if len(counts)
-                  else "no item is complete yet (k annotations in every stage)")
+                  else NOT_COMPLETE)
         return Coefficient("fleiss_kappa", "nominal", None, units=0, extra={"skipped": reason})
 
     def headline(self, frame: pd.DataFrame, schema: dict[str, Any]) -> Headline:
@@ -131,7 +150,7 @@ class CategoricalMeasure(Measure):
             distribution={"labels": labels, "project": dist_all.tolist(), "by_annotator": by_annotator},
             annotator_agreement=self._leave_one_out(counts, matrix, present, annotators),
             item_disagreement=pd.Series(_normalised_entropy(counts), index=items),
-            disagreement_name="entropy of the labels (0 = unanimous, 1 = uniform)",
+            disagreement_name=DISAGREEMENT_NAME,
         )
 
     def _cohen_ci(self, matrix: np.ndarray, present: np.ndarray, pairs: list[tuple[int, int]], v: int, seed: int,

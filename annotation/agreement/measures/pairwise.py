@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from .. import coefficients as co
 from ..coefficients import Coefficient
+from ..lazy import pd
 from .base import MAX_BOOT_DIMS, MIN_SHARED, Measure, MeasureResult, nanmean, pair_matrix
 
 

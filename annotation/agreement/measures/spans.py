@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from .. import coefficients as co
 from ..coefficients import Coefficient
+from ..lazy import pd
 from .base import MIN_SHARED, Headline, MeasureResult, labels_in_order, nanmean
 from .pairwise import StructuredMeasure, pair_agreement, pair_coefficient, pair_rows, ratio
 
