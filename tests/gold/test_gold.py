@@ -284,9 +284,9 @@ def test_a_gold_status_outside_deciding_gold_excludes_as_no_gold_row_does():
 
     others = [status for status in GoldStatus.values if status not in DECIDING_GOLD]
     assert others  # incomplete and excluded
-    for screening, flag, annotations, corpus_only, table in product(
+    for screening, flag, has_annotations, corpus_only, table in product(
             ScreeningStatus.values, *[(False, True)] * 4):
         ruled = {release_exclusion(screening_status=screening, open_flag=flag, gold_status=status,
-                                   has_annotations=annotations, corpus_only=corpus_only, gold_table=table)
+                                   has_annotations=has_annotations, corpus_only=corpus_only, gold_table=table)
                  for status in [None, *others]}
         assert len(ruled) == 1, (screening, flag, annotations, corpus_only, table, ruled)

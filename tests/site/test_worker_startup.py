@@ -1,6 +1,6 @@
-"""A Celery worker process has the agreement report's libraries loaded when it starts: every release computes
-an agreement report, and loading pandas, pyarrow and krippendorff took a third of a second from the first
-release a worker built. The web app does not load them."""
+"""A Celery worker process has the agreement report's modules loaded when it starts: every release computes an
+agreement report, and loading them took time from the first release a worker built. The web app does not load
+them."""
 
 from __future__ import annotations
 
