@@ -289,4 +289,4 @@ def test_a_gold_status_outside_deciding_gold_excludes_as_no_gold_row_does():
         ruled = {release_exclusion(screening_status=screening, open_flag=flag, gold_status=status,
                                    has_annotations=has_annotations, corpus_only=corpus_only, gold_table=table)
                  for status in [None, *others]}
-        assert len(ruled) == 1, (screening, flag, annotations, corpus_only, table, ruled)
+        assert len(ruled) == 1, (screening, flag, has_annotations, corpus_only, table, ruled)
