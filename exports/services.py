@@ -458,8 +458,6 @@ class _Beside(threading.Thread):
         self._work = work
         self._result: Any = None
         self._error: BaseException | None = None
-        self._decided = threading.Event()
-        self._commit = False
         self._beside = may_read_ahead()
         self._ran = False
         if self._beside:
@@ -488,7 +486,6 @@ class _Beside(threading.Thread):
         elif run and not self._ran:
             self._ran = True
             self.run()
-
 
 
 #: The splits a ratio build chose: item ids (ascending), a code per item, the split names the codes index.
