@@ -13,7 +13,9 @@ Building streams the project twice, never holding it whole:
 
 Everything is written into a hidden temporary folder next to the final one; the manifest, card and
 ``SHA256SUMS`` come last, the baseline check runs there, and only then is the folder renamed into
-place in one step. A crash leaves at most a hidden ``.…partial`` folder, never a half release.
+place in one step. A crash leaves at most a hidden ``.…partial`` folder, never a half release. The release's
+final state is recorded with the splits a ratio release chose (``ReleaseSplits``), which are copied onto the
+items only after that (``release_splits_apply``): the release is downloadable meanwhile.
 When releases live in a bucket (``config/storage.py``), the temporary folder is on the worker's disk and
 the finished folder is uploaded file by file, ``SHA256SUMS`` last; a retry replaces an upload that was cut
 short.
