@@ -10,3 +10,13 @@ def test_a_web_worker_imports_its_views_when_it_starts_not_in_its_first_request(
     code = ("import sys, config.wsgi; "
             "print(all(m in sys.modules for m in ('config.urls', 'datasets_build.api', 'annotation.api.views')))")
     assert fresh_python(code) == "True"
+
+
+def test_a_web_worker_loads_the_brokers_client_when_it_starts_without_connecting(monkeypatch):
+    """The first import (or release) request a worker serves queues a job: with a broker, the client it queues it
+    with is loaded as the worker starts. Nothing listens at the broker's address: starting does not connect."""
+    monkeypatch.setenv("CELERY_BROKER_URL", "redis://127.0.0.1:9/0")
+    monkeypatch.delenv("CELERY_RESULT_BACKEND", raising=False)
+    code = ("import sys, config.wsgi; "
+            "print(all(m in sys.modules for m in ('kombu.transport.redis', 'celery.backends.redis')))")
+    assert fresh_python(code) == "True"
