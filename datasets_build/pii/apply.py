@@ -181,10 +181,11 @@ def scrub_record(
 #: and a short serial number hold no PII, so the detectors need not look at the most common guids.
 _PLAIN_GUID = re.compile(r"[a-z]+(?:-[a-z]+)*-v\d+(?:\.\d+)?_[a-z]+_\d{1,6}(?:_\d{1,6})?")
 #: What every PII type needs somewhere: an ``@`` (e-mail), ``.``, ``:`` or ``/`` (URL, IP), Hangul (names,
-#: addresses), a run of seven or more digits and separators (numbers) or a passport's letter and first three
-#: digits (the 2021 form, ``M123A4567``, has no such run). An identifier without any (``bench-000123``,
-#: ``g-17``) skips the detectors.
-_MAYBE_PII = re.compile(r"[@.:/\uac00-\ud7a3]|\d[\d\s()\u2013-]{6,}|[MSRODG]\d{3}")
+#: addresses, plates, the cues of accounts and licences), a passport's letter and first three digits, or a run
+#: of nine or more digits and separators: every other number detector's finding holds at least nine digits
+#: (detectors._NUMBER_DETECTORS) in one run of them (its separators are these, or a ``.``). An identifier
+#: without any (``bench-000123``, a serial such as ``b-0012345``, ``g-17``) skips the detectors.
+_MAYBE_PII = re.compile(r"[@.:/\uac00-\ud7a3]|\d[\d\s()\u2013-]{8,}|[MSRODG]\d{3}")
 
 
 def scrub_identifier(value: str, policy: PiiPolicy, field: str = "guid") -> tuple[str, list[dict[str, Any]]]:

@@ -186,6 +186,25 @@ def test_bands_go_with_their_item_and_project(tmp_path, make_project):
 
 
 @pytest.mark.django_db
+def test_an_import_into_a_project_whose_items_were_deleted_leaving_their_bands_finds_nothing_in_them(
+        tmp_path, make_project):
+    """Band rows have no foreign keys: items deleted with raw SQL leave theirs behind. A project without items
+    takes its near duplicates from what the import holds in memory (the bands in the database are its own,
+    or such leftovers): near copies of the deleted items are new items, and copies of one another a group."""
+    project = make_project("tc")
+    items_import(project, write(tmp_path / "a.jsonl", [BASE, "완전히 다른 두 번째 기사의 제목입니다 정말로"]), "jsonl")
+    with connection.cursor() as cursor:
+        cursor.execute(f"DELETE FROM {NearDuplicate._meta.db_table} WHERE project_id = %s", [project.pk])
+        cursor.execute(f"DELETE FROM {Item._meta.db_table} WHERE project_id = %s", [project.pk])
+    assert MinHashBand.objects.filter(project=project).count() == 2 * dedup.BANDS
+    result = items_import(project, write(tmp_path / "b.jsonl", [BASE + "!", "세 번째로 전혀 관계가 없는 문장이 여기에",
+                                                                BASE + "?"]), "jsonl")
+    assert result.items == 3 and result.summary["near_duplicates"] == 1
+    assert [sorted(Item.objects.get(pk=pk).payload["title"] for pk in group)
+            for group in near_duplicate_groups(project)] == [[BASE + "!", BASE + "?"]]
+
+
+@pytest.mark.django_db
 def test_bands_held_in_memory_and_written_when_full_find_the_same_groups(tmp_path, make_project, monkeypatch):
     """An import keeps its items' bands in memory and writes them when it ends, or when the memory is full:
     an item whose near copy was written to the database before (the memory full after every batch) is found

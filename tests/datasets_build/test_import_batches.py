@@ -8,10 +8,10 @@ import gc
 import time
 
 import pytest
-from django.db import OperationalError
+from django.db import IntegrityError, OperationalError, connection, transaction
 
-from annotation.models import Item
-from datasets_build import pipeline
+from annotation.models import Flag, Item, Source
+from datasets_build import pipeline, services
 from datasets_build.models import MinHashBand, NearDuplicate
 from datasets_build.services import items_import
 from tests.builders import nothing_written, write_jsonl
@@ -109,6 +109,45 @@ def test_a_database_failure_while_writing_reaches_the_caller_and_nothing_is_writ
     assert calls[:2] == [4, 4] and len(calls) == 2  # no batch is written after the failure
     assert nothing_written(project)
     assert gc.get_freeze_count() == 0  # the failed import gave the process's objects back to the collector
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_on_postgresql_the_references_an_import_writes_are_checked_as_its_first_batch_is_written(
+        tmp_path, make_project, small_batches, monkeypatch):
+    """Not at the commit, where the server would check every row of the import alone after the last batch
+    (pipeline.foreign_keys_checked_as_written): a batch whose items refer to a source that is not there fails
+    as it is written, and no batch is written after it."""
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite counts the missing references as it writes and fails the commit")
+    write = pipeline.ImportPipeline._write
+    calls = []
+
+    def counted_write(self, kept):
+        calls.append(len(kept))
+        return write(self, kept)
+
+    monkeypatch.setattr(services, "source_ensure", lambda **kwargs: Source(pk=10**9, name="gone", license="CC0-1.0"))
+    monkeypatch.setattr(pipeline.ImportPipeline, "_write", counted_write)
+    project = make_project("tc")
+    with pytest.raises(IntegrityError, match="foreign key"):
+        items_import(project, write_jsonl(tmp_path / "a.jsonl", titles(12)), "jsonl")
+    assert calls == [4]
+    assert nothing_written(project)
+
+
+@pytest.mark.django_db
+def test_an_import_leaves_the_references_of_the_rest_of_its_transaction_checked_at_the_commit(tmp_path, make_project):
+    """The import checks the references it writes as it writes them (pipeline.foreign_keys_checked_as_written);
+    afterwards its transaction checks them at the commit again, as Django declares them: a row may refer to
+    nothing for a while, if nothing refers to nothing when the transaction commits."""
+    project = make_project("tc")
+    with transaction.atomic():
+        assert items_import(project, write_jsonl(tmp_path / "a.jsonl", titles(3)), "jsonl").items == 3
+        flag = Flag.objects.create(item_id=10**9, kind="toxic", note="refers to no item yet")
+        flag.item_id = Item.objects.filter(project=project).first().pk
+        flag.save()
+    assert Flag.objects.get(pk=flag.pk).item.project == project
 
 
 @pytest.mark.django_db

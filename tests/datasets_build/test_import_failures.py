@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotation.models import Item
-from datasets_build import pipeline, prepare
-from datasets_build.models import ImportJob, ImportStatus
+from annotation.models import Flag, Item, Source
+from datasets_build import pipeline, prepare, services
+from datasets_build.models import ImportJob, ImportStatus, MinHashBand, NearDuplicate
 from datasets_build.tasks import run_import
 from tests.builders import jsonl
 
@@ -203,6 +203,26 @@ def test_a_200_mb_record_is_refused_under_a_memory_cap(run, media, tmp_path):
     finally:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
     assert_failed(job, media, 1, "larger than the limit of 1,048,576 characters")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_items_referring_to_a_row_that_is_not_there_fail_the_job_and_nothing_is_written(run, media, monkeypatch):
+    """The database checks every reference the import writes (when each batch is written on PostgreSQL, at the
+    commit elsewhere; transactions are real here): a source row gone from under the import fails the job, and the
+    items, their flags, bands and near-duplicate groups written before the check are all rolled back."""
+    def gone(**kwargs: Any) -> Source:
+        return Source(pk=Source.objects.count() + 1000, name="gone", license="CC0-1.0")
+
+    monkeypatch.setattr(services, "source_ensure", gone)
+    near = "서울시는 다음 달부터 심야버스 노선을 다섯 개 늘리고 배차 간격을 줄인다고 밝혔다"
+    job = run("t.jsonl", jsonl(GOOD, {"guid": "x-2", "title": near}, {"guid": "x-3", "title": near + "!"},
+                               {"guid": "x-4", "title": "이 씨 발 놈들 다 필요 없다"}), "jsonl")
+    assert_failed(job, media, 0, "IntegrityError")
+    assert "foreign key" in job.message.lower()
+    project = job.project
+    assert not Flag.objects.filter(item__project=project).exists()
+    assert not MinHashBand.objects.filter(project=project).exists()
+    assert not NearDuplicate.objects.filter(project=project).exists()
 
 
 def test_a_value_the_database_refuses_fails_the_job(run, media, monkeypatch):

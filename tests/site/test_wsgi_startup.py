@@ -19,3 +19,13 @@ def test_a_web_worker_keeps_what_it_loaded_at_start_out_of_the_collectors_full_p
             "runpy.run_path('config/gunicorn.conf.py')['post_worker_init'](None); print(before, gc.get_freeze_count())")
     before, after = map(int, fresh_python(code).split())
     assert before == 0 and after > 50_000
+
+
+def test_a_web_worker_loads_the_brokers_client_when_it_starts_without_connecting(monkeypatch):
+    """The first import (or release) request a worker serves queues a job: with a broker, the client it queues it
+    with is loaded as the worker starts. Nothing listens at the broker's address: starting does not connect."""
+    monkeypatch.setenv("CELERY_BROKER_URL", "redis://127.0.0.1:9/0")
+    monkeypatch.delenv("CELERY_RESULT_BACKEND", raising=False)
+    code = ("import sys, config.wsgi; "
+            "print(all(m in sys.modules for m in ('kombu.transport.redis', 'celery.backends.redis')))")
+    assert fresh_python(code) == "True"
