@@ -455,7 +455,7 @@ class _Beside(threading.Thread):
     SQLite's one writer, would hide it; elsewhere ``work`` runs in the calling thread when its outcome is
     asked for, as it did before it ran beside."""
 
-    def __init__(self, work: Callable[[_Beside], Any]) -> None:
+    def __init__(self, work: Callable[[], Any]) -> None:
         super().__init__(name="release-beside", daemon=True)
         self._work = work
         self._result: Any = None
@@ -467,7 +467,7 @@ class _Beside(threading.Thread):
 
     def run(self) -> None:
         try:
-            self._result = self._work(self)
+            self._result = self._work()
         except BaseException as error:  # handed to the build's thread by outcome()
             self._error = error
         finally:
@@ -650,7 +650,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
 
     wants_agreement = bool(release.options.get("agreement", True))
 
-    def gold_then_agreement(_side: _Beside) -> tuple[bool, Any]:
+    def gold_then_agreement() -> tuple[bool, Any]:
         # The agreement report needs the gold current: computed once the gold is known to be.
         if gold_compute(project, when_stale=True) is not None:
             return False, None
@@ -672,9 +672,9 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
             # stream. So are the card's counts of the gold's rules and of the screening (PostgreSQL's scans).
             agreement = None
             if wants_agreement and gold is None:
-                agreement = _Beside(lambda _side: _agreement(project))
+                agreement = _Beside(lambda: _agreement(project))
                 beside.append(agreement)
-            card_counts = _Beside(lambda _side: (_gold_rule(source, project), selectors.screening_counts(project)))
+            card_counts = _Beside(lambda: (_gold_rule(source, project), selectors.screening_counts(project)))
             beside.append(card_counts)
             report("items", 0, total)
             with open(work, "wb", buffering=_WORK_BUFFER) as out:

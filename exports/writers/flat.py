@@ -71,7 +71,7 @@ class FlatSchema:
 
     @property
     def names(self) -> list[str]:
-        return [c.name for c in self.columns] + ["split"]
+        return [*self._names, "split"]
 
     def arrow_schema(self) -> pa.Schema:
         return pa.schema([pa.field(c.name, c.type) for c in self.columns] + [pa.field("split", STRING)])
@@ -105,20 +105,15 @@ class FlatSchema:
 
     def label(self, record: dict[str, Any]) -> str | None:
         """The stratification label of a record (``None`` when the task has none or the record lacks it)."""
-        parts = self._stratify_parts
-        if not parts:
+        if self._stratify_parts is None:
             return None
-        if len(parts) == 1:  # the common case, read once per record
-            value = record.get(parts[0])
-        else:
-            found, value = _lookup(record, parts)
-            if not found:
-                return None
-        return None if value is None else str(value)
+        found, value = _lookup(record, self._stratify_parts)
+        return None if not found or value is None else str(value)
 
     @cached_property
-    def _stratify_parts(self) -> list[str]:
-        return self.stratify.split(".") if self.stratify is not None else []
+    def _stratify_parts(self) -> list[str] | None:
+        """``stratify`` split once, not for every record."""
+        return self.stratify.split(".") if self.stratify is not None else None
 
 
 def _lookup(value: Any, parts: list[str]) -> tuple[bool, Any]:
@@ -143,14 +138,6 @@ def _getter(column: Column) -> Callable[[dict[str, Any]], Any]:
         return lambda record: _coerce(column.value(record), column.type)
     if len(column.paths) == 1 and "*" not in parts:
         first, *rest = parts
-        if len(rest) == 1:  # the usual depth, without the walk
-            (last,) = rest
-
-            def two_deep(record: dict[str, Any]) -> Any:
-                value = record.get(first)
-                return value.get(last) if isinstance(value, dict) else None
-
-            return two_deep
 
         def nested(record: dict[str, Any]) -> Any:
             value: Any = record.get(first)
