@@ -276,7 +276,7 @@ GOLDSET_NEAR_DUPLICATE_THRESHOLD = float(os.environ.get("GOLDSET_NEAR_DUPLICATE_
 GOLDSET_PII_SALT = os.environ.get("GOLDSET_PII_SALT", "")
 # Kiwi (the threat screener's and DP's analyser) allocates through its own mimalloc, which by default keeps
 # memory it freed for later use: told to hand it back at once, a process that lets go of the analyser
-# (datasets_build.morph.analyser_loaded) gets that memory back. mimalloc reads it when Kiwi is first
+# (datasets_build.morph.analyser_let_go) gets that memory back. mimalloc reads it when Kiwi is first
 # imported, which is after the settings; a value set outside is kept.
 os.environ.setdefault("MIMALLOC_PURGE_DELAY", "0")
 # Toxicity and bias screeners run on every imported item (dotted paths of classes; docs/screening.md).

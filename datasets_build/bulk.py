@@ -3,7 +3,8 @@
 Django's ``bulk_create`` on psycopg quotes every value into the SQL text on the client, which cost more
 than the rest of the import (docs/performance.md). ``COPY`` streams the same values, converted by the
 fields exactly as ``save`` converts them (``pre_save`` fills ``auto_now_add``). Where the caller needs the
-primary keys, they come from the table's sequence beforehand: the ids ``bulk_create`` would have set.
+primary keys, they come from the table's sequence beforehand (or ahead of the write: :class:`ReservedIds`): the
+ids ``bulk_create`` would have set.
 
 Converting every value through its field (``get_db_prep_save``) then cost as much as the rest of the write,
 so the common cases take a shorter path with the same result: a ``str``/``int``/``bool``/``float`` for a
@@ -139,8 +140,8 @@ class EncodedRows:
     """New rows of a model encoded in two steps, so that most of the work can happen elsewhere (the import's
     worker processes) before the writer knows the rest: :meth:`encode` turns a row's own values into the
     text of their ``COPY`` columns (PostgreSQL; elsewhere the row stays as it is); :meth:`insert` adds the
-    columns only the writer knows (``writer_fields``: the foreign keys it resolves), the primary key and the
-    batch's time (``auto_now`` fields), and writes them."""
+    columns only the writer knows (``writer_fields``: the foreign keys it resolves, a status it decides), the
+    primary key and the batch's time (``auto_now`` fields), and writes them."""
 
     def __init__(self, model: type[models.Model], writer_fields: Sequence[str] = ()) -> None:
         meta = model._meta
@@ -171,8 +172,9 @@ class EncodedRows:
             return tuple([value(row) for value in self._values])
         return row
 
-    def insert(self, rows: Sequence[tuple[Sequence[Any], Any]], *, ids: bool = False) -> list[int]:
-        """Write ``(writer values, encoded row)`` pairs; returns the primary keys when ``ids``, else ``[]``."""
+    def insert(self, rows: Sequence[tuple[Sequence[Any], Any]], *, ids: bool | list[int] = False) -> list[int]:
+        """Write ``(writer values, encoded row)`` pairs. ``ids``: the rows' primary keys (PostgreSQL; reserved
+        by :class:`ReservedIds`), or true to take them from the table's sequence; returns them (else ``[]``)."""
         connection = connections[DEFAULT_DB_ALIAS]
         if connection.vendor == "sqlite":
             return self._insert_sqlite(connection, rows, ids=ids)
@@ -184,17 +186,16 @@ class EncodedRows:
         if not rows:
             return []
         meta = self.model._meta
-        pks: list[int] = []
+        pks: list[int] = ids if isinstance(ids, list) else []
         with connection.cursor() as cursor:
-            if ids:
+            if ids is True:
                 # The sequence is looked up once (OFFSET 0 keeps the subquery from being inlined): named in
                 # nextval's argument, its catalog lookup ran once per row and cost ten times the nextvals.
-                cursor.execute("SELECT nextval(s.seq) FROM (SELECT pg_get_serial_sequence(%s, %s)::regclass AS seq "
-                               "OFFSET 0) AS s, generate_series(1, %s)", [meta.db_table, meta.pk.column, len(rows)])
+                cursor.execute(_NEXT_IDS, [meta.db_table, meta.pk.column, len(rows)])
                 pks = [pk for (pk,) in cursor.fetchall()]
             fields = ([meta.pk] if ids else []) + self.writer_fields + self.time_fields + self.fields
             columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-            # The writer's values are keys (integers or NULL); the batch's time is one text for every row.
+            # The writer's values are keys (integers or NULL) or choices; the batch's time is one text for every row.
             times = "".join(f"{_copy_text(timezone.now())}\t" for _ in self.time_fields)
             heads = [_key_text(pk) for pk in pks] if ids else [""] * len(rows)
             with copy_from_stdin(cursor, f"COPY {connection.ops.quote_name(meta.db_table)} ({columns}) "
@@ -231,6 +232,42 @@ class EncodedRows:
             finally:
                 cursor.close()
         return list(range(last - len(rows) + 1, last + 1))
+
+
+# The sequence is looked up once (OFFSET 0 keeps the subquery from being inlined): named in nextval's argument,
+# its catalog lookup ran once per row and cost ten times the nextvals.
+_NEXT_IDS = ("SELECT nextval(s.seq) FROM (SELECT pg_get_serial_sequence(%s, %s)::regclass AS seq OFFSET 0) AS s, "
+             "generate_series(1, %s)")
+
+
+class ReservedIds:
+    """Primary keys of a model's rows to come, taken from its sequence ahead of their writing (PostgreSQL;
+    elsewhere :meth:`take` gives None and the insert numbers the rows): the import indexes a batch by its ids
+    while the writer is still writing earlier ones. Taken in blocks that double up to :data:`MAX_BLOCK`, so
+    that a small import leaves few numbers unused; unused ones are gaps, as a rolled-back insert leaves.
+
+    The block is asked for on the raw connection, past Django's wrappers: the import's other queries wait for
+    the writer (they must see what it wrote), a number from the sequence need not."""
+
+    MAX_BLOCK = 1 << 15
+
+    def __init__(self, model: type[models.Model]) -> None:
+        self._connection = connections[DEFAULT_DB_ALIAS]
+        self._table, self._column = model._meta.db_table, model._meta.pk.column
+        self._held: list[int] = []
+        self._block = 0
+
+    def take(self, n: int) -> list[int] | None:
+        if self._connection.vendor != "postgresql":
+            return None
+        if len(self._held) < n:
+            self._block = min(max(n, 2 * self._block), max(n, self.MAX_BLOCK))
+            self._connection.ensure_connection()
+            with self._connection.wrap_database_errors:
+                rows = self._connection.connection.execute(_NEXT_IDS, [self._table, self._column, self._block])
+                self._held += [pk for (pk,) in rows.fetchall()]
+        taken, self._held = self._held[:n], self._held[n:]
+        return taken
 
 
 def execute_many(statement: str, rows: Sequence[Sequence[Any]]) -> None:

@@ -47,9 +47,8 @@ def _kiwi() -> Any:
     # MIMALLOC_PURGE_DELAY (config/settings.py) makes Kiwi hand back the memory it frees.
     from kiwipiepy import Kiwi
 
-    # One thread: the analyser is built before the preparation workers are forked, and the thread pool of
-    # Kiwi's default would not exist in them; an analysis of one sentence at a time gains nothing from it,
-    # and the pool's threads cost the importer CPU (docs/performance.md). The analyses are the same.
+    # One thread: an analysis of one sentence at a time gains nothing from the thread pool of Kiwi's default,
+    # whose threads cost CPU (docs/performance.md). The analyses are the same.
     # Without the multi-word dictionary: it makes names of several words ("해리 포터와 마법사의 돌") one
     # morpheme across eojeol, which the eojeol columns cannot hold, and it is most of the model's loading
     # (less than half the CPU and 190 MB less without it; the threat screener's hits are the same).
@@ -58,15 +57,10 @@ def _kiwi() -> Any:
         return Kiwi(num_workers=0, load_multi_dict=False)
 
 
-@contextmanager
-def analyser_loaded() -> Iterator[None]:
-    """Kiwi loaded, model and all, for the block: processes forked inside share it. Building the analyser
-    and its first analysis (which loads the rest of the model) take seconds of CPU and hundreds of MB, which
-    each forked process paid again when it loaded its own. Unless it was loaded before, it is let go when
-    the block ends, and its memory handed back to the system."""
-    with analyser_let_go():
-        _kiwi().tokenize("가", compatible_jamo=True)
-        yield
+def load_analyser() -> None:
+    """Kiwi loaded, model and all: building the analyser and its first analysis (which loads the rest of the
+    model) take a second of CPU and hundreds of MB."""
+    _kiwi().tokenize("가", compatible_jamo=True)
 
 
 @contextmanager

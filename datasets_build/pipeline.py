@@ -8,8 +8,10 @@
   screened (:mod:`.screening`), the content hash and MinHash signature computed;
 * deduplicator — exact duplicates within the file (here, in file order) and against the project (per batch);
 * writer — ``COPY`` (PostgreSQL; ``bulk_create`` elsewhere, :mod:`.bulk`) in batches inside the caller's
-  transaction, in a thread of its own (:mod:`.writer`); each written batch is indexed for near duplicates
-  (groups, :mod:`.dedup`) here while the writer writes the next, and the writer then writes its groups.
+  transaction, in a thread of its own (:mod:`.writer`); each batch given to it is indexed for near duplicates
+  (groups, :mod:`.dedup`) here while the writer writes, and the writer then writes its groups. A batch whose
+  texts the model screeners still screen (in a process of their own, :class:`.prepare.ModelScreening`) waits
+  for them in the writer, not here.
 
 All or nothing: after the first bad record nothing more is written, but reading and checking go on so
 the report lists every problem (up to the cap); the caller then rolls the transaction back. Memory is
@@ -66,6 +68,10 @@ BATCH_SIZE = 1000
 #: (docs/performance.md, "The writing side"). Not on SQLite, whose work is this process's own CPU: runs into
 #: the project's part of the index cost it more than the one sorted write at the end.
 BAND_RUN = 1 << 17
+#: Writes that may wait their turn in the writer (two a batch: its items, then its groups): enough for the
+#: batches prepared while the model screeners load their models (about a second) to be checked and indexed
+#: meanwhile, few enough to bound the memory.
+WRITES_AHEAD = 24
 #: The annotator name of a corpus label without an annotator id (task types use ``""``).
 CORPUS_ANNOTATOR = "corpus"
 
@@ -134,6 +140,11 @@ class ImportPipeline:
         self._pii = Counter[tuple[str, str]]()
         self._hits = Counter[tuple[str, str]]()
         self._flagged = 0
+        #: Records read since the last write whose model screening comes later, and what it found (counted in
+        #: the writer's thread, which finishes it).
+        self._screened_later: list[Prepared] = []
+        self._later_hits = Counter[tuple[str, str]]()
+        self._later_flagged = 0
         self._duplicates: list[dict[str, Any]] = []
         self._duplicate_count = 0
         self._near = 0
@@ -146,8 +157,10 @@ class ImportPipeline:
         self._bands_let_go = False
         #: Writes each checked batch while the next is read and checked (set while :meth:`run` runs).
         self._writer: BatchWriter | None = None
-        #: The batch given to the writer last (its ids to come) and not yet indexed for near duplicates.
-        self._unindexed: tuple[Future[list[int]], list[Prepared]] | None = None
+        #: Item ids taken ahead of the writes (PostgreSQL), so that a batch is indexed without waiting for them.
+        self._ids = bulk.ReservedIds(Item)
+        #: The batch given to the writer last (its ids, or their future) and not yet indexed for near duplicates.
+        self._unindexed: tuple[list[int] | Future[list[int]], list[Prepared]] | None = None
 
     # -- driving ----------------------------------------------------------------------------------
 
@@ -159,7 +172,8 @@ class ImportPipeline:
                                   source_id=self.source.pk if self.source else None, policy=self.policy,
                                   corpus_annotator=CORPUS_ANNOTATOR)
         try:
-            with long_lived_objects_frozen(), foreign_keys_checked_as_written(), batch_writer() as self._writer:
+            with long_lived_objects_frozen(), foreign_keys_checked_as_written(), \
+                    batch_writer(WRITES_AHEAD) as self._writer:
                 self._consume(prepared_records(preparer, self._records(),
                                                import_processes(self.path.stat().st_size)))
         except DatabaseError:
@@ -184,6 +198,8 @@ class ImportPipeline:
                 outcome.progress.read += 1
                 outcome.progress.screened += 1
                 self._tally(entry)
+                if entry.later is not None:
+                    self._screened_later.append(entry)
                 try:
                     prepared = self._deduplicate(entry)
                 except RecordError as error:
@@ -204,6 +220,8 @@ class ImportPipeline:
         if outcome.ok:
             self._index_written()
             assert self._writer is not None
+            if self._screened_later:  # duplicates after the last batch
+                self._writer.submit(self._finish_screening, self._take_screened_later())
             self._writer.submit(self._write_bands, *self._pending.take_unwritten())
 
     def _error(self, error: dict[str, Any]) -> None:
@@ -251,7 +269,8 @@ class ImportPipeline:
             self._pii.update(prepared.pii)
         if prepared.hits:
             self._hits.update(prepared.hits)
-        self._flagged += bool(prepared.flags)
+        if prepared.later is None:  # else once its screening is finished
+            self._flagged += bool(prepared.flags)
 
     def _deduplicate(self, prepared: Prepared) -> Prepared | None:
         record_no, key, external_id = prepared.record_no, prepared.key, prepared.external_id
@@ -303,16 +322,19 @@ class ImportPipeline:
                                                                     f"already exists in the project").as_dict())
                 return
             kept.append(prepared)
-        if kept:
-            if self._seen is not None:  # before the next batch's lookups, which may be checked before it is written
-                self._seen.add(dedup.text_key(value) for p in kept for value in (p.content_hash, p.external_id)
-                               if value)
-            assert self._writer is not None
-            written = self._writer.submit(self._write, kept)
-            # The batch before is indexed here while the writer writes this one (in the writer's thread, its
-            # indexing and the database's work on the batch waited for one another: docs/performance.md).
-            self._index_written()
-            self._unindexed = (written, kept)
+        assert self._writer is not None
+        if not kept:
+            if self._screened_later:
+                self._writer.submit(self._finish_screening, self._take_screened_later())
+            return
+        if self._seen is not None:  # before the next batch's lookups, which may be checked before it is written
+            self._seen.add(dedup.text_key(value) for p in kept for value in (p.content_hash, p.external_id) if value)
+        ids = self._reserved_ids(len(kept))
+        written = self._writer.submit(self._write, kept, ids, self._take_screened_later())
+        # The batch before is indexed here while the writer writes (in the writer's thread, its indexing and the
+        # database's work on the batch waited for one another: docs/performance.md).
+        self._index_written()
+        self._unindexed = (written if ids is None else ids, kept)
 
     def _index_written(self) -> None:
         """Index the batch given to the writer last for near duplicates (once the writer has its ids), and give
@@ -321,17 +343,38 @@ class ImportPipeline:
             return
         written, kept = self._unindexed
         self._unindexed = None
-        ids = written.result()
+        ids = written if isinstance(written, list) else written.result()
         band_keys = np.array([p.band_keys for p in kept], dtype=np.int64).reshape(len(kept), dedup.BANDS)
         assert self._writer is not None
         self._writer.submit(self._write_groups, *self._index_near_duplicates(ids, kept, band_keys))
 
-    def _write(self, kept: list[Prepared]) -> list[int]:
-        """Write a checked batch: items, their annotations and flags (in the :class:`~.writer.BatchWriter`'s
-        thread); returns the items' ids. Nothing here can be a record's error; a database error goes to the
-        caller, who rolls the import back."""
+    def _reserved_ids(self, n: int) -> list[int] | None:
+        try:
+            return self._ids.take(n)
+        except DatabaseError:
+            assert self._writer is not None
+            self._writer.wait()  # a write that failed (the transaction aborted since) is the error to report
+            raise
+
+    def _take_screened_later(self) -> list[Prepared]:
+        taken, self._screened_later = self._screened_later, []
+        return taken
+
+    def _finish_screening(self, records: list[Prepared]) -> None:
+        """Finish the screening the model screeners did after these records were prepared (in the writer's
+        thread: waiting for them holds the writes up, not the import), and count what they found."""
+        for prepared in records:
+            self._later_hits.update(prepared.finish_screening())
+            self._later_flagged += bool(prepared.flags)
+
+    def _write(self, kept: list[Prepared], ids: list[int] | None, screened_later: list[Prepared]) -> list[int]:
+        """Write a checked batch: items (with ``ids``, else numbered by the database), their annotations and
+        flags (in the :class:`~.writer.BatchWriter`'s thread), once the screening of the records read since the
+        last write is finished; returns the items' ids. Nothing here can be a record's error; a database error
+        goes to the caller, who rolls the import back."""
+        self._finish_screening(screened_later)
         with transaction.atomic():
-            ids = ITEM_ROWS.insert([((), p.item) for p in kept], ids=True)
+            ids = ITEM_ROWS.insert([((p.screening_status,), p.item) for p in kept], ids=ids or True)
             # The batch's annotators looked up once each, not once per label.
             users = {who: self._user(who).pk for who in dict.fromkeys(who for p in kept for who, _ in p.annotations)}
             labels = [((pk, users[who]), row) for pk, p in zip(ids, kept, strict=True) for who, row in p.annotations]
@@ -607,12 +650,12 @@ class ImportPipeline:
         for (pii_type, action), n in sorted(self._pii.items()):
             pii.setdefault(pii_type, {})[action] = n
         screening: dict[str, dict[str, int]] = {}
-        for (kind, category), n in sorted(self._hits.items()):
+        for (kind, category), n in sorted((self._hits + self._later_hits).items()):
             screening.setdefault(kind, {})[category] = n
         return {
             "pii": pii,
             "screening": screening,
-            "needs_review": self._flagged,
+            "needs_review": self._flagged + self._later_flagged,
             "duplicates_skipped": self._duplicate_count,
             "duplicates": sorted(self._duplicates, key=lambda d: d["record"]),  # found per batch: in-file ones first
             "near_duplicates": self._near,

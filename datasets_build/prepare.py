@@ -19,13 +19,13 @@ import multiprocessing
 import os
 import signal
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
-from typing import Any
+from typing import Any, Self, TypeVar
 
 import numpy as np
 from django.conf import settings
@@ -40,11 +40,19 @@ from .pii import PiiPolicy, Scrubber
 from .pii.apply import scrub_identifier, scrub_record
 from .pii.redact import redact_message
 from .readers import MAX_DEPTH, RecordError
-from .screening import let_go_after, loaded_for_workers, screen_text
+from .screening import (
+    ScreenHit,
+    let_go_after,
+    load_models,
+    model_screeners_configured,
+    screen_with_models,
+    screen_without_models,
+)
 
 logger = logging.getLogger(__name__)
-#: How the importer's items and labels are written (the rows encoded here, in the workers).
-ITEM_ROWS = bulk.EncodedRows(Item)
+#: How the importer's items and labels are written (the rows encoded here, in the workers). An item's screening
+#: status is given when it is written: the model screeners may finish with it after its preparation.
+ITEM_ROWS = bulk.EncodedRows(Item, writer_fields=("screening_status",))
 ANNOTATION_ROWS = bulk.EncodedRows(Annotation, writer_fields=("item", "annotator"))
 #: Records per chunk handed to a worker: large enough that the hand-over (pickling) is a small part of
 #: its cost and the MinHash of a chunk is one numpy pass, small enough to keep every process busy.
@@ -55,6 +63,11 @@ IN_FLIGHT_CHUNKS = 12
 #: The default's cap: the importer itself keeps up with a few workers only (docs/performance.md), and a
 #: machine's core count (a container sees its host's) must not become dozens of processes.
 MAX_DEFAULT_PROCESSES = 4
+#: How much a preparation worker gives way to the importer and its database server (``nice``): they are the
+#: import's critical path, and the workers, which prepare ahead of them, took their CPU on 2 cores.
+PREPARATION_NICENESS = 10
+
+T = TypeVar("T")
 
 
 def import_processes(file_bytes: int) -> int:
@@ -77,18 +90,55 @@ class Prepared:
     group_key: str
     #: :func:`dedup_key` of the item.
     key: str
-    #: The item's row without its id (:data:`ITEM_ROWS`), and per imported label its annotator's name and
-    #: row without item and annotator (:data:`ANNOTATION_ROWS`).
+    #: The item's row without its id and screening status (:data:`ITEM_ROWS`), and per imported label its
+    #: annotator's name and row without item and annotator (:data:`ANNOTATION_ROWS`).
     item: dict[str, Any] | str
     annotations: list[tuple[str, dict[str, Any] | str]]
+    #: With ``later``, those of its PII findings only so far.
     flags: list[tuple[str, str]]
     #: (type, action) of each PII finding and (kind, category) of each screening hit, for the summary.
     pii: list[tuple[str, str]]
     hits: list[tuple[str, str]]
+    #: The model screeners' look at the text, when it comes after the preparation (see :class:`ModelScreening`).
+    later: LaterScreening | None = None
     #: The item's text until its chunk is MinHashed, then its signature and band keys.
     text: str = ""
     signature: np.ndarray | None = None
     band_keys: list[int] = field(default_factory=list)
+
+    @property
+    def screening_status(self) -> str:
+        return ScreeningStatus.NEEDS_REVIEW if self.flags else ScreeningStatus.CLEAR
+
+    def finish_screening(self) -> list[tuple[str, str]]:
+        """Complete the screening that the model screeners did after the record was prepared (waiting for them
+        if they are not done): the flags of all its hits added. Returns (kind, category) of their hits."""
+        later, self.later = self.later, None
+        assert later is not None
+        found = later.result()
+        self.flags += _screening_flags(later.hits + found)
+        summary = _summarised(found)
+        self.hits += summary
+        return summary
+
+
+@dataclass
+class LaterScreening:
+    """A text that the model screeners must still look at, and the hits the others found in it."""
+
+    text: str
+    hits: list[ScreenHit]
+    #: Their hits of the text's chunk, and the text's place among them, once it was handed to them.
+    found: Future[list[list[ScreenHit]]] | None = None
+    index: int = 0
+    screening: ModelScreening | None = None
+
+    def result(self) -> list[ScreenHit]:
+        assert self.found is not None and self.screening is not None
+        try:
+            return self.found.result()[self.index]
+        except BrokenProcessPool:
+            raise self.screening.died() from None
 
 
 @dataclass
@@ -126,8 +176,10 @@ class RecordPreparer:
         self.policy = policy
         self.corpus_annotator = corpus_annotator
 
-    def prepare_chunk(self, entries: list[tuple[int, dict[str, Any]] | Failed]) -> list[Prepared | Failed]:
-        """Prepare read records (``(record no, record)``; failures pass through) and MinHash the chunk."""
+    def prepare_chunk(self, entries: list[tuple[int, dict[str, Any]] | Failed], *, models_later: bool = False
+                      ) -> list[Prepared | Failed]:
+        """Prepare read records (``(record no, record)``; failures pass through) and MinHash the chunk; with
+        ``models_later``, the texts the model screeners might hit are left to them (:class:`ModelScreening`)."""
         results: list[Prepared | Failed] = []
         for entry in entries:
             if isinstance(entry, Failed):
@@ -135,7 +187,7 @@ class RecordPreparer:
                 continue
             record_no, record = entry
             try:
-                results.append(self.prepare(record_no, record))
+                results.append(self.prepare(record_no, record, models_later=models_later))
             except RecordError as error:
                 # Messages may quote the raw record; the errors are stored and shown, so its PII is taken out.
                 results.append(Failed({**error.as_dict(), "message": redact_message(error.message, record)}))
@@ -148,7 +200,7 @@ class RecordPreparer:
             p.text, p.signature, p.band_keys = "", signature, keys
         return results
 
-    def prepare(self, record_no: int, record: dict[str, Any]) -> Prepared:
+    def prepare(self, record_no: int, record: dict[str, Any], *, models_later: bool = False) -> Prepared:
         task = self.task
         record = task.complete_record(record)
         try:
@@ -203,23 +255,24 @@ class RecordPreparer:
             flags.append((FlagKind.PII, "PII detected and kept for review: "
                           + ", ".join(f"{t} ×{n}" for t, n in sorted(detected.items()))))
         text = task.item_text(payload)
-        hits = screen_text(text)
-        for kind in (FlagKind.TOXIC, FlagKind.BIAS) if hits else ():
-            found = [h for h in hits if h.kind == kind]
-            if found:
-                flags.append((kind, "; ".join(f"{h.category} at [{h.start}, {h.end}) by {h.rule}" for h in found)))
+        hits, to_models = screen_without_models(text)
+        later = None
+        if to_models and models_later:
+            later = LaterScreening(text, hits)
+        else:
+            if to_models:
+                hits += screen_with_models(text)
+            flags += _screening_flags(hits)
         item = ITEM_ROWS.encode({
             "project_id": self.project_id, "source_id": self.source_id, "payload": payload,
             "external_id": external_id, "meta": scrubbed.meta, "content_hash": text_hash,
             "group_key": group_key, "split": parsed.split, "pii_findings": findings,
-            "screening_status": ScreeningStatus.NEEDS_REVIEW if flags else ScreeningStatus.CLEAR,
         })
         return Prepared(
             record_no, external_id, text_hash, group_key, dedup_key(task, payload, text_hash), item,
             [(who, ANNOTATION_ROWS.encode({"stage": stage, "payload": label, "imported": True}))
              for who, stage, label in annotations],
-            flags, pii=[(f["type"], f["action"]) for f in findings],
-            hits=[(h.kind, h.category) for h in hits if h.kind in (FlagKind.TOXIC, FlagKind.BIAS)], text=text)
+            flags, pii=[(f["type"], f["action"]) for f in findings], hits=_summarised(hits), later=later, text=text)
 
     def _validate(self, record_no: int, payload: dict[str, Any], annotations: list[tuple[str, str, dict[str, Any]]],
                   *, prefix: str) -> tuple[tuple[dict[str, Any], str], list[tuple[str, str, dict[str, Any]]]]:
@@ -238,6 +291,19 @@ class RecordPreparer:
                 raise RecordError(record_no, where, prefix + error.message + who) from None
             checked.append((annotator, stage, normalised))
         return checked_item, checked
+
+
+def _screening_flags(hits: list[ScreenHit]) -> list[tuple[str, str]]:
+    flags = []
+    for kind in (FlagKind.TOXIC, FlagKind.BIAS) if hits else ():
+        found = [h for h in hits if h.kind == kind]
+        if found:
+            flags.append((kind, "; ".join(f"{h.category} at [{h.start}, {h.end}) by {h.rule}" for h in found)))
+    return flags
+
+
+def _summarised(hits: list[ScreenHit]) -> list[tuple[str, str]]:
+    return [(h.kind, h.category) for h in hits if h.kind in (FlagKind.TOXIC, FlagKind.BIAS)]
 
 
 _SCALARS = (int, float, bool, type(None))
@@ -280,11 +346,13 @@ def _refresh_tokens(before: list[Any], after: list[Any]) -> None:
 _worker_preparer: RecordPreparer | None = None
 
 
-def _start_worker(preparer: RecordPreparer) -> None:
+def _start_worker(preparer: RecordPreparer | None = None) -> None:
     """A worker forked from a Celery worker inherits its signal handlers; the pool stops workers with SIGTERM,
-    which must simply end them."""
+    which must simply end them. A preparation worker also gives way to the importer (:data:`PREPARATION_NICENESS`)."""
     global _worker_preparer
     _worker_preparer = preparer
+    if preparer is not None:
+        os.nice(PREPARATION_NICENESS)
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
         signal.signal(signum, signal.SIG_DFL)
 
@@ -299,7 +367,7 @@ Packed = tuple[list[tuple[Any, ...] | Failed], np.ndarray, np.ndarray]
 
 def _prepare_in_worker(entries: list[tuple[int, dict[str, Any]] | Failed]) -> Packed:
     assert _worker_preparer is not None
-    results = _worker_preparer.prepare_chunk(entries)
+    results = _worker_preparer.prepare_chunk(entries, models_later=True)
     prepared = [r for r in results if isinstance(r, Prepared)]
     signatures = np.array([p.signature for p in prepared], dtype=np.uint32).reshape(-1, dedup.NUM_PERM)
     band_keys = np.array([p.band_keys for p in prepared], dtype=np.int64).reshape(-1, dedup.BANDS)
@@ -320,7 +388,9 @@ def _unpacked(packed: Packed) -> Iterator[Prepared | Failed]:
 def prepared_records(preparer: RecordPreparer, entries: Iterable[tuple[int, dict[str, Any]] | Failed],
                      processes: int = 0) -> Iterator[Prepared | Failed]:
     """Every entry prepared, in the order read. With ``processes``, chunks are prepared by that many forked
-    workers, at most IN_FLIGHT_CHUNKS in flight, so memory stays bounded whatever the file's size."""
+    workers, at most IN_FLIGHT_CHUNKS in flight, so memory stays bounded whatever the file's size, and the
+    model screeners run in a process of their own (:class:`ModelScreening`): a record they must still look at
+    comes with its ``later`` screening, to finish (:meth:`Prepared.finish_screening`) before it is written."""
     chunks = _chunks(entries)
     if processes <= 0:
         with let_go_after():
@@ -335,53 +405,93 @@ def prepared_records(preparer: RecordPreparer, entries: Iterable[tuple[int, dict
     # An executor rather than multiprocessing.Pool: a worker killed in the middle (the OOM killer) breaks it,
     # and every wait then fails at once, where a Pool would replace the worker and wait for the lost chunk
     # forever — or hang when stopped, on a queue lock the dead worker held.
-    executor = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"),
-                                   initializer=_start_worker, initargs=(preparer,))
-    before = set(multiprocessing.active_children())
-    workers: list[multiprocessing.process.BaseProcess] = []
+    with ExitStack() as stack:
+        screening = stack.enter_context(ModelScreening()) if model_screeners_configured() else None
+        workers = stack.enter_context(_Processes(processes, initargs=(preparer,)))
+        pending: deque[Future[Packed]] = deque()
 
-    def died() -> WorkerDied:
-        for worker in workers:  # the executor stops the others (SIGTERM): their exit codes follow soon
-            worker.join(timeout=1)
-        codes = sorted((w.exitcode for w in workers if w.exitcode), key=lambda code: code == -signal.SIGTERM)
-        return WorkerDied(codes[0] if codes else None)
+        def prepared(future: Future[Packed]) -> list[Prepared | Failed]:
+            chunk = list(_unpacked(workers.result(future)))
+            if screening is not None:
+                screening.hand([p.later for p in chunk if isinstance(p, Prepared) and p.later is not None])
+            return chunk
 
-    # The screeners' models are loaded before the workers are forked, so that they share one copy, and let go
-    # of here once they are (this process does not screen).
-    models = ExitStack()
+        for chunk in chunks:
+            pending.append(workers.submit(_prepare_in_worker, chunk))
+            if len(pending) >= IN_FLIGHT_CHUNKS:
+                yield from prepared(pending.popleft())
+        while pending:
+            yield from prepared(pending.popleft())
 
-    def submit(chunk: list[tuple[int, dict[str, Any]] | Failed]) -> Future[Packed]:
-        if not workers:
-            models.enter_context(loaded_for_workers())
+
+class _Processes:
+    """Forked processes running the import's functions, as a context manager: on leaving it (also when the
+    consumer stops early or fails) the tasks not started are dropped, those running finish (a fraction of a
+    second), and the processes exit. A process that died makes every wait raise :class:`WorkerDied`."""
+
+    cancel_on_exit = True
+
+    def __init__(self, processes: int, initargs: tuple[Any, ...] = ()) -> None:
+        self._executor = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"),
+                                             initializer=_start_worker, initargs=initargs)
+        self._before = set(multiprocessing.active_children())
+        self._processes: list[multiprocessing.process.BaseProcess] = []
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._executor.shutdown(wait=True, cancel_futures=self.cancel_on_exit)
+
+    def submit(self, function: Callable[..., T], *args: Any) -> Future[T]:
         try:
-            with _children_allowed():  # the first submit forks the workers
-                future = executor.submit(_prepare_in_worker, chunk)
+            with _children_allowed():  # the first submit forks the processes
+                future = self._executor.submit(function, *args)
         except BrokenProcessPool:
-            raise died() from None
-        if not workers:
-            workers.extend(p for p in multiprocessing.active_children() if p not in before)
-            models.close()
+            raise self.died() from None
+        if not self._processes:
+            self._processes.extend(p for p in multiprocessing.active_children() if p not in self._before)
         return future
 
-    def result(future: Future[Packed]) -> Packed:
+    def result(self, future: Future[T]) -> T:
         try:
             return future.result()
         except BrokenProcessPool:
-            raise died() from None
+            raise self.died() from None
 
-    try:
-        pending: deque[Future[Packed]] = deque()
-        for chunk in chunks:
-            pending.append(submit(chunk))
-            if len(pending) >= IN_FLIGHT_CHUNKS:
-                yield from _unpacked(result(pending.popleft()))
-        while pending:
-            yield from _unpacked(result(pending.popleft()))
-    finally:
-        # Also when the consumer stops early (too many errors) or fails: the chunks not started are dropped,
-        # those running finish (a fraction of a second), and the workers exit.
-        executor.shutdown(wait=True, cancel_futures=True)
-        models.close()
+    def died(self) -> WorkerDied:
+        for process in self._processes:  # the executor stops the others (SIGTERM): their exit codes follow soon
+            process.join(timeout=1)
+        codes = sorted((p.exitcode for p in self._processes if p.exitcode),
+                       key=lambda code: code == -signal.SIGTERM)
+        return WorkerDied(codes[0] if codes else None)
+
+
+class ModelScreening(_Processes):
+    """The model screeners of an import prepared by workers, in a process of their own. Forked before any model
+    is loaded, it loads them while the workers prepare the first records (loaded in the importer before the
+    workers were forked, Kiwi held everything up for a second: docs/performance.md); then it screens the texts
+    the workers could not clear without them, a chunk's at a time. When it ends, the models' memory goes with
+    it. The hits of a corpus's texts are the same as screening each text whole in one process. Texts given
+    to it are screened even when the import stops (batches the writer holds may wait for them)."""
+
+    cancel_on_exit = False
+
+    def __init__(self) -> None:
+        super().__init__(1)
+        self.submit(load_models)
+
+    def hand(self, later: list[LaterScreening]) -> None:
+        """Give these texts to the model screeners (their hits follow in each one's ``found``)."""
+        if not later:
+            return
+        found = self.submit(_screen_with_models, [screening.text for screening in later])
+        for index, screening in enumerate(later):
+            screening.text, screening.found, screening.index, screening.screening = "", found, index, self
+
+
+def _screen_with_models(texts: list[str]) -> list[list[ScreenHit]]:
+    return [screen_with_models(text) for text in texts]
 
 
 class WorkerDied(RuntimeError):

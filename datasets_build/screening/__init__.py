@@ -5,15 +5,17 @@ named in ``settings.GOLDSET_SCREENERS`` (dotted paths; default: the rule-based K
 the threat screener over Kiwi's morphological analysis), so a model-based classifier can be added by writing
 a class with the same two members and listing it.
 Hits never drop an item: they mark it ``needs_review`` and raise a flag for the review queue.
-A screener that loads something large on first use (a model) may also offer ``loaded()``, a context manager
-that loads it now and lets it go afterwards (see :func:`loaded_for_workers`), and ``let_go()``, one that
-lets it go afterwards if the block loaded it (see :func:`let_go_after`).
+A screener with a model, loaded on first use, also offers ``load()``, which loads it now, and ``let_go()``, a
+context manager that lets it go afterwards if the block loaded it (see :func:`let_go_after`); it may offer
+``might_hit(text)``, false when ``screen`` is sure to find nothing in the text, told without the model. A large
+import runs such screeners in a process of their own, on the texts they might hit (see
+``datasets_build.prepare.ModelScreening``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from functools import cache
 from typing import Protocol
@@ -52,22 +54,44 @@ def screen_text(text: str) -> list[ScreenHit]:
     return [hit for screener in configured_screeners() for hit in screener.screen(text)]
 
 
+def _has_model(screener: Screener) -> bool:
+    return hasattr(screener, "load")
+
+
+def model_screeners_configured() -> bool:
+    return any(map(_has_model, configured_screeners()))
+
+
+def screen_without_models(text: str) -> tuple[list[ScreenHit], bool]:
+    """The hits of the screeners without a model, and whether those with one must still look at the text."""
+    hits: list[ScreenHit] = []
+    later = False
+    for screener in configured_screeners():
+        if not _has_model(screener):
+            hits += screener.screen(text)
+        elif not later:
+            might_hit = getattr(screener, "might_hit", None)
+            later = might_hit is None or might_hit(text)
+    return hits, later
+
+
+def screen_with_models(text: str) -> list[ScreenHit]:
+    """The hits of the screeners with a model (loaded now if they were not)."""
+    return [hit for screener in configured_screeners() if _has_model(screener) for hit in screener.screen(text)]
+
+
+def load_models() -> None:
+    """Load the screeners' models now (a process about to screen many texts)."""
+    for screener in configured_screeners():
+        if _has_model(screener):
+            screener.load()  # type: ignore[attr-defined]
+
+
 @contextmanager
-def _inside_each_screener(context: str) -> Iterator[None]:
-    """The block inside each configured screener's ``context`` manager, for those that offer it."""
+def let_go_after() -> Iterator[None]:
+    """What the configured screeners load during the block (on first use) is let go when it ends."""
     with ExitStack() as stack:
         for screener in configured_screeners():
-            if manager := getattr(screener, context, None):
-                stack.enter_context(manager())
+            if _has_model(screener):
+                stack.enter_context(screener.let_go())  # type: ignore[attr-defined]
         yield
-
-
-def let_go_after() -> AbstractContextManager[None]:
-    """What the configured screeners load during the block (on first use) is let go when it ends."""
-    return _inside_each_screener("let_go")
-
-
-def loaded_for_workers() -> AbstractContextManager[None]:
-    """Load what the configured screeners would load on first use, for processes forked inside: they share
-    the loaded memory instead of each loading its own copy. Whatever was loaded here is let go on leaving."""
-    return _inside_each_screener("loaded")

@@ -69,7 +69,7 @@ class ThreatScreener:
         self._rule = f"{NAME}@{VERSION}"
 
     def screen(self, text: str) -> list[ScreenHit]:
-        if not _CANDIDATE.search(text):
+        if not self.might_hit(text):
             return []
         hits: list[ScreenHit] = []
         for sentence in _SENTENCE.finditer(text):
@@ -79,11 +79,14 @@ class ThreatScreener:
             hits.extend(self._sentence_hits(text, morphs))
         return hits
 
-    def loaded(self) -> AbstractContextManager[None]:
-        """Kiwi's model loaded until the block ends (unless it was loaded before; see screening)."""
-        from datasets_build.morph import analyser_loaded
+    def might_hit(self, text: str) -> bool:
+        return _CANDIDATE.search(text) is not None
 
-        return _forgetting(analyser_loaded())
+    def load(self) -> None:
+        """Kiwi's model loaded now (see screening)."""
+        from datasets_build.morph import load_analyser
+
+        load_analyser()
 
     def let_go(self) -> AbstractContextManager[None]:
         """Kiwi's model, if the block loads it, let go when the block ends (see screening)."""

@@ -102,8 +102,8 @@ def test_a_job_interrupted_mid_import_leaves_nothing_and_reruns_cleanly(make_pro
     original = pipeline.ImportPipeline._write  # a batch's writing
     calls = {"n": 0}
 
-    def crash_after_writing(self, kept):
-        original(self, kept)
+    def crash_after_writing(self, *batch):
+        original(self, *batch)
         calls["n"] += 1
         if calls["n"] == 1 and self.outcome.items:
             raise SystemExit("worker killed")

@@ -74,11 +74,11 @@ def test_the_next_batch_is_read_and_checked_while_one_is_written(tmp_path, make_
     write = pipeline.ImportPipeline._write
     read_while_writing = []
 
-    def slow_write(self, kept):
+    def slow_write(self, *batch):
         read = self.outcome.progress.read
         time.sleep(0.3)
         read_while_writing.append(self.outcome.progress.read - read)
-        return write(self, kept)
+        return write(self, *batch)
 
     monkeypatch.setattr(pipeline.ImportPipeline, "_write", slow_write)
     project = make_project("tc")
@@ -87,7 +87,60 @@ def test_the_next_batch_is_read_and_checked_while_one_is_written(tmp_path, make_
     result = items_import(project, write_jsonl(tmp_path / "a.jsonl", records), "jsonl")
     assert result.ok and result.items == 11
     assert result.summary["duplicates"] == [{"record": 10, "duplicate_of": "item 'r-5' already in the project"}]
-    assert read_while_writing[0] == 4  # the second batch was read while the first was being written
+    # The second batch was read while the first was being written (on PostgreSQL, whose ids are reserved ahead,
+    # the third too: the importer indexes a batch without waiting for its write).
+    assert read_while_writing[0] == (8 if connection.vendor == "postgresql" else 4)
+
+
+@pytest.mark.django_db
+def test_item_ids_are_reserved_ahead_of_the_writes_on_postgresql(make_project):
+    from datasets_build.bulk import ReservedIds
+
+    ids = ReservedIds(Item)
+    if connection.vendor != "postgresql":
+        assert ids.take(3) is None  # the insert numbers the rows
+        return
+    first, second, third = ids.take(3), ids.take(5), ids.take(40_000)
+    taken = first + second + third
+    assert len(set(taken)) == len(taken) == 40_008 and taken == sorted(taken)
+    # From the table's sequence: an item saved afterwards gets a later id.
+    assert Item.objects.create(project=make_project("tc"), payload={"title": "제목"}).pk > taken[-1]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_batches_waiting_for_the_model_screeners_do_not_hold_the_import_up(tmp_path, make_project, settings,
+                                                                           monkeypatch):
+    """While the model screeners' process loads its models, the batches it must screen wait in the writer: the
+    importer checks and indexes the next ones meanwhile (it had waited a second for the analyser)."""
+    from datasets_build import prepare
+
+    if connection.vendor != "postgresql":
+        pytest.skip("on SQLite the importer waits for each batch's ids")
+    load = prepare.load_models
+
+    def slow_load():
+        time.sleep(2)
+        load()
+
+    finish = pipeline.ImportPipeline._finish_screening
+    read_when_screened: list[int] = []
+
+    def spied_finish(self, records):
+        finish(self, records)
+        read_when_screened.append(self.outcome.progress.read)
+
+    monkeypatch.setattr(prepare, "load_models", slow_load)  # the screening process is forked after this
+    monkeypatch.setattr(pipeline.ImportPipeline, "_finish_screening", spied_finish)
+    monkeypatch.setattr(pipeline, "BATCH_SIZE", 50)
+    monkeypatch.setattr(prepare, "CHUNK_SIZE", 10)
+    settings.GOLDSET_IMPORT_PARALLEL_MIN_MB = 0
+    settings.GOLDSET_IMPORT_PROCESSES = 2
+    records = titles(600)
+    records[3]["title"] = "그런 놈들은 다 죽어야 한다는 글이 올라왔다"
+    result = items_import(make_project("tc"), write_jsonl(tmp_path / "a.jsonl", records), "jsonl")
+    assert result.ok and result.items == 600 and result.summary["screening"]["toxic"]["threat"] == 1
+    assert read_when_screened[0] >= 500  # the first batch's screening finished when most of the file was read
 
 
 @pytest.mark.django_db
@@ -96,11 +149,11 @@ def test_a_database_failure_while_writing_reaches_the_caller_and_nothing_is_writ
     write = pipeline.ImportPipeline._write
     calls = []
 
-    def failing_write(self, kept):
+    def failing_write(self, kept, *rest):
         calls.append(len(kept))
         if len(calls) == 2:
             raise OperationalError("server closed the connection unexpectedly")
-        return write(self, kept)
+        return write(self, kept, *rest)
 
     monkeypatch.setattr(pipeline.ImportPipeline, "_write", failing_write)
     project = make_project("tc")
@@ -123,9 +176,9 @@ def test_on_postgresql_the_references_an_import_writes_are_checked_as_its_first_
     write = pipeline.ImportPipeline._write
     calls = []
 
-    def counted_write(self, kept):
+    def counted_write(self, kept, *rest):
         calls.append(len(kept))
-        return write(self, kept)
+        return write(self, kept, *rest)
 
     monkeypatch.setattr(services, "source_ensure", lambda **kwargs: Source(pk=10**9, name="gone", license="CC0-1.0"))
     monkeypatch.setattr(pipeline.ImportPipeline, "_write", counted_write)
@@ -210,9 +263,9 @@ def test_a_written_batch_is_indexed_in_the_importers_thread_while_the_writer_wri
         indexed.append((time.monotonic(), threading.current_thread() is threading.main_thread()))
         return index(self, ids, kept, band_keys)
 
-    def spied_write(self, kept):
+    def spied_write(self, *batch):
         time.sleep(0.3)  # a slow database: the batch before is indexed meanwhile
-        ids = write(self, kept)
+        ids = write(self, *batch)
         written.append((time.monotonic(), threading.current_thread() is threading.main_thread()))
         return ids
 

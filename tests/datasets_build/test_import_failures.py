@@ -131,10 +131,10 @@ def test_a_tsv_sentence_over_the_size_limit(api, make_project, media, settings, 
 def test_an_unforeseen_error_preparing_a_record_names_it(run, media, monkeypatch):
     real = prepare.RecordPreparer.prepare
 
-    def broken(self, record_no: int, record: dict[str, Any]):
+    def broken(self, record_no: int, record: dict[str, Any], **options: Any):
         if record.get("title") == "고장":
             raise ZeroDivisionError("division by zero")
-        return real(self, record_no, record)
+        return real(self, record_no, record, **options)
 
     monkeypatch.setattr(prepare.RecordPreparer, "prepare", broken)
     job = run("t.jsonl", jsonl(GOOD, {"title": "고장"}), "jsonl")
@@ -142,7 +142,7 @@ def test_an_unforeseen_error_preparing_a_record_names_it(run, media, monkeypatch
 
 
 def test_an_unforeseen_error_in_the_job_fails_it(run, media, monkeypatch):
-    def broken(self, kept):
+    def broken(self, *batch):
         raise KeyError("an unforeseen bug")
 
     monkeypatch.setattr(pipeline.ImportPipeline, "_write", broken)
@@ -190,6 +190,30 @@ def test_a_killed_preparation_process_fails_the_job_and_frees_the_worker(run, me
     assert job.status == ImportStatus.SUCCEEDED and job.items_written == 600
 
 
+_screen_with_models = prepare._screen_with_models
+
+
+def _screen_or_die(texts):
+    """The model screeners' process killed while it screens the text 죽여 버리겠다."""
+    if any("죽여 버리겠다" in text for text in texts):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return _screen_with_models(texts)
+
+
+def test_a_killed_model_screening_process_fails_the_job_and_frees_the_worker(run, media, settings, monkeypatch):
+    settings.GOLDSET_IMPORT_PARALLEL_MIN_MB = 0
+    settings.GOLDSET_IMPORT_PROCESSES = 2
+    monkeypatch.setattr(prepare, "_screen_with_models", _screen_or_die)
+    records = [{"title": f"제목 {i}번"} for i in range(1200)]
+    records[300] = {"title": "다 죽여 버리겠다"}
+    job = run("kill.jsonl", jsonl(*records), "jsonl")
+    assert_failed(job, media, 0, "preparation process stopped", "SIGKILL")
+    assert multiprocessing.active_children() == []
+    records[300] = {"title": "죽을 만큼 힘들다"}  # screened by the model, no threat
+    job = run("next.jsonl", jsonl(*records), "jsonl")
+    assert job.status == ImportStatus.SUCCEEDED and job.items_written == 1200
+
+
 def test_a_200_mb_record_is_refused_under_a_memory_cap(run, media, tmp_path):
     """The reader never holds the record: under an address-space cap of 400 MB above what the process uses,
     a 200 MB one-record file fails with the size message (reading it whole, then parsing it, needs more)."""
@@ -228,7 +252,7 @@ def test_items_referring_to_a_row_that_is_not_there_fail_the_job_and_nothing_is_
 def test_a_value_the_database_refuses_fails_the_job(run, media, monkeypatch):
     from django.db import DataError
 
-    def refused(self, kept):
+    def refused(self, *batch):
         raise DataError("unsupported Unicode escape sequence")
 
     monkeypatch.setattr(pipeline.ImportPipeline, "_write", refused)

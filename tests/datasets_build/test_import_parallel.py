@@ -28,7 +28,8 @@ NEAR = "서울시는 다음 달부터 심야버스 노선을 다섯 개 늘리�
 
 def corpus(tmp_path: Path) -> Path:
     """The benchmark's headlines (PII, near duplicates, labels) with what crosses batches planted in it:
-    an exact duplicate and a near duplicate far from their originals, toxic and biased titles."""
+    an exact duplicate and a near duplicate far from their originals, toxic and biased titles, threats (which
+    the threat screener's model finds) beside the lexicon's hits and as a duplicate that is not written."""
     path = tmp_path / "corpus.jsonl"
     write_headlines(path, 400, seed=3)
     lines = path.read_text(encoding="utf-8").splitlines()
@@ -37,10 +38,14 @@ def corpus(tmp_path: Path) -> Path:
         {"guid": "tox-1", "title": "이 씨 발 놈들 다 필요 없다 연락은 010-2345-6789", "label": "사회"},
         {"guid": "bias-1", "title": "전라도 사람들은 다 믿으면 안 된다는 댓글 논란", "label": "사회"},
         {"guid": "threat-1", "title": "그런 놈들은 다 죽어야 한다는 글이 올라왔다", "label": "사회"},
+        {"guid": "threat-2", "title": "김민수 씨는 전라도 사람들은 다 죽어야 한다고 말했다", "label": "사회"},
+        {"guid": "dup-of-threat-1", "title": "그런 놈들은 다 죽어야 한다는 글이 올라왔다", "label": "사회"},
     ]
     late = [
         {"guid": "near-2", "title": NEAR + "!", "label": "사회"},
         {"guid": "dup-of-near-1", "title": NEAR + "  ", "label": "사회"},  # the same text after normalising
+        {"guid": "threat-3", "title": "씨발 그런 놈들은 다 죽어야 한다", "label": "사회"},
+        {"guid": "dup-of-threat-3", "title": "씨발 그런 놈들은  다 죽어야 한다", "label": "사회"},
     ]
     path.unlink()
     return write_jsonl(path, [*extra, *map(json.loads, lines), *late])
@@ -83,16 +88,26 @@ def test_a_file_prepared_in_worker_processes_imports_exactly_as_in_place(tmp_pat
     serial, in_place, parallel, forked = import_both_ways(corpus(tmp_path), make_project, settings, monkeypatch,
                                                           caplog)
     assert serial.errors == parallel.errors == []
-    assert serial.items == parallel.items == 405 and serial.annotations == parallel.annotations == 405
+    assert serial.items == parallel.items == 407 and serial.annotations == parallel.annotations == 407
     assert parallel.summary == serial.summary
-    assert parallel.summary["duplicates"] == [{"record": 406, "duplicate_of": "item 'near-1' already in the project"}]
+    assert parallel.summary["duplicates"] == [{"record": 6, "duplicate_of": "record 4"},
+                                              {"record": 408, "duplicate_of": "item 'near-1' already in the project"},
+                                              {"record": 410, "duplicate_of": "record 409"}]
+    # The threats of the written items and of the two duplicates (counted like every record read).
+    assert parallel.summary["screening"]["toxic"]["threat"] == 5
     assert parallel.summary["pii"]["phone"]["pseudonymized"] >= 40
     written, expected = snapshot(forked), snapshot(in_place)
     assert written == expected
     assert ("near-2", "near-1", "near-1") in {(a, group, b) for a, group, b, _ in written["near"]}
     assert {kind for _, kind, _ in written["flags"]} >= {"toxic", "bias"}
     assert any(external_id == "threat-1" and "threat" in note for external_id, _, note in written["flags"])
-    assert written["bands"] == 405 * dedup.BANDS
+    assert {(kind, note.split(" at ")[0]) for external_id, kind, note in written["flags"]
+            if external_id == "threat-2"} == {("pii", "PII detected and kept for review: person ×1"),
+                                              ("toxic", "threat"), ("bias", "region")}
+    assert [note for external_id, kind, note in written["flags"] if external_id == "threat-3" and kind == "toxic"] == [
+        "profanity at [0, 2) by ko-lexicon@2026.12-3:p01; threat at [12, 18) by ko-threats@2026.12-1:must"]
+    assert written["items"]["threat-1"][3] == written["items"]["threat-3"][3] == "needs_review"
+    assert written["bands"] == 407 * dedup.BANDS
 
 
 @pytest.mark.django_db
@@ -158,16 +173,19 @@ def test_how_many_worker_processes_an_import_gets(settings, monkeypatch):
 
 
 @pytest.mark.django_db
-def test_workers_share_the_analyser_loaded_before_they_were_forked(tmp_path, make_project, settings, monkeypatch):
-    """Kiwi (for the threat screener) is loaded once, before the workers are forked, instead of once in each
-    of them; the importing process lets it go once they are."""
+def test_the_model_screeners_load_beside_the_workers_in_a_process_of_their_own(tmp_path, make_project, settings,
+                                                                              monkeypatch):
+    """Kiwi (for the threat screener) is loaded by the model screeners' process while the workers prepare, not
+    by the importer before it forks them (which held everything up for a second): neither the workers nor the
+    importer ever hold it, and the threat is found."""
     morph._kiwi.cache_clear()
     loaded_in_worker = multiprocessing.get_context("fork").Array("i", [-1, -1])
     start = prepare._start_worker
 
-    def recording_start(preparer: prepare.RecordPreparer) -> None:
-        with loaded_in_worker.get_lock():
-            loaded_in_worker[loaded_in_worker[:].index(-1)] = morph._kiwi.cache_info().currsize
+    def recording_start(preparer: prepare.RecordPreparer | None = None) -> None:
+        if preparer is not None:  # a preparation worker, not the model screeners' process
+            with loaded_in_worker.get_lock():
+                loaded_in_worker[loaded_in_worker[:].index(-1)] = morph._kiwi.cache_info().currsize
         start(preparer)
 
     monkeypatch.setattr(prepare, "_start_worker", recording_start)
@@ -175,9 +193,9 @@ def test_workers_share_the_analyser_loaded_before_they_were_forked(tmp_path, mak
     settings.GOLDSET_IMPORT_PROCESSES = 2
     project = make_project("tc")
     result = items_import(project, corpus(tmp_path), "jsonl")
-    assert result.ok and result.summary["screening"]["toxic"]["threat"] == 1
-    assert loaded_in_worker[:] == [1, 1]  # both workers started with the analyser loaded
-    assert morph._kiwi.cache_info().currsize == 0  # and the importer no longer holds it
+    assert result.ok and result.summary["screening"]["toxic"]["threat"] == 5
+    assert loaded_in_worker[:] == [0, 0]  # the workers started without the analyser: the importer had none
+    assert morph._kiwi.cache_info().currsize == 0
 
 
 @pytest.mark.django_db
@@ -187,22 +205,24 @@ def test_an_import_prepared_in_process_lets_go_of_the_analyser_it_loaded(tmp_pat
     morph._kiwi.cache_clear()
     settings.GOLDSET_IMPORT_PARALLEL_MIN_MB = 1024
     result = items_import(make_project("tc"), corpus(tmp_path), "jsonl")
-    assert result.ok and result.summary["screening"]["toxic"]["threat"] == 1  # Kiwi was needed and loaded
+    assert result.ok and result.summary["screening"]["toxic"]["threat"] == 5  # Kiwi was needed and loaded
     assert morph._kiwi.cache_info().currsize == 0
-    with morph.analyser_loaded():  # loaded before an import (a worker's own choice): left loaded
+    morph.load_analyser()  # loaded before an import (a worker's own choice): left loaded
+    try:
         with morph.analyser_let_go():
             morph.analyse_sentence("나는 학교에 간다")
         assert morph._kiwi.cache_info().currsize == 1
+    finally:
+        morph._kiwi.cache_clear()
 
 
 def test_the_analyser_runs_without_a_thread_pool() -> None:
-    """The analyser is built before the preparation workers are forked; a thread pool made then does not
-    exist in them, and in the importer its threads only cost CPU (one sentence is analysed at a time)."""
+    """One sentence is analysed at a time: a thread pool's threads would only cost CPU."""
     morph._kiwi.cache_clear()
     try:
-        with morph.analyser_loaded():
-            assert morph._kiwi().num_workers == 1  # kiwipiepy's default is one thread per core
-            assert morph.analyse_sentence("나는 학교에 간다")["word_form"] == ["나는", "학교에", "간다"]
+        morph.load_analyser()
+        assert morph._kiwi().num_workers == 1  # kiwipiepy's default is one thread per core
+        assert morph.analyse_sentence("나는 학교에 간다")["word_form"] == ["나는", "학교에", "간다"]
     finally:
         morph._kiwi.cache_clear()
 
@@ -251,12 +271,12 @@ def test_written_signatures_give_back_what_they_hold_and_forget_what_a_newer_ite
 
 
 def test_letting_go_of_the_analyser_hands_its_memory_back():
-    """The importing process loads Kiwi for its workers and lets go of it: its memory (~500 MB, allocated by
-    Kiwi's own allocator) must go back to the system, not stay with a long-lived Celery worker process."""
+    """A process that loaded Kiwi for an import (prepared in place) lets go of it: its memory (~330 MB,
+    allocated by Kiwi's own allocator) must go back to the system, not stay with a long-lived Celery worker."""
     code = ("import os, django; django.setup(); from datasets_build import morph\n"
             "rss = lambda: int(open('/proc/self/statm').read().split()[1]) * os.sysconf('SC_PAGE_SIZE') >> 20\n"
             "before = rss()\n"
-            "with morph.analyser_loaded():\n    loaded = rss()\n"
+            "with morph.analyser_let_go():\n    morph.load_analyser()\n    loaded = rss()\n"
             "print(loaded - before, rss() - before)")
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                                cwd=Path(__file__).resolve().parents[2],
