@@ -113,11 +113,12 @@ def test_batches_waiting_for_the_model_screeners_do_not_hold_the_import_up(tmp_p
                                                                            monkeypatch):
     """While the model screeners' process loads its models, the batches it must screen wait in the writer: the
     importer checks and indexes the next ones meanwhile (it had waited a second for the analyser)."""
-    from datasets_build import prepare
+    from datasets_build import morph, prepare
 
     if connection.vendor != "postgresql":
         pytest.skip("on SQLite the importer waits for each batch's ids")
-    load = prepare.load_models
+    morph._kiwi.cache_clear()  # the screening process, forked from this one, loads it itself
+    load = morph.load_analyser
 
     def slow_load():
         time.sleep(2)
@@ -130,7 +131,7 @@ def test_batches_waiting_for_the_model_screeners_do_not_hold_the_import_up(tmp_p
         finish(self, records)
         read_when_screened.append(self.outcome.progress.read)
 
-    monkeypatch.setattr(prepare, "load_models", slow_load)  # the screening process is forked after this
+    monkeypatch.setattr(morph, "load_analyser", slow_load)  # the screening process is forked after this
     monkeypatch.setattr(pipeline.ImportPipeline, "_finish_screening", spied_finish)
     monkeypatch.setattr(pipeline, "BATCH_SIZE", 50)
     monkeypatch.setattr(prepare, "CHUNK_SIZE", 10)
