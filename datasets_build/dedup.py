@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 from django.conf import settings
@@ -156,28 +156,36 @@ class SeenKeys:
         # undo the other's (a lookup, which only reads, needs no lock: a bit once set stays set).
         self._adding = threading.Lock()
 
-    def _positions(self, keys: Iterable[int] | np.ndarray) -> np.ndarray:
-        values = (keys if isinstance(keys, np.ndarray) else np.fromiter(keys, dtype=np.int64)).astype(np.uint64)
-        with np.errstate(over="ignore"):
-            return (values[:, None] * self._MULTIPLIERS[None, :]) >> self._shift
+    #: Keys turned into positions at a time: the temporaries of all the held bands' two million keys at once
+    #: took ~270 MB, more than the rest of the import (docs/performance.md, "1,000,000 items").
+    _BLOCK = 1 << 16
+
+    def _blocks(self, keys: Iterable[int] | np.ndarray) -> Iterator[np.ndarray]:
+        """Each block's positions (a row of four per key)."""
+        values = keys if isinstance(keys, np.ndarray) else np.fromiter(keys, dtype=np.int64)
+        for start in range(0, len(values), self._BLOCK):
+            block = values[start:start + self._BLOCK].astype(np.uint64)
+            with np.errstate(over="ignore"):
+                yield (block[:, None] * self._MULTIPLIERS[None, :]) >> self._shift
 
     def add(self, keys: Iterable[int] | np.ndarray) -> None:
-        positions = self._positions(keys).ravel()
-        index = (positions >> np.uint64(3)).astype(np.intp)
-        bits = np.left_shift(1, positions & np.uint64(7)).astype(np.uint8)
-        # Of several positions in one byte, a buffered ``|=`` keeps one bit: the lost ones are set again until
-        # none is left (few rounds in a filter this sparse; ``np.bitwise_or.at`` cost ten times as much).
-        with self._adding:
-            while len(index):
-                self._bytes[index] |= bits
-                lost = (self._bytes[index] & bits) == 0
-                index, bits = index[lost], bits[lost]
+        for positions in self._blocks(keys):
+            positions = positions.ravel()
+            index = (positions >> np.uint64(3)).astype(np.intp)
+            bits = np.left_shift(1, positions & np.uint64(7)).astype(np.uint8)
+            # Of several positions in one byte, a buffered ``|=`` keeps one bit: the lost ones are set again
+            # until none is left (few rounds in a filter this sparse; ``np.bitwise_or.at`` cost ten times as much).
+            with self._adding:
+                while len(index):
+                    self._bytes[index] |= bits
+                    lost = (self._bytes[index] & bits) == 0
+                    index, bits = index[lost], bits[lost]
 
     def may_contain(self, keys: Iterable[int] | np.ndarray) -> np.ndarray:
         """One bool per key: False when the key was certainly never added."""
-        positions = self._positions(keys)
-        bits = (self._bytes[positions >> np.uint64(3)] >> (positions & np.uint64(7)).astype(np.uint8)) & 1
-        return bits.all(axis=1)
+        found = [((self._bytes[positions >> np.uint64(3)] >> (positions & np.uint64(7)).astype(np.uint8)) & 1).all(
+            axis=1) for positions in self._blocks(keys)]
+        return np.concatenate(found) if found else np.zeros(0, dtype=bool)
 
 
 def text_key(value: str) -> int:

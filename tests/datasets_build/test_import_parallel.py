@@ -160,6 +160,28 @@ def test_seen_keys_never_forget_a_key_and_rarely_claim_one():
     assert seen.may_contain([]).shape == (0,)
 
 
+def test_seen_keys_take_the_held_bands_in_blocks(monkeypatch):
+    """The importer adds its two million held bands' keys at once when it lets go of them: their positions are
+    computed a block at a time (all at once, the temporaries took ~270 MB, the import's peak at 1,000,000 items),
+    and give the same filter."""
+    import tracemalloc
+
+    keys = np.random.default_rng(5).integers(-(2**63), 2**63 - 1, 1 << 21, dtype=np.int64)
+    blocked = dedup.SeenKeys()
+    tracemalloc.start()
+    try:
+        blocked.add(keys)
+        assert blocked.may_contain(keys).all()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 24 * 1024 * 1024
+    monkeypatch.setattr(dedup.SeenKeys, "_BLOCK", len(keys))
+    whole = dedup.SeenKeys()
+    whole.add(keys)
+    assert (whole._bytes == blocked._bytes).all()
+
+
 def test_how_many_worker_processes_an_import_gets(settings, monkeypatch):
     settings.GOLDSET_IMPORT_PARALLEL_MIN_MB = 1
     settings.GOLDSET_IMPORT_PROCESSES = 0
