@@ -175,21 +175,6 @@ def _prepare_or_die(entries):
     return _prepare_in_worker(entries)
 
 
-def test_a_killed_preparation_process_fails_the_job_and_frees_the_worker(run, media, settings, monkeypatch):
-    settings.GOLDSET_IMPORT_PARALLEL_MIN_MB = 0
-    settings.GOLDSET_IMPORT_PROCESSES = 2
-    # The workers are forked after this, so they run the patched function.
-    monkeypatch.setattr(prepare, "_prepare_in_worker", _prepare_or_die)
-    records = [{"title": f"제목 {i}번"} for i in range(1200)]
-    records[700] = {"title": "죽는 제목"}
-    job = run("kill.jsonl", jsonl(*records), "jsonl")
-    assert_failed(job, media, 0, "preparation process stopped", "SIGKILL")
-    assert multiprocessing.active_children() == []
-    # The process is free for the next import, which runs in workers too.
-    job = run("next.jsonl", jsonl(*records[:600]), "jsonl")
-    assert job.status == ImportStatus.SUCCEEDED and job.items_written == 600
-
-
 _screen_with_models = prepare._screen_with_models
 
 
@@ -200,16 +185,23 @@ def _screen_or_die(texts):
     return _screen_with_models(texts)
 
 
-def test_a_killed_model_screening_process_fails_the_job_and_frees_the_worker(run, media, settings, monkeypatch):
+@pytest.mark.parametrize(("patched", "killer", "deadly", "harmless"), [
+    ("_prepare_in_worker", _prepare_or_die, "죽는 제목", "제목 700번"),
+    ("_screen_with_models", _screen_or_die, "다 죽여 버리겠다", "죽을 만큼 힘들다"),  # the latter screened too
+], ids=["preparation", "model screening"])
+def test_a_killed_process_fails_the_job_and_frees_the_worker(run, media, settings, monkeypatch, patched, killer,
+                                                            deadly, harmless):
     settings.GOLDSET_IMPORT_PARALLEL_MIN_MB = 0
     settings.GOLDSET_IMPORT_PROCESSES = 2
-    monkeypatch.setattr(prepare, "_screen_with_models", _screen_or_die)
+    # The processes are forked after this, so they run the patched function.
+    monkeypatch.setattr(prepare, patched, killer)
     records = [{"title": f"제목 {i}번"} for i in range(1200)]
-    records[300] = {"title": "다 죽여 버리겠다"}
+    records[700] = {"title": deadly}
     job = run("kill.jsonl", jsonl(*records), "jsonl")
     assert_failed(job, media, 0, "preparation process stopped", "SIGKILL")
     assert multiprocessing.active_children() == []
-    records[300] = {"title": "죽을 만큼 힘들다"}  # screened by the model, no threat
+    # The process is free for the next import, which runs in such processes too.
+    records[700] = {"title": harmless}
     job = run("next.jsonl", jsonl(*records), "jsonl")
     assert job.status == ImportStatus.SUCCEEDED and job.items_written == 1200
 
