@@ -220,8 +220,6 @@ class ImportPipeline:
         if outcome.ok:
             self._index_written()
             assert self._writer is not None
-            if self._screened_later:  # duplicates after the last batch
-                self._writer.submit(self._finish_screening, self._take_screened_later())
             self._writer.submit(self._write_bands, *self._pending.take_unwritten())
 
     def _error(self, error: dict[str, Any]) -> None:
@@ -299,8 +297,6 @@ class ImportPipeline:
         batch, self._batch = self._batch, []
         self._batch_hashes = {}
         ids, self._batch_ids = self._batch_ids, set()
-        if not batch:
-            return
         hashes = self._maybe_written(list({p.content_hash for p in batch}))
         existing_hashes = {dedup_key(self.task, other.payload, other.content_hash): other.external_id
                            for other in self._items_with_hashes(hashes)}
@@ -323,7 +319,7 @@ class ImportPipeline:
                 return
             kept.append(prepared)
         assert self._writer is not None
-        if not kept:
+        if not kept:  # duplicates only, or nothing (the last batch): the screening of what was read is finished
             if self._screened_later:
                 self._writer.submit(self._finish_screening, self._take_screened_later())
             return
