@@ -64,7 +64,7 @@ def key_code(text: str) -> int:
 class SplitUnits:
     """The columns a split needs, one entry per item, in a fixed (id) order.
 
-    ``add`` appends one item; ``link`` records a near-duplicate link by item id (an item and its group, which
+    ``add`` appends one item; ``link`` records near-duplicate links by item id (an item and its group, which
     is named by an item id that need not be among the units). Columns grow in
     ``array`` buffers (8 bytes an entry) and become numpy arrays on :meth:`freeze`.
     """
@@ -74,7 +74,7 @@ class SplitUnits:
     _labels: array = field(default_factory=lambda: array("i"))
     _groups: array = field(default_factory=lambda: array("q"))
     _hashes: array = field(default_factory=lambda: array("q"))
-    _pairs: array = field(default_factory=lambda: array("q"))
+    _links: list[np.ndarray] = field(default_factory=list)
     ids: np.ndarray | None = None
     labels: np.ndarray | None = None
     groups: np.ndarray | None = None
@@ -92,8 +92,9 @@ class SplitUnits:
         self._groups.append(key_code(group_key))
         self._hashes.append(key_code(content_hash))
 
-    def link(self, item_id: int, other_id: int) -> None:
-        self._pairs.extend((item_id, other_id))
+    def link(self, links: np.ndarray) -> None:
+        """Record ``links``, an ``(m, 2)`` array of item ids."""
+        self._links.append(np.asarray(links, dtype=np.int64).reshape(-1, 2))
 
     def __len__(self) -> int:
         return len(self._ids) if self.ids is None else len(self.ids)
@@ -105,8 +106,9 @@ class SplitUnits:
         self.labels = np.frombuffer(self._labels, dtype=np.int32).copy()
         self.groups = np.frombuffer(self._groups, dtype=np.int64).copy()
         self.hashes = np.frombuffer(self._hashes, dtype=np.int64).copy()
-        self.pairs = _linked_positions(self.ids, np.frombuffer(self._pairs, dtype=np.int64).reshape(-1, 2))
-        self._ids = self._labels = self._groups = self._hashes = self._pairs = array("q")
+        self.pairs = _linked_positions(self.ids, np.concatenate([np.zeros((0, 2), np.int64), *self._links]))
+        self._ids = self._labels = self._groups = self._hashes = array("q")
+        self._links = []
         return self
 
     def label_of(self, code: int) -> str | None:

@@ -11,7 +11,8 @@ slip through either.
 from __future__ import annotations
 
 import re
-from typing import Any
+import zlib
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import models
@@ -20,6 +21,9 @@ from django.dispatch import receiver
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Project
+
+if TYPE_CHECKING:
+    import numpy as np  # imported where used: not with the URL configuration
 
 #: Semantic version (https://semver.org): MAJOR.MINOR.PATCH with optional pre-release and build parts.
 SEMVER = re.compile(
@@ -217,12 +221,11 @@ def rater_code(number: int) -> str:
 
 
 class ReleaseSplits(models.Model):
-    """The splits a ratio release chose for its items, in one row: the item ids (ascending, 64-bit
-    little-endian) and each one's split as a byte indexing ``names``. Recorded with the release's final state,
-    then copied onto the items' ``split`` (``applied``), so a later ``--keep-splits`` build reproduces the
-    release; this row keeps which release chose them. One row per release rather than one per item: a
-    100,000-item release wrote 100,000 rows (and their foreign-key checks) for a record nothing reads row by
-    row (docs/performance.md)."""
+    """The splits a ratio release chose for its items, in one row: the item ids and each one's split as a byte
+    indexing ``names``, packed by :meth:`packed`. Recorded with the release's final state, then copied onto the
+    items' ``split`` (``applied``), so a later ``--keep-splits`` build reproduces the release; this row keeps
+    which release chose them. One row per release rather than one per item: a 100,000-item release wrote
+    100,000 rows (and their foreign-key checks) for a record nothing reads row by row (docs/performance.md)."""
 
     release = models.OneToOneField(Release, on_delete=models.CASCADE, primary_key=True, related_name="chosen_splits")
     names = models.JSONField()
@@ -232,15 +235,30 @@ class ReleaseSplits(models.Model):
     applied = models.BooleanField(default=False)
 
     def __str__(self) -> str:
-        return f"{self.release_id}: {len(self.codes)} items in {', '.join(self.names)}"
+        return f"{self.release_id}: {', '.join(self.names)}"
+
+    @staticmethod
+    def packed(ids: np.ndarray, codes: np.ndarray) -> dict[str, bytes]:
+        """``item_ids`` and ``codes`` for ``ids`` (ascending) and their codes: the gaps between the ids (the first
+        id itself first) as 64-bit little-endian numbers and the codes as bytes, each compressed by zlib. 100,000
+        items' 0.9 MB took 60 ms to write as the release became final, 7 ms packed (their ids are mostly
+        consecutive)."""
+        import numpy as np
+
+        return {"item_ids": zlib.compress(np.diff(ids, prepend=0).astype("<i8").tobytes(), 1),
+                "codes": zlib.compress(np.asarray(codes, dtype=np.uint8).tobytes(), 1)}
+
+    def unpacked(self) -> tuple[np.ndarray, np.ndarray]:
+        """The item ids (ascending) and their codes, as :meth:`packed` stored them."""
+        import numpy as np
+
+        return (np.cumsum(np.frombuffer(zlib.decompress(bytes(self.item_ids)), dtype="<i8")),
+                np.frombuffer(zlib.decompress(bytes(self.codes)), dtype=np.uint8))
 
     def as_dict(self) -> dict[int, str]:
         """Item id → the split this release chose for it."""
-        import numpy as np  # not with the URL configuration: only this reader needs it
-
-        ids = np.frombuffer(bytes(self.item_ids), dtype="<i8").tolist()
-        codes = np.frombuffer(bytes(self.codes), dtype=np.uint8).tolist()
-        return {item_id: self.names[code] for item_id, code in zip(ids, codes, strict=True)}
+        ids, codes = self.unpacked()
+        return {item_id: self.names[code] for item_id, code in zip(ids.tolist(), codes.tolist(), strict=True)}
 
 
 class SuggesterRunKind(models.TextChoices):

@@ -311,8 +311,7 @@ def _run(release: Release, progress: Progress | None) -> None:
             if chosen is not None:
                 ids, codes, names = chosen
                 ReleaseSplits.objects.update_or_create(release=release, defaults={
-                    "names": names, "item_ids": ids.astype("<i8").tobytes(),
-                    "codes": codes.astype(np.uint8).tobytes(), "applied": False})
+                    "names": names, **ReleaseSplits.packed(ids, codes), "applied": False})
             _set(release, status=release_status(release), finished_at=timezone.now(), progress={"phase": "done"})
     except DATABASE_LOST:
         # Nothing can be recorded over a lost connection: the task retries (a redelivery rebuilds).
@@ -417,19 +416,21 @@ def _rater_ids_assign(project: Project, first_seen: list[dict[str, Any]]) -> dic
 
 class _RaterIds(dict[int, str]):
     """The project's rater ids; an annotator first seen during the build (a new annotation while it streams)
-    gets the next id then, so no record ever falls back to an account name. They are read (and the missing ones
-    given) when first asked for, not when made: that waits for the project's lock, which the gold's refresh
-    beside the items pass may hold."""
+    gets the next id then, so no record ever falls back to an account name. The project's annotators are read
+    beside the build from when it is made; the ids are read (and the missing ones given) when first asked for:
+    that waits for the project's lock, which the gold's refresh beside the items pass may hold."""
 
     def __init__(self, project: Project) -> None:
         super().__init__()
         self.project = project
+        #: The project's annotators, read beside the build from now on.
+        self.first_seen = _Beside(lambda: _first_seen(project))
         self._people: list[dict[str, Any]] | None = None
 
     def load(self) -> list[dict[str, Any]]:
         """Read the ids (once); the project's annotators then."""
         if self._people is None:
-            self._people = _first_seen(self.project)
+            self._people = self.first_seen.outcome()
             self.update(_rater_ids_assign(self.project, self._people))
         return self._people
 
@@ -510,8 +511,7 @@ def release_splits_apply(project: Project) -> None:
             if not ReleaseSplits.objects.filter(release__project=project, applied=True,
                                                 release_id__gt=pending[0]).exists():
                 row = ReleaseSplits.objects.get(release_id=pending[0])
-                _items_split_write(np.frombuffer(bytes(row.item_ids), dtype="<i8"),
-                                   np.frombuffer(bytes(row.codes), dtype=np.uint8), row.names)
+                _items_split_write(*row.unpacked(), row.names)
             ReleaseSplits.objects.filter(release_id__in=pending).update(applied=True)
     except DATABASE_LOST:
         raise
@@ -666,8 +666,12 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
             gold = _Beside(gold_then_agreement) if check_gold else None
             if gold is not None:
                 beside.append(gold)  # waited for however the build ends
-            flagged = gold_selectors.open_flag_items(project)
+            # The near-duplicate links and the annotators' first annotations are read while the items stream.
+            links = _Beside(lambda: selectors.near_duplicate_links(project))
+            beside.append(links)
             raters = _RaterIds(project)
+            beside.append(raters.first_seen)
+            flagged = gold_selectors.open_flag_items(project)
             # The agreement report needs none of what follows (only the gold): it is computed while the items
             # stream. So are the card's counts of the gold's rules and of the screening (PostgreSQL's scans).
             agreement = None
@@ -681,8 +685,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
                 gathered = _gather(selectors.merge_item_rows(streams, raters), out, lambda n: report("items", n, total),
                                    slug=project.slug, task=task, schema=schema, keep=keep, heads=heads,
                                    flagged=flagged, gold_table=source == selectors.GOLD_TABLE)
-            for a, b in selectors.near_duplicate_pairs(project):  # the import's near-duplicate links
-                gathered.units.link(a, b)
+            gathered.units.link(links.outcome())
             if gold is not None:
                 current, report_of_agreement = gold.outcome()
                 if not current:

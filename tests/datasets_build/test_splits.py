@@ -25,8 +25,7 @@ def units_of(rows: list[tuple[str | None, str, str]], pairs: list[tuple[int, int
     units = SplitUnits()
     for i, (label, group, digest) in enumerate(rows, 1):
         units.add(i, label=label, group_key=group, content_hash=digest)
-    for a, b in pairs:
-        units.link(a, b)
+    units.link(np.array(pairs, dtype=np.int64))
     return units.freeze()
 
 

@@ -7,6 +7,7 @@ import stat
 from io import StringIO
 from pathlib import Path
 
+import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import transaction
@@ -15,7 +16,7 @@ from annotation.models import Annotation
 from annotation.task_types import slugs
 from datasets_build.klue_formats import write_klue_file
 from datasets_build.models import NearDuplicate
-from exports import services
+from exports import selectors, services
 from exports.models import ImmutableReleaseError, Release, ReleaseFile, ReleaseStatus
 from tests.builders import build_release as build
 from tests.builders import load_records, sample_records
@@ -140,6 +141,19 @@ def test_planted_duplicates_and_near_duplicates_stay_together(make_project, tmp_
                 split_of[json.loads(line)["guid"]] = split
         for group in ((10, 150), (20, 160), (30, 170), (40, 120, 190), (50, 60)):
             assert len({split_of[guid_of[i]] for i in group}) == 1, (seed, group)
+
+
+def test_near_duplicate_links_are_read_whole(make_project):
+    project, other = make_project("tc"), make_project("tc")
+    items, others = load_records(project, sample_records("tc", 6)), load_records(other, sample_records("tc", 2))
+    links = [(items[1].pk, items[0].pk), (items[2].pk, items[0].pk), (items[4].pk, items[3].pk),
+             (items[5].pk, items[3].pk), (items[0].pk, items[0].pk)]
+    for item, group in links:
+        NearDuplicate.objects.create(project=project, item_id=item, group=group)
+    NearDuplicate.objects.create(project=other, item=others[1], group=others[0].pk)
+    read = selectors.near_duplicate_links(project, chunk=2)  # PostgreSQL reads them at once, SQLite 2 at a time
+    assert read.dtype == np.int64 and sorted(map(tuple, read.tolist())) == sorted(links)
+    assert selectors.near_duplicate_links(make_project("tc")).shape == (0, 2)
 
 
 def test_keep_splits_reports_leaks(make_project, tmp_path):
