@@ -430,6 +430,8 @@ class _Processes:
     second), and the processes exit. A process that died makes every wait raise :class:`WorkerDied`."""
 
     cancel_on_exit = True
+    #: How :class:`WorkerDied` names one of these processes.
+    which = "a preparation process"
 
     def __init__(self, processes: int, initargs: tuple[Any, ...] = ()) -> None:
         self._executor = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"),
@@ -464,7 +466,7 @@ class _Processes:
             process.join(timeout=1)
         codes = sorted((p.exitcode for p in self._processes if p.exitcode),
                        key=lambda code: code == -signal.SIGTERM)
-        return WorkerDied(codes[0] if codes else None)
+        return WorkerDied(codes[0] if codes else None, self.which)
 
 
 class ModelScreening(_Processes):
@@ -476,6 +478,7 @@ class ModelScreening(_Processes):
     to it are screened even when the import stops (batches the writer holds may wait for them)."""
 
     cancel_on_exit = False
+    which = "the model screening process"
 
     def __init__(self) -> None:
         super().__init__(1)
@@ -495,13 +498,14 @@ def _screen_with_models(texts: list[str]) -> list[list[ScreenHit]]:
 
 
 class WorkerDied(RuntimeError):
-    """A preparation process ended in the middle of an import (killed: out of memory, a signal)."""
+    """A process of the import (``which``: a preparation process, the model screening process) ended in the
+    middle of it (killed: out of memory, a signal)."""
 
-    def __init__(self, exitcode: int | None) -> None:
+    def __init__(self, exitcode: int | None, which: str = "a preparation process") -> None:
         how = (f"killed by signal {signal.Signals(-exitcode).name}" if exitcode is not None and exitcode < 0
                and -exitcode in signal.valid_signals() else f"exit code {exitcode}" if exitcode
                else "killed or crashed")
-        super().__init__(f"a preparation process stopped in the middle of the import ({how}); if it ran out of "
+        super().__init__(f"{which} stopped in the middle of the import ({how}); if it ran out of "
                          f"memory, give the worker more or import the file in parts")
 
 

@@ -185,12 +185,13 @@ def _screen_or_die(texts):
     return _screen_with_models(texts)
 
 
-@pytest.mark.parametrize(("patched", "killer", "deadly", "harmless"), [
-    ("_prepare_in_worker", _prepare_or_die, "죽는 제목", "제목 700번"),
-    ("_screen_with_models", _screen_or_die, "다 죽여 버리겠다", "죽을 만큼 힘들다"),  # the latter screened too
+@pytest.mark.parametrize(("patched", "killer", "deadly", "harmless", "which"), [
+    ("_prepare_in_worker", _prepare_or_die, "죽는 제목", "제목 700번", "a preparation process stopped"),
+    ("_screen_with_models", _screen_or_die, "다 죽여 버리겠다", "죽을 만큼 힘들다",  # the latter screened too
+     "the model screening process stopped"),
 ], ids=["preparation", "model screening"])
 def test_a_killed_process_fails_the_job_and_frees_the_worker(run, media, settings, monkeypatch, patched, killer,
-                                                            deadly, harmless):
+                                                            deadly, harmless, which):
     settings.GOLDSET_IMPORT_PARALLEL_MIN_MB = 0
     settings.GOLDSET_IMPORT_PROCESSES = 2
     # The processes are forked after this, so they run the patched function.
@@ -198,7 +199,7 @@ def test_a_killed_process_fails_the_job_and_frees_the_worker(run, media, setting
     records = [{"title": f"제목 {i}번"} for i in range(1200)]
     records[700] = {"title": deadly}
     job = run("kill.jsonl", jsonl(*records), "jsonl")
-    assert_failed(job, media, 0, "preparation process stopped", "SIGKILL")
+    assert_failed(job, media, 0, which, "SIGKILL")
     assert multiprocessing.active_children() == []
     # The process is free for the next import, which runs in such processes too.
     records[700] = {"title": harmless}
