@@ -23,7 +23,7 @@ from django.utils.translation import gettext_lazy as _
 from annotation.models import Project
 
 if TYPE_CHECKING:
-    import numpy as np  # imported where used: not with the URL configuration
+    import numpy as np  # imported where used: every process loads the models, not every one needs numpy
 
 #: Semantic version (https://semver.org): MAJOR.MINOR.PATCH with optional pre-release and build parts.
 SEMVER = re.compile(
