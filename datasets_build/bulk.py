@@ -189,8 +189,6 @@ class EncodedRows:
         pks: list[int] = ids if isinstance(ids, list) else []
         with connection.cursor() as cursor:
             if ids is True:
-                # The sequence is looked up once (OFFSET 0 keeps the subquery from being inlined): named in
-                # nextval's argument, its catalog lookup ran once per row and cost ten times the nextvals.
                 cursor.execute(_NEXT_IDS, [meta.db_table, meta.pk.column, len(rows)])
                 pks = [pk for (pk,) in cursor.fetchall()]
             fields = ([meta.pk] if ids else []) + self.writer_fields + self.time_fields + self.fields

@@ -501,7 +501,7 @@ class WorkerDied(RuntimeError):
     """A process of the import (``which``: a preparation process, the model screening process) ended in the
     middle of it (killed: out of memory, a signal)."""
 
-    def __init__(self, exitcode: int | None, which: str = "a preparation process") -> None:
+    def __init__(self, exitcode: int | None, which: str) -> None:
         how = (f"killed by signal {signal.Signals(-exitcode).name}" if exitcode is not None and exitcode < 0
                and -exitcode in signal.valid_signals() else f"exit code {exitcode}" if exitcode
                else "killed or crashed")
