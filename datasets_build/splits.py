@@ -17,12 +17,14 @@ megabytes, not a million Python objects. The same columns, seed and ratios give 
 from __future__ import annotations
 
 import hashlib
+import math
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
-from scipy.sparse import coo_matrix
+from scipy.sparse import coo_matrix, vstack
 from scipy.sparse.csgraph import connected_components
 
 SPLIT_NAMES = ("train", "dev", "test")
@@ -157,34 +159,48 @@ def components(units: SplitUnits) -> np.ndarray:
     return labels[:n]
 
 
-def _largest_remainder(shares: Sequence[float], total: int) -> list[int]:
-    exact = [share * total for share in shares]
-    counts = [int(x) for x in exact]
-    by_remainder = sorted(range(len(shares)), key=lambda s: (-(exact[s] - counts[s]), s))
-    for s in by_remainder[:total - sum(counts)]:
-        counts[s] += 1
-    return counts
-
-
 def quotas(shares: Sequence[float], totals: Sequence[int]) -> list[list[int]]:
     """Items per split and label: each the exact share rounded down or up, summing to the label's total,
-    with the rounding spread so that split sizes match the ratios too (controlled rounding).
+    and each split's size its exact share of all items rounded down or up (controlled rounding).
 
     ``quotas([0.8, 0.1, 0.1], [7, 7])`` -> ``[[5, 6], [1, 1], [1, 0]]``: no label is more than one item
-    away from its exact share (5.6 and 0.7) in any split, and the splits hold 11, 2 and 1 of 14 items.
+    away from its exact share (5.6 and 0.7) in any split, and the splits hold 11, 2 and 1 of 14 items
+    (11.2, 1.4 and 1.4 exactly).
+
+    Which cells round up is a small linear programme: each label rounds up as many cells as it has items
+    left over, each split's intake stays between the floor and the ceiling of its own leftover, and the
+    largest fractions are preferred. Its constraints are a bipartite incidence matrix (totally unimodular),
+    so the simplex method's vertex is integral, and the exact fractional shares prove one exists
+    (Bacharach 1966); rounding cells one label at a time could leave a split several items off its share.
     """
-    k = len(shares)
-    floors = [[int(share * total) for total in totals] for share in shares]
-    need = [target - sum(floors[s]) for s, target in enumerate(_largest_remainder(shares, sum(totals)))]
-    result = [row[:] for row in floors]
-    rest = [total - sum(floors[s][label] for s in range(k)) for label, total in enumerate(totals)]
-    for label in sorted(range(len(totals)), key=lambda label: (-rest[label], label)):
-        fractions = [shares[s] * totals[label] - floors[s][label] for s in range(k)]
-        candidates = sorted((s for s in range(k) if fractions[s] > 1e-12),
-                            key=lambda s: (-need[s], -fractions[s], s))
-        for s in candidates[:rest[label]]:
-            result[s][label] += 1
-            need[s] -= 1
+    # The ratio meant, not the float nearest to it: 0.1 is 1/10 and 4 / 7 is 4/7.
+    exact_shares = [Fraction(share).limit_denominator(10**6) for share in shares]
+    whole = sum(exact_shares)
+    exact_shares = [share / whole for share in exact_shares]
+    k, n_labels = len(shares), len(totals)
+    exact = [[share * total for total in totals] for share in exact_shares]
+    result = [[math.floor(x) for x in row] for row in exact]
+    cells = [(label, s) for label in range(n_labels) for s in range(k) if exact[s][label] != result[s][label]]
+    if not cells:
+        return result
+    rest = [total - sum(result[s][label] for s in range(k)) for label, total in enumerate(totals)]
+    n = sum(totals)
+    low = [math.floor(share * n) - sum(result[s]) for s, share in enumerate(exact_shares)]
+    high = [math.ceil(share * n) - sum(result[s]) for s, share in enumerate(exact_shares)]
+    from scipy.optimize import linprog  # a second to import: only release builds pay it
+
+    columns = np.arange(len(cells))
+    ones = np.ones(len(cells))
+    per_label = coo_matrix((ones, ([label for label, _ in cells], columns)), shape=(n_labels, len(cells)))
+    per_split = coo_matrix((ones, ([s for _, s in cells], columns)), shape=(k, len(cells)))
+    fractions = np.array([float(exact[s][label] - result[s][label]) for label, s in cells])
+    solution = linprog(-fractions, A_ub=vstack([per_split, -per_split]), b_ub=np.array(high + [-x for x in low]),
+                       A_eq=per_label, b_eq=np.array(rest), bounds=(0, 1), method="highs-ds")
+    rounded = np.rint(solution.x) if solution.success else None
+    if rounded is None or not np.allclose(solution.x, rounded, atol=1e-6):
+        raise ArithmeticError(f"no controlled rounding of the split quotas: {solution.message}")
+    for (label, s), up in zip(cells, rounded.astype(int).tolist(), strict=True):
+        result[s][label] += up
     return result
 
 
