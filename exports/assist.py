@@ -9,7 +9,7 @@ Retraining (``services.suggester_request`` → Celery ``exports.suggester_run`` 
 
 1. every item with a usable gold label becomes a KLUE record (``TaskType.build_record``, as a release
    builds it); at least ``MIN_GOLD`` are needed;
-2. a learning curve: a fixed ~20 % of the gold (by a hash of the item id) is held out, the baseline is
+2. a learning curve: a fixed ~20 % of the gold (by a hash of the item's text) is held out, the baseline is
    trained on growing shares of the rest and scored on it with the task's KLUE metric;
 3. the baseline is trained on all the gold and predicts, with a confidence, every item that still needs
    work (no usable gold, not a gold / attention item, its writing stage done);
@@ -72,12 +72,14 @@ def prediction_input(task: TaskType, item: Item) -> dict[str, Any]:
     return task.prediction_record(record, item.payload)
 
 
-def _held_out(item_id: int) -> bool:
-    return int(hashlib.sha256(f"suggester-holdout:{item_id}".encode()).hexdigest()[:8], 16) % HOLDOUT_SHARE == 0
+def _held_out(content_hash: str) -> bool:
+    # By the text, not the item id: the same gold gives the same curve on any database, and exact duplicates
+    # never sit on both sides.
+    return int(hashlib.sha256(f"suggester-holdout:{content_hash}".encode()).hexdigest()[:8], 16) % HOLDOUT_SHARE == 0
 
 
-def _gold_records(project: Project) -> list[tuple[int, dict[str, Any]]]:
-    """(item id, KLUE record with the gold label) of every releasable item with a usable gold label, as a
+def _gold_records(project: Project) -> list[tuple[str, dict[str, Any]]]:
+    """(content hash, KLUE record with the gold label) of every releasable item with a usable gold label, as a
     release builds them: the suggester never learns from what a release would leave out."""
     task = project.task
     flagged = open_flag_items(project)
@@ -86,7 +88,7 @@ def _gold_records(project: Project) -> list[tuple[int, dict[str, Any]]]:
         if row.gold_status in USABLE_GOLD and row.gold is not None and release_exclusion(
                 screening_status=row.screening_status, open_flag=row.id in flagged, gold_status=row.gold_status,
                 has_annotations=bool(row.annotations), corpus_only=row.corpus_only, gold_table=True) is None:
-            out.append((row.id, task.build_record(external_id=row.external_id or f"item-{row.id}",
+            out.append((row.content_hash, task.build_record(external_id=row.external_id or f"item-{row.id}",
                                                   payload=row.payload, meta=row.meta, annotations=row.annotations,
                                                   gold=row.gold)))
     return out
@@ -120,7 +122,7 @@ def _primary_score(slug: str, model: Any, dev: list[dict[str, Any]]) -> float | 
     return None if value is None or not math.isfinite(value) else float(value)
 
 
-def learning_curve(slug: str, gold: list[tuple[int, dict[str, Any]]], ontology: Any,
+def learning_curve(slug: str, gold: list[tuple[str, dict[str, Any]]], ontology: Any,
                    report: Progress) -> dict[str, Any]:
     """Scores of the baseline trained on growing shares of the non-held-out gold, on the held-out share."""
     from .baselines import get_baseline
@@ -129,8 +131,8 @@ def learning_curve(slug: str, gold: list[tuple[int, dict[str, Any]]], ontology: 
     primary = get_task_metrics(slug).primary
     if len(gold) < MIN_GOLD_FOR_CURVE:
         return {"primary": primary, "points": [], "reason": f"fewer than {MIN_GOLD_FOR_CURVE} gold items"}
-    dev = [r for i, r in gold if _held_out(i)]
-    train = [r for i, r in gold if not _held_out(i)]
+    dev = [r for key, r in gold if _held_out(key)]
+    train = [r for key, r in gold if not _held_out(key)]
     if len(dev) < 2 or len(train) < MIN_GOLD // 2:
         return {"primary": primary, "points": [], "reason": "too few items on one side of the held-out split"}
     baseline = get_baseline(slug)
