@@ -25,7 +25,7 @@ SPLIT_BOOT = 200
 
 def _half(half: np.ndarray, item_codes: np.ndarray, headline: Headline, seed: int) -> dict[str, Any]:
     """The headline coefficient of the rows in ``half``, on the items with two or more of them."""
-    per_item = np.bincount(item_codes[half], minlength=int(item_codes.max()) + 1)
+    per_item = np.bincount(item_codes[half], minlength=len(item_codes) and int(item_codes.max()) + 1)
     counted = half & (per_item >= 2)[item_codes]
     entry: dict[str, Any] = {"annotations": int(half.sum()), "items_with_2": int((per_item >= 2).sum())}
     if not counted.any():

@@ -117,9 +117,12 @@ def _disagreement_summary(result: MeasureResult) -> dict[str, Any]:
         scores = scores.dropna()
     if scores is None or scores.empty:
         return {"name": result.disagreement_name, "items": 0}
-    histogram, edges = np.histogram(scores.to_numpy(), bins=10)
-    return {"name": result.disagreement_name, "items": len(scores), "mean": float(scores.mean()),
-            "unanimous": int((scores <= 1e-12).sum()), "histogram": histogram.tolist(),
+    # Differences below 1e-9 are floating-point noise (0.05 against 0.05000000000000002): ten bins across
+    # them would be narrower than a float can tell apart.
+    values = np.round(scores.to_numpy(dtype=np.float64), 9)
+    histogram, edges = np.histogram(values, bins=10)
+    return {"name": result.disagreement_name, "items": len(scores), "mean": float(values.mean()),
+            "unanimous": int((values <= 1e-12).sum()), "histogram": histogram.tolist(),
             "edges": [float(e) for e in edges]}
 
 

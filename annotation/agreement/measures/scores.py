@@ -69,7 +69,9 @@ class ScoreMeasure(Measure):
                 "mean_abs_difference": float(np.abs(own - others).mean()) if rows.any() else None,
             }
         spread = np.nanstd(np.where(present, matrix, np.nan), axis=1)
-        confusion = co.coincidences(*co.item_rows(counts, None, n_items)).reshape(len(domain), len(domain))
+        size = counts.shape[1]  # one column even when no item has a score, as value_counts needs
+        confusion = co.coincidences(*co.item_rows(counts, None, n_items)).reshape(size, size)
+        confusion = confusion[:len(domain), :len(domain)]
         labels = [f"{d:g}" for d in domain]
         by_annotator = {}
         for j, annotator in enumerate(annotators):
