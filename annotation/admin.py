@@ -250,6 +250,21 @@ class ItemAdmin(LargeTableAdmin):
         obj.content_hash = content_hash(obj.project.task.item_text(obj.payload))
         super().save_model(request, obj, form, change)
 
+    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple[Any, Any, Any, list[Any]]:
+        # The deletion service removes the item's annotations, assignments and gold itself (audited), so their
+        # read-only admins' missing delete permission does not stand in the way. Items it refuses are listed as
+        # protected: the confirmation page names them with the reason and deletes nothing.
+        deleted, counts, _perms_needed, protected = super().get_deleted_objects(objs, request)
+        refused = [f"{item}: {reason}" for item in objs if (reason := services.item_delete_refusal(item))]
+        return deleted, counts, set(), [*protected, *refused]
+
+    def delete_model(self, request: HttpRequest, obj: Item) -> None:
+        services.item_delete(item=obj, by=request.user)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Item]) -> None:
+        for item in queryset:
+            services.item_delete(item=item, by=request.user)
+
 
 @admin.register(Assignment)
 class AssignmentAdmin(ReadOnlyAdmin):

@@ -6,3 +6,5 @@ class ExportsConfig(AppConfig):
     verbose_name = "Releases"
     #: The tabs this app adds to every project page (``annotation.tabs``).
     project_tabs = "exports.tabs.PROJECT_TABS"
+    #: Refuses deleting an item a published release may hold (``annotation.services.item_delete``).
+    item_delete_guard = "exports.selectors.item_release_refusal"

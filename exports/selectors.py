@@ -368,3 +368,14 @@ def rater_ids(project: Project) -> list[dict[str, Any]]:
     return [{"rater": row.code, "username": row.user.username, "imported": row.user.is_imported,
              "since": row.created_at.isoformat()}
             for row in RaterId.objects.filter(project=project).select_related("user").order_by("number")]
+
+
+def item_release_refusal(item: Item) -> str | None:
+    """Why ``item`` must not be deleted: a published release built after it was created may hold it, and that
+    release must stay reproducible from the project (``annotation.services.item_delete``)."""
+    release = (Release.objects.filter(project_id=item.project_id, status=ReleaseStatus.PUBLISHED,
+                                      created_at__gte=item.created_at).order_by("created_at").first())
+    if release is None:
+        return None
+    return _("published release %(version)s may hold this item, and a published release must stay reproducible; "
+             "exclude the item with a flag or a screening decision instead") % {"version": release.version}

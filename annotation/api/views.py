@@ -207,10 +207,10 @@ class AcknowledgeGuidelineView(ProjectScoped, APIView):
 
 
 class ItemViewSet(ProjectScoped, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin,
-                  viewsets.GenericViewSet):
+                  mixins.DestroyModelMixin, viewsets.GenericViewSet):
     """Items with their metadata; annotators reach items only through their assignments."""
 
-    roles = {"list": CURATE, "retrieve": CURATE, "create": MANAGE}
+    roles = {"list": CURATE, "retrieve": CURATE, "create": MANAGE, "destroy": MANAGE}
     serializer_class = s.ItemSerializer
 
     def project_queryset(self) -> QuerySet[Item]:
@@ -228,6 +228,12 @@ class ItemViewSet(ProjectScoped, mixins.ListModelMixin, mixins.RetrieveModelMixi
             split=data.get("split", ""), group_key=data.get("group_key", ""),
         )
         return Response(s.ItemSerializer(item).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses={204: OpenApiResponse(description="Deleted, with its annotations (audited)."),
+                              409: OpenApiResponse(description="A published release may hold the item.")})
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        services.item_delete(item=self.get_object(), by=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class NextItemView(ProjectScoped, APIView):

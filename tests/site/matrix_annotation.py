@@ -48,6 +48,7 @@ CASES = [
     Case(P + "items/", "post", lambda sc: _p(sc, "items/"), managers(201),
          body=lambda sc: {"payload": {"title": "새 기사"}, "external_id": "m-new"}),
     Case(P + "items/<pk>/", "get", lambda sc: _p(sc, f"items/{sc.item.id}/"), curators(200)),
+    Case(P + "items/<pk>/", "delete", lambda sc: _p(sc, f"items/{sc.item.id}/"), managers(204)),
     Case(P + "assignments/", "get", lambda sc: _p(sc, "assignments/"), annotators(200)),
     Case(P + "assignments/<pk>/skip/", "post", lambda sc: _p(sc, f"assignments/{sc.extra['leased']}/skip/"),
          annotators(200), body=lambda sc: {"reason": "skip"}),
