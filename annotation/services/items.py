@@ -11,6 +11,7 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils.module_loading import import_string
 
+from ..audit import audit_record
 from ..models import (
     Item,
     Project,
@@ -18,7 +19,6 @@ from ..models import (
     Source,
     content_hash,
 )
-from ..audit import audit_record
 from ..task_types import TaskType, reject_nul_characters
 from .errors import ServiceError
 

@@ -63,7 +63,7 @@ def admin_client(django_user_model):
 
 
 def test_the_admin_deletes_through_the_service(admin_client, annotated):
-    project, items = annotated
+    _, items = annotated
     url = f"/admin/annotation/item/{items[0].pk}/delete/"
     assert admin_client.post(url, {"post": "yes"}).status_code == 302
     assert not Item.objects.filter(pk=items[0].pk).exists()
