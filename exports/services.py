@@ -712,6 +712,11 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     kept = gathered.kept
     if not len(units):
         raise EmptyReleaseError(_empty_message(project, keep))
+    if schema.stratify is not None and not units.label_names:
+        # Records without any label would train and score nothing: a benchmark of questions without answers.
+        raise EmptyReleaseError(_("nothing to release: none of the %(n)d releasable records of %(project)s carries "
+                                  "a label (%(field)s); compute or adjudicate the gold first")
+                                % {"n": len(units), "project": project.slug, "field": schema.stratify})
     report("splits", 0, len(units))
     units.freeze()
     if keep:

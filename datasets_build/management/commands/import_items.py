@@ -10,7 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation import selectors
-from annotation.services import project_create
+from annotation.services import project_create, project_delete
 from annotation.task_types import slugs
 from datasets_build.pipeline import FORMATS
 from datasets_build.services import items_import
@@ -37,6 +37,7 @@ class Command(BaseCommand):
         if not path.is_file():
             raise CommandError(f"no such file: {path}")
         project = selectors.project_by_slug(options["project"])
+        created = project is None
         if project is None:
             if not options["task_type"]:
                 raise CommandError(f"no project {options['project']!r}; pass --task-type to create it")
@@ -53,6 +54,8 @@ class Command(BaseCommand):
             for error in result.errors:
                 self.stdout.write(f"record {error['record']}\t{error['field']}\t{error['message']}")
         if result.errors:
+            if created:  # nothing was imported: the project made for the file goes too
+                project_delete(project=project)
             first = result.errors[0]
             raise CommandError(f"nothing imported: {len(result.errors)} problem(s); first at record {first['record']}"
                                f"{' ' + first['field'] if first['field'] else ''}: {first['message']}")
