@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("media")]
 
 EMPTY_FILES = {
     "blank-jsonl": ("blank.jsonl", b"\n  \n\n"),
-    "csv-header-only": ("header.csv", "title,label\n".encode()),
+    "csv-header-only": ("header.csv", b"title,label\n"),
     "klue-no-records": ("ynat.json", b"[]"),
 }
 

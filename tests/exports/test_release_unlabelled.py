@@ -34,7 +34,7 @@ def _build(project, out) -> dict:
 
 def test_a_release_with_no_labelled_example_is_refused(make_project, tmp_path):
     project = _project(make_project, labelled=0)
-    with pytest.raises(CommandError, match="none of the 6 releasable records .* carries a label"):
+    with pytest.raises(CommandError, match=r"none of the 6 releasable records .* carries a label"):
         _build(project, tmp_path)
     assert not Release.objects.filter(project=project).exists()
     assert not any(tmp_path.iterdir())
