@@ -23,6 +23,8 @@ ZIP has one file per annotator), so memory grows with the number of examples: th
 from __future__ import annotations
 
 import io
+import os
+import struct
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
@@ -44,6 +46,11 @@ IMPORTED_ANNOTATIONS = "_annotations"
 #: ZIP members up to this size are not held to the compression-ratio limit (a small file of repeated lines
 #: compresses well, and cannot expand far).
 _SMALL_MEMBER = 1024 * 1024
+#: Files a ZIP may list: doccano's export has one per project member. ``zipfile`` builds an object per listed
+#: file when it opens the archive, so a ZIP listing millions of empty files is refused before it is opened.
+MAX_ZIP_MEMBERS = 1000
+#: The end of a ZIP that holds its end record: 22 bytes and a comment of up to 65,535.
+_END_RECORD_SPAN = 22 + 0xFFFF
 
 
 @dataclass
@@ -174,6 +181,9 @@ def iter_doccano(path: Path, task_slug: str) -> Iterator[tuple[int, dict[str, An
     errors: list[RecordError] = []
     limit = max_record_chars()
     if zipfile.is_zipfile(path):
+        if (count := _declared_members(path)) > MAX_ZIP_MEMBERS:
+            raise FatalReadError(0, "", f"the ZIP file lists {count:,} files; a doccano export has one per project "
+                                        f"member (at most {MAX_ZIP_MEMBERS:,} are read)")
         with zipfile.ZipFile(path) as archive:
             members = sorted((i for i in archive.infolist() if i.filename.endswith(".jsonl") and not i.is_dir()),
                              key=lambda i: i.filename)
@@ -196,6 +206,28 @@ def iter_doccano(path: Path, task_slug: str) -> Iterator[tuple[int, dict[str, An
             _doccano_lines(stream, limit, "", "", task_slug, examples, errors, empty_is_label=True)
     yield from errors
     yield from _records(examples, task_slug)
+
+
+def _declared_members(path: Path) -> int:
+    """How many files a ZIP's end record says its directory lists (0 when there is none to read), read before
+    :class:`zipfile.ZipFile` builds an object for each of them."""
+    with open(path, "rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        handle.seek(max(0, handle.tell() - _END_RECORD_SPAN))
+        tail = handle.read()
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or at + 22 > len(tail):
+        return 0
+    (count,) = struct.unpack_from("<H", tail, at + 10)
+    locator = tail.rfind(b"PK\x06\x07", 0, at)
+    if count == 0xFFFF and locator >= 0:  # ZIP64: the count is in the ZIP64 end record the locator points to
+        (offset,) = struct.unpack_from("<Q", tail, locator + 8)
+        with open(path, "rb") as handle:
+            handle.seek(offset)
+            record = handle.read(56)
+        if record[:4] == b"PK\x06\x06" and len(record) == 56:
+            (count,) = struct.unpack_from("<Q", record, 32)
+    return count
 
 
 def _check_expansion(members: list[zipfile.ZipInfo]) -> None:

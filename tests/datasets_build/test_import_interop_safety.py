@@ -157,6 +157,12 @@ def test_a_zip_expanding_past_the_total_limit_is_refused(upload, settings):
     _refused(job, 0, "user1.jsonl", "GOLDSET_IMPORT_ZIP_MAX_MB", "1,048,576")
 
 
+def test_a_zip_listing_more_files_than_a_doccano_export_is_refused_before_it_is_opened(upload):
+    members = {f"user{i}.jsonl": b"" for i in range(1_001)}
+    job = upload("project-4.zip", _zip_bytes(members), "doccano")
+    _refused(job, 0, "", "lists 1,001 files", "at most 1,000")
+
+
 def test_minhash_of_a_50_mb_text_stays_in_bounded_memory_and_matches_datasketch():
     """20.9 million shingles: one pass would hold 64 × 4 bytes of each (5.4 GB). A periodic text with a tail
     has the shingles of its first thousand and last thousand characters, so datasketch gives the reference."""
