@@ -266,6 +266,11 @@ GOLDSET_IMPORT_PROCESSES = int(os.environ.get("GOLDSET_IMPORT_PROCESSES", "0"))
 # The largest record an import reads, in KiB of characters (a JSONL line, a CSV row, a KLUE record or TSV
 # sentence): a larger one is refused before it is parsed. KLUE's largest records are a few KiB.
 GOLDSET_IMPORT_MAX_RECORD_KB = int(os.environ.get("GOLDSET_IMPORT_MAX_RECORD_KB", "1024"))
+# A ZIP import (doccano's export) is refused before anything is decompressed when its members would expand to
+# more than this many MB together, or a member over 1 MiB to more than this many times its compressed size
+# (a real export compresses about 5 to 15 times; a ZIP bomb, thousands).
+GOLDSET_IMPORT_ZIP_MAX_MB = int(os.environ.get("GOLDSET_IMPORT_ZIP_MAX_MB", "1024"))
+GOLDSET_IMPORT_ZIP_MAX_RATIO = int(os.environ.get("GOLDSET_IMPORT_ZIP_MAX_RATIO", "100"))
 # The largest upload (import files, predictions files), in MB.
 GOLDSET_MAX_UPLOAD_MB = int(os.environ.get("GOLDSET_MAX_UPLOAD_MB", "200"))
 # An import reports at most this many bad records (and writes nothing when there is one).

@@ -11,6 +11,7 @@ Band keys live in :class:`~datasets_build.models.MinHashBand`, so memory does no
 
 from __future__ import annotations
 
+import re
 import threading
 import unicodedata
 from collections.abc import Iterable, Iterator
@@ -76,12 +77,54 @@ def _crc32_table() -> np.ndarray:
 _CRC_TABLE = _crc32_table()
 
 
-def _shingle_hashes(texts: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
-    """CRC-32 of every shingle of every normalised text (repeats included: they do not change a minimum), and
+#: Shingles hashed and permuted at a time: a piece's permuted values are NUM_PERM × this × 4 bytes (16 MiB),
+#: whatever the length of the texts. A batch of KLUE texts (a few hundred characters each) is one piece.
+PIECE_SHINGLES = 1 << 16
+#: A window of a long text holds this many shingles' characters.
+_WINDOW = PIECE_SHINGLES + SHINGLE - 1
+#: Characters of a long text normalised at a time, cut before an ASCII whitespace character: nothing composes
+#: with it under NFKC, lower-casing does not look across it, and whitespace is collapsed on both sides of it,
+#: so the parts give what the whole text gives.
+_NORMALISE_CHARS = 1 << 20
+_CUT = re.compile(r"[ \t\n\r\f\v]")
+
+
+def _normalised_parts(text: str) -> Iterator[str]:
+    """:func:`normalise` of ``text`` in parts that, joined, are ``normalise(text)``: a long text is normalised a
+    part at a time, never as one list of its words."""
+    if len(text) <= _NORMALISE_CHARS:
+        yield normalise(text)
+        return
+    start, earlier = 0, False
+    while start < len(text):
+        cut = _CUT.search(text, start + _NORMALISE_CHARS) if len(text) - start > _NORMALISE_CHARS else None
+        end = cut.start() if cut else len(text)
+        if part := normalise(text[start:end]):
+            yield " " + part if earlier else part  # the cut was whitespace between two words
+            earlier = True
+        start = end
+
+
+def _windows(text: str) -> Iterator[str]:
+    """Windows of ``normalise(text)`` whose shingles are together the text's, each once: at most PIECE_SHINGLES
+    a window, consecutive windows overlapping by SHINGLE - 1 characters. A text of at most _WINDOW characters
+    is one window, so the rule for texts of SHINGLE characters or fewer (one shingle, the text) holds."""
+    buffer = ""
+    for part in _normalised_parts(text):
+        buffer += part
+        pos = 0
+        while len(buffer) - pos > _WINDOW:
+            yield buffer[pos:pos + _WINDOW]
+            pos += PIECE_SHINGLES
+        buffer = buffer[pos:]
+    yield buffer  # after a window, SHINGLE characters or more: the shingles the last window did not reach
+
+
+def _shingle_hashes(normalised: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """CRC-32 of every shingle of every (normalised) text (repeats included: they do not change a minimum), and
     where each text's shingles start. The same values as ``map(zlib.crc32, shingles(text))``, computed for
     all shingles at once, a byte position at a time: slicing, encoding and hashing each shingle in Python
     cost more than the rest of the MinHash (docs/performance.md)."""
-    normalised = [normalise(text) for text in texts]
     lengths = np.fromiter(map(len, normalised), dtype=np.int64, count=len(normalised))
     # A text of SHINGLE characters or fewer is one shingle, the whole text (possibly empty).
     counts = np.maximum(lengths - SHINGLE + 1, 1)
@@ -101,18 +144,46 @@ def _shingle_hashes(texts: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def signatures(texts: Iterable[str]) -> np.ndarray:
-    """One MinHash signature (a row of NUM_PERM uint32) per text, for a whole batch in one numpy pass:
-    per-item MinHash objects cost more than the hashing. Shingles are CRC-32 hashed."""
-    hashes, offsets = _shingle_hashes(texts)
-    if not len(offsets):
-        return np.empty((0, NUM_PERM), dtype=np.uint32)
+    """One MinHash signature (a row of NUM_PERM uint32) per text, for a whole batch in numpy passes of at most
+    PIECE_SHINGLES shingles (per-item MinHash objects cost more than the hashing; one pass over a long text
+    would hold NUM_PERM values per shingle). Shingles are CRC-32 hashed."""
+    batch = list(texts)
+    found = np.full((len(batch), NUM_PERM), 0xFFFFFFFF, dtype=np.uint32)
+    owners: list[int] = []
+    windows: list[str] = []
+    size = 0  # shingles in ``windows``
+    for owner, text in enumerate(batch):
+        short = normalise(text) if len(text) <= _WINDOW else None
+        for window in (short,) if short is not None and len(short) <= _WINDOW else _windows(text):
+            count = max(len(window) - SHINGLE + 1, 1)
+            if size + count > PIECE_SHINGLES and windows:
+                _lower(found, owners, windows)
+                owners, windows, size = [], [], 0
+            owners.append(owner)
+            windows.append(window)
+            size += count
+    if windows:
+        _lower(found, owners, windows)
+    return found
+
+
+def _lower(found: np.ndarray, owners: list[int], windows: list[str]) -> None:
+    """Lower the signatures of ``owners`` (a text's windows are consecutive) to the minima over these windows'
+    shingles."""
+    hashes, offsets = _shingle_hashes(windows)
     with np.errstate(over="ignore"):
         # One row per permutation, one column per shingle: numpy reduces along rows faster than along columns.
-        # The addition in place: a second temporary of this size (megabytes a chunk) cost more than the
+        # The addition in place: a second temporary of this size (megabytes a piece) cost more than the
         # arithmetic (docs/performance.md).
         permuted = np.multiply(_A.reshape(-1, 1), _fmix32(hashes).reshape(1, -1))
         permuted += _B.reshape(-1, 1)
-    return np.ascontiguousarray(np.minimum.reduceat(permuted, offsets, axis=1).T)
+    minima = np.minimum.reduceat(permuted, offsets, axis=1).T
+    by = np.asarray(owners)
+    first = np.flatnonzero(np.diff(by, prepend=-1))
+    if len(first) < len(by):  # a long text's windows: one row each
+        minima = np.minimum.reduceat(minima, first, axis=0)
+    texts = by[first]
+    found[texts] = np.minimum(found[texts], minima)
 
 
 _MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0x85EBCA77C2B2AE63,

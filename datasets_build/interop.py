@@ -23,22 +23,34 @@ ZIP has one file per annotator), so memory grows with the number of examples: th
 from __future__ import annotations
 
 import io
+import os
+import struct
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import orjson
+from django.conf import settings
 
 from annotation.task_types import get_task_type
 from annotation.task_types.base import LABEL_STAGE
 
-from .klue_formats import FormatError, _JsonStream, _open_text
-from .readers import FatalReadError, RecordError
+from .klue_formats import FormatError, RecordTooLarge, _JsonStream, _open_text
+from .readers import FatalReadError, RecordError, bounded_lines, max_record_chars, too_large
 
 #: The record key that carries annotations already split per author (read by ``prepare.RecordPreparer``).
 IMPORTED_ANNOTATIONS = "_annotations"
+#: ZIP members up to this size are not held to the compression-ratio limit (a small file of repeated lines
+#: compresses well, and cannot expand far).
+_SMALL_MEMBER = 1024 * 1024
+#: Files a ZIP may list: doccano's export has one per project member. ``zipfile`` builds an object per listed
+#: file when it opens the archive, so a ZIP listing millions of empty files is refused before it is opened.
+MAX_ZIP_MEMBERS = 1000
+#: The end of a ZIP that holds its end record: 22 bytes and a comment of up to 65,535.
+_END_RECORD_SPAN = 22 + 0xFFFF
 
 
 @dataclass
@@ -162,32 +174,90 @@ def _records(examples: dict[str, Example], task_slug: str) -> Iterator[tuple[int
 def iter_doccano(path: Path, task_slug: str) -> Iterator[tuple[int, dict[str, Any]] | RecordError]:
     """doccano 1.x's JSONL export. doccano's ZIP holds one ``<username>.jsonl`` per project member (each
     file's labels are that member's), or ``all.jsonl`` for a project with collaborative annotation (labels
-    merged: the corpus's, no annotator), as does a single JSONL file."""
+    merged: the corpus's, no annotator), as does a single JSONL file. A line longer than the record limit is
+    an error naming it, skipped unread; a ZIP that would expand past its limits is refused unopened."""
     _check_task(task_slug, "doccano")
     examples: dict[str, Example] = {}
     errors: list[RecordError] = []
+    limit = max_record_chars()
     if zipfile.is_zipfile(path):
+        if (count := _declared_members(path)) > MAX_ZIP_MEMBERS:
+            raise FatalReadError(0, "", f"the ZIP file lists {count:,} files; a doccano export has one per project "
+                                        f"member (at most {MAX_ZIP_MEMBERS:,} are read)")
         with zipfile.ZipFile(path) as archive:
-            members = sorted(n for n in archive.namelist() if n.endswith(".jsonl") and not n.endswith("/"))
+            members = sorted((i for i in archive.infolist() if i.filename.endswith(".jsonl") and not i.is_dir()),
+                             key=lambda i: i.filename)
             if not members:
                 raise FatalReadError(0, "", "the ZIP file holds no .jsonl file (doccano exports one per annotator)")
-            for name in members:
+            _check_expansion(members)
+            names = [m.filename for m in members]
+            for member in members:
                 # A collaborative project's export merges everyone's labels into all.jsonl: no annotator.
-                author = "" if members == ["all.jsonl"] else Path(name).stem
-                with archive.open(name) as raw:
-                    _doccano_lines(io.TextIOWrapper(raw, encoding="utf-8-sig"), f"{name}:", author, task_slug,
-                                   examples, errors)
+                author = "" if names == ["all.jsonl"] else Path(member.filename).stem
+                try:
+                    with archive.open(member) as raw:
+                        _doccano_lines(io.TextIOWrapper(raw, encoding="utf-8-sig", newline=""), limit,
+                                       f"{member.filename}:", author, task_slug, examples, errors,
+                                       empty_is_label=False)
+                except (zipfile.BadZipFile, EOFError, zlib.error) as error:
+                    raise FatalReadError(0, member.filename, f"the ZIP file is damaged ({error})") from None
     else:
-        with open(path, encoding="utf-8-sig") as stream:
-            _doccano_lines(stream, "", "", task_slug, examples, errors)
+        with open(path, encoding="utf-8-sig", newline="") as stream:
+            _doccano_lines(stream, limit, "", "", task_slug, examples, errors, empty_is_label=True)
     yield from errors
     yield from _records(examples, task_slug)
 
 
-def _doccano_lines(stream: io.TextIOBase | Any, where: str, author: str, task_slug: str,
-                   examples: dict[str, Example], errors: list[RecordError]) -> None:
+def _declared_members(path: Path) -> int:
+    """How many files a ZIP's end record says its directory lists (0 when there is none to read), read before
+    :class:`zipfile.ZipFile` builds an object for each of them."""
+    with open(path, "rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        handle.seek(max(0, handle.tell() - _END_RECORD_SPAN))
+        tail = handle.read()
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or at + 22 > len(tail):
+        return 0
+    (count,) = struct.unpack_from("<H", tail, at + 10)
+    locator = tail.rfind(b"PK\x06\x07", 0, at)
+    if count == 0xFFFF and locator >= 0:  # ZIP64: the count is in the ZIP64 end record the locator points to
+        (offset,) = struct.unpack_from("<Q", tail, locator + 8)
+        with open(path, "rb") as handle:
+            handle.seek(offset)
+            record = handle.read(56)
+        if record[:4] == b"PK\x06\x06" and len(record) == 56:
+            (count,) = struct.unpack_from("<Q", record, 32)
+    return count
+
+
+def _check_expansion(members: list[zipfile.ZipInfo]) -> None:
+    """Refuse a ZIP whose members would expand past ``GOLDSET_IMPORT_ZIP_MAX_MB`` together, or a member over
+    1 MiB past ``GOLDSET_IMPORT_ZIP_MAX_RATIO`` times its compressed size, before any is decompressed. The
+    sizes are the archive's own; :mod:`zipfile` never inflates a member past the size it declares."""
+    total_limit = int(settings.GOLDSET_IMPORT_ZIP_MAX_MB) * 1024 * 1024
+    ratio_limit = int(settings.GOLDSET_IMPORT_ZIP_MAX_RATIO)
+    total = 0
+    for member in members:
+        total += member.file_size
+        if total > total_limit:
+            raise FatalReadError(0, member.filename, f"the ZIP file's .jsonl files expand to more than "
+                                                     f"{total_limit:,} bytes (GOLDSET_IMPORT_ZIP_MAX_MB); it has "
+                                                     f"{total:,} bytes or more")
+        ratio = member.file_size / max(member.compress_size, 1)
+        if member.file_size > _SMALL_MEMBER and ratio > ratio_limit:
+            raise FatalReadError(0, member.filename, f"{member.file_size:,} bytes compressed into "
+                                                     f"{member.compress_size:,} ({ratio:,.0f} times): more than "
+                                                     f"{ratio_limit} times (GOLDSET_IMPORT_ZIP_MAX_RATIO); this "
+                                                     f"is not a doccano export")
+
+
+def _doccano_lines(stream: IO[str], limit: int, where: str, author: str, task_slug: str,
+                   examples: dict[str, Example], errors: list[RecordError], *, empty_is_label: bool) -> None:
     try:
-        for line_no, line in enumerate(stream, start=1):
+        for line_no, line in bounded_lines(stream, limit):
+            if isinstance(line, int):
+                errors.append(RecordError(line_no, where, too_large(line, limit)))
+                continue
             if not line.strip():
                 continue
             try:
@@ -196,7 +266,7 @@ def _doccano_lines(stream: io.TextIOBase | Any, where: str, author: str, task_sl
                 errors.append(RecordError(line_no, where, f"invalid JSON: {error}"))
                 continue
             try:
-                _doccano_example(value, line_no, where, author, task_slug, examples)
+                _doccano_example(value, line_no, where, author, task_slug, examples, empty_is_label)
             except RecordError as error:
                 errors.append(error)
     except UnicodeDecodeError as error:
@@ -204,7 +274,11 @@ def _doccano_lines(stream: io.TextIOBase | Any, where: str, author: str, task_sl
 
 
 def _doccano_example(value: Any, line_no: int, where: str, author: str, task_slug: str,
-                     examples: dict[str, Example]) -> None:
+                     examples: dict[str, Example], empty_is_label: bool) -> None:
+    """Add a line's example and its labels. doccano writes every example into every file of its ZIP, labelled
+    or not, so there an empty ``label`` list is no label; a JSONL file on its own (Goldset's doccano release, a
+    file written for doccano's import) gives labels as they are, and ``"label": []`` is a sentence labelled
+    with no entities (``empty_is_label``)."""
     def fail(path: str, message: str) -> RecordError:
         return RecordError(line_no, where + path, message)
 
@@ -251,7 +325,8 @@ def _doccano_example(value: Any, line_no: int, where: str, author: str, task_slu
             else:
                 labels.spans[str(i)] = _span(text, label[0], label[1], label[2],
                                              lambda p, m, i=i: fail(f"label[{i}].{p}", m))
-    if labels.categories or labels.spans:
+    labelled_empty = empty_is_label and takes == "spans" and isinstance(value.get("label"), list)
+    if labels.categories or labels.spans or labelled_empty:
         if author in example.authors:
             raise fail("", f"example {key} appears twice in {where.rstrip(':') or 'the file'}")
         example.authors[author] = labels
@@ -287,14 +362,20 @@ def iter_labelstudio(path: Path, task_slug: str) -> Iterator[tuple[int, dict[str
     _check_task(task_slug, "labelstudio")
     examples: dict[str, Example] = {}
     errors: list[RecordError] = []
+    limit = max_record_chars()
+    number = 0
     try:
         with _open_text(path) as stream:
-            # Label Studio writes the array on one line: a task is named by its position in it.
-            for number, (_, task) in enumerate(_JsonStream(stream).array_items(), start=1):
+            # Label Studio writes the array on one line: a task is named by its position in it. The tasks are
+            # decoded one at a time, and one over the record limit is refused before it is read whole.
+            for number, (_, task) in enumerate(_JsonStream(stream, limit).array_items(), start=1):
                 try:
                     _labelstudio_task(task, number, task_slug, examples)
                 except RecordError as error:
                     errors.append(error)
+    except RecordTooLarge as error:
+        raise FatalReadError(number + 1, "", f"task {number + 1} (line {error.record_no}): {error.message}"
+                             ) from None
     except FormatError as error:
         raise FatalReadError(error.record_no, error.field, error.message) from None
     except UnicodeDecodeError as error:

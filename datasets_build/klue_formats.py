@@ -90,8 +90,12 @@ def iter_klue_records(path: Source, task_slug: str, max_record_chars: int = 1 <<
                 yield line, _object(value, line)
 
 
+class RecordTooLarge(FormatError):
+    """A record over the size limit, found before it was read whole."""
+
+
 def _too_large(line: int, limit: int) -> FormatError:
-    return FormatError(line, "", f"the record is larger than the limit of {limit:,} characters "
+    return RecordTooLarge(line, "", f"the record is larger than the limit of {limit:,} characters "
                                  f"(GOLDSET_IMPORT_MAX_RECORD_KB)")
 
 

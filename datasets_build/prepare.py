@@ -208,15 +208,19 @@ class RecordPreparer:
                 if problem == "depth":
                     raise PayloadError("", f"the record nests more than {MAX_DEPTH} levels deep")
                 reject_nul_characters(record)  # raises, naming the field
-            # Labels a reader of another tool's export (interop.py) has already split per author.
+            # Labels a reader of another tool's export (interop.py) has already split per author: they are the
+            # record's only labels, and its text is never read for more.
             split_labels = record.get(IMPORTED_ANNOTATIONS) or []
             if IMPORTED_ANNOTATIONS in record:
                 record = {k: v for k, v in record.items() if k != IMPORTED_ANNOTATIONS}
-            parsed: ParsedRecord = task.parse_record(record)
+                parsed: ParsedRecord = task.parse_tool_record(record)
+            else:
+                parsed = task.parse_record(record)
         except PayloadError as error:
             raise RecordError(record_no, error.field, error.message) from None
         annotations = [(a.annotator, a.stage, a.payload) for a in parsed.annotations]
         annotations += [(a["annotator"], a["stage"], a["payload"]) for a in split_labels]
+        self._check_one_label_each(record_no, annotations)
         (payload, text_hash), annotations = self._validate(record_no, parsed.payload, annotations, prefix="")
         try:
             task.validate_carried(parsed.meta, item=payload, schema=self.label_schema)
@@ -273,6 +277,17 @@ class RecordPreparer:
             [(who, ANNOTATION_ROWS.encode({"stage": stage, "payload": label, "imported": True}))
              for who, stage, label in annotations],
             flags, pii=[(f["type"], f["action"]) for f in findings], hits=_summarised(hits), later=later, text=text)
+
+    def _check_one_label_each(self, record_no: int, annotations: list[tuple[str, str, dict[str, Any]]]) -> None:
+        """An item holds one label per annotator and stage: a second one is the record's error (the database
+        would refuse it later, with a traceback instead of a reason)."""
+        seen: set[tuple[str, str]] = set()
+        for i, (annotator, stage, _) in enumerate(annotations):
+            if (annotator, stage) in seen:
+                raise RecordError(record_no, f"annotations[{i}]", f"a second label by annotator "
+                                                                  f"{annotator or self.corpus_annotator} at stage "
+                                                                  f"{stage}; an item has one per annotator and stage")
+            seen.add((annotator, stage))
 
     def _validate(self, record_no: int, payload: dict[str, Any], annotations: list[tuple[str, str, dict[str, Any]]],
                   *, prefix: str) -> tuple[tuple[dict[str, Any], str], list[tuple[str, str, dict[str, Any]]]]:

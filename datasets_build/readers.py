@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import orjson
 from django.conf import settings
@@ -106,26 +106,34 @@ def too_large(size: int, limit: int) -> str:
 
 
 def _text_lines(path: Path, encoding: str, limit: int) -> Iterator[tuple[int, str | int]]:
-    """The file's lines; a line longer than ``limit`` characters is skipped unread, its length in its place —
-    never held in memory whole, whatever its size."""
+    """The file's lines, as :func:`bounded_lines` gives them."""
     with path.open("rb") as raw:
         stream = io.TextIOWrapper(raw, encoding=encoding, errors="strict", newline="")
-        readline = stream.readline
+        lines = bounded_lines(stream, limit)
         line_no = 0
         try:
-            while line := readline(limit):
-                line_no += 1
-                if len(line) == limit and not line.endswith(("\n", "\r")):
-                    size = len(line)
-                    while (rest := readline(limit)) and not rest.endswith(("\n", "\r")):
-                        size += len(rest)
-                    yield line_no, size + len(rest)
-                else:
-                    yield line_no, line
+            for line_no, line in lines:
+                yield line_no, line
         except UnicodeDecodeError as error:
             raise FatalReadError(line_no + 1, "encoding",
                                  f"line {line_no + 1} is not valid {encoding.upper()} ({error.reason}); "
                                  f"re-save the file as UTF-8") from None
+
+
+def bounded_lines(stream: IO[str], limit: int) -> Iterator[tuple[int, str | int]]:
+    """``(line number, line)`` of a text stream; a line longer than ``limit`` characters is skipped unread, its
+    length in its place — never held in memory whole, whatever its size."""
+    readline = stream.readline
+    line_no = 0
+    while line := readline(limit):
+        line_no += 1
+        if len(line) == limit and not line.endswith(("\n", "\r")):
+            size = len(line)
+            while (rest := readline(limit)) and not rest.endswith(("\n", "\r")):
+                size += len(rest)
+            yield line_no, size + len(rest)
+        else:
+            yield line_no, line
 
 
 def iter_jsonl(path: Path, encoding: str = "auto") -> Iterator[tuple[int, dict[str, Any]] | RecordError]:

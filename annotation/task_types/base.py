@@ -17,7 +17,7 @@ only, which needs no settings), so the ``ko`` catalogue translates them where a 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from django.utils.translation import gettext_noop
@@ -278,6 +278,12 @@ class TaskType:
         """Turn one KLUE-style record (from a KLUE file, a JSONL line or a CSV row) into an item and the
         labels it carries; raise :class:`PayloadError` naming the field when the record is malformed."""
         raise NotImplementedError
+
+    def parse_tool_record(self, record: dict[str, Any]) -> ParsedRecord:
+        """:meth:`parse_record` for a record made from another annotation tool's export (``interop_labels``),
+        whose labels come per author from the tool's own label fields: the record's text is text, and nothing
+        in it is read as a label. Task types whose text fields carry no label syntax keep this default."""
+        return replace(self.parse_record(record), annotations=[])
 
     def validate_carried(self, meta: dict[str, Any], *, item: dict[str, Any], schema: dict[str, Any]) -> None:
         """Check the fields a record carries past its annotations (``meta`` of :meth:`parse_record`, and item

@@ -306,6 +306,18 @@ class NamedEntityRecognition(TaskType):
             annotations=annotations,
         )
 
+    def parse_tool_record(self, record: dict[str, Any]) -> ParsedRecord:
+        """doccano's and Label Studio's text is plain: ``<x:TYPE>`` in it is text (KLUE-NER's own dev sentence
+        ``klue-ner-v1_dev_03639`` holds ``20기:QT>``), and the spans are the tool's span fields only."""
+        record = require_dict(record)
+        guid = external_id(record)
+        return ParsedRecord(
+            external_id=guid,
+            payload={"sentence": require_str(get(record, "sentence"), "sentence")},
+            meta=rest(record, ("guid", "sentence")),
+            split=split_from_guid(guid),
+        )
+
     def build_record(
         self, *, external_id: str, payload: dict[str, Any], meta: dict[str, Any],
         annotations: list[RecordAnnotation], gold: dict[str, Any] | None,
