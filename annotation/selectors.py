@@ -8,8 +8,8 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from django.db import connection
-from django.db.models import Count, F, IntegerField, Model, OuterRef, Q, QuerySet, Subquery, Value
-from django.db.models.expressions import Col
+from django.db.models import BooleanField, Count, F, IntegerField, Model, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.expressions import Col, RawSQL
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
@@ -479,13 +479,59 @@ def items_in(project: Project) -> QuerySet[Item]:
     return Item.objects.filter(project=project)
 
 
+#: The longest text an item search takes (pages and API): a search is a substring match, not a document.
+SEARCH_MAX_CHARS = 200
+
+# One text field of the payload matches when it is a string containing the text, or a list of turns (a WoS
+# dialogue) one of whose ``text`` contains it; the same slots PII screening reads. Field names and the pattern
+# are parameters; the type checks keep a list's JSON (its keys) from matching.
+_FIELD_MATCH_SQL = {
+    "postgresql": (
+        "(jsonb_typeof({t}.payload -> %s::text) = 'string' AND {t}.payload ->> %s::text ILIKE %s)"
+        " OR EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof({t}.payload -> %s::text) = 'array'"
+        " THEN {t}.payload -> %s::text ELSE '[]'::jsonb END) AS turn(value)"
+        " WHERE jsonb_typeof(turn.value) = 'object' AND turn.value ->> 'text' ILIKE %s)"),
+    "sqlite": (
+        "(json_type({t}.payload, %s) = 'text' AND json_extract({t}.payload, %s) LIKE %s ESCAPE '\\')"
+        " OR EXISTS (SELECT 1 FROM json_each({t}.payload, %s) AS turn"
+        " WHERE json_type({t}.payload, %s) = 'array' AND turn.type = 'object'"
+        " AND json_extract(turn.value, '$.text') LIKE %s ESCAPE '\\')"),
+}
+
+
+def _like_pattern(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def items_matching(items: QuerySet[Item], project: Project, text: str) -> QuerySet[Item]:
+    """The items whose annotator-visible text (the task type's ``text_fields``) contains ``text``, ignoring
+    case; any substring, so a Korean word matches inside a longer eojeol (서울 in 서울시청에서). Unindexed on
+    purpose: most Korean searches are one or two syllables, shorter than a trigram (docs/search.md)."""
+    text = text.strip()[:SEARCH_MAX_CHARS]
+    if not text:
+        return items
+    vendor = "postgresql" if connection.vendor == "postgresql" else "sqlite"
+    table = connection.ops.quote_name(Item._meta.db_table)
+    pattern = _like_pattern(text)
+    clauses, params = [], []
+    for name in project.task.text_fields:
+        if vendor == "postgresql":
+            params += [name, name, pattern, name, name, pattern]
+        else:
+            path = f'$."{name}"'
+            params += [path, path, pattern, path, path, pattern]
+        clauses.append(_FIELD_MATCH_SQL[vendor].format(t=table))
+    return items.filter(RawSQL("(" + " OR ".join(clauses) + ")", params, output_field=BooleanField()))
+
+
 def item_list(project: Project, *, split: str | None = None, screening_status: str | None = None,
-              external_id: str | None = None) -> QuerySet[Item]:
+              external_id: str | None = None, text: str = "") -> QuerySet[Item]:
     """The project's items with their source, narrowed by each filter given (``""`` matches the empty value;
-    ``None`` does not filter), in id order (the items API)."""
+    ``None`` does not filter) and by a text search (:func:`items_matching`), in id order (the items API)."""
     filters = {name: value for name, value in (("split", split), ("screening_status", screening_status),
                                                ("external_id", external_id)) if value is not None}
-    return items_in(project).select_related("source").filter(**filters)
+    return items_matching(items_in(project).select_related("source").filter(**filters), project, text)
 
 
 def item_annotation(item: Item, annotation_id: int) -> Annotation | None:
@@ -494,9 +540,10 @@ def item_annotation(item: Item, annotation_id: int) -> Annotation | None:
 
 
 def project_items(project: Project, *, split: str | None = None,
-                  screening_status: str | None = None) -> QuerySet[Item]:
-    """Items with one annotation count per stage, as ``stage_<n>`` attributes (no per-row queries)."""
-    qs = Item.objects.filter(project=project)
+                  screening_status: str | None = None, text: str = "") -> QuerySet[Item]:
+    """Items with one annotation count per stage, as ``stage_<n>`` attributes (no per-row queries), narrowed
+    by a text search (:func:`items_matching`)."""
+    qs = items_matching(Item.objects.filter(project=project), project, text)
     if split is not None:
         qs = qs.filter(split=split)
     if screening_status:

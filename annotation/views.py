@@ -243,6 +243,7 @@ def project_items(request: HttpRequest, project_id: int) -> HttpResponse:
         project,
         split=filters.split_value() if valid else None,
         screening_status=(filters.cleaned_data.get("screening_status") or None) if valid else None,
+        text=filters.cleaned_data.get("q", "") if valid else "",
     )
     page = Paginator(items, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
     task = project.task

@@ -213,11 +213,20 @@ class ItemViewSet(ProjectScoped, mixins.ListModelMixin, mixins.RetrieveModelMixi
     roles = {"list": CURATE, "retrieve": CURATE, "create": MANAGE}
     serializer_class = s.ItemSerializer
 
+    @extend_schema(parameters=[
+        OpenApiParameter("q", str, required=False, description="Items whose text (the task type's text fields) "
+                         "contains this, ignoring case; any substring, Korean included."),
+        *[OpenApiParameter(name, str, required=False) for name in ("split", "screening_status", "external_id")]])
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().list(request, *args, **kwargs)
+
     def project_queryset(self) -> QuerySet[Item]:
         params = self.request.query_params
+        if len(params.get("q", "")) > selectors.SEARCH_MAX_CHARS:
+            raise ValidationError({"q": [f"at most {selectors.SEARCH_MAX_CHARS} characters"]})
         return selectors.item_list(self.project, split=params.get("split"),
                                    screening_status=params.get("screening_status"),
-                                   external_id=params.get("external_id"))
+                                   external_id=params.get("external_id"), text=params.get("q", ""))
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = s.ItemSerializer(data=request.data)

@@ -153,3 +153,11 @@ def adjudications_of(item: Item) -> QuerySet[Adjudication]:
 def gold_counts(project: Project) -> dict[str, int]:
     return dict(GoldLabel.objects.filter(item__project=project).values_list("status").annotate(n=Count("id"))
                 .order_by())
+
+
+def next_to_adjudicate(project: Project, *, after: int = 0) -> int | None:
+    """The open disagreement after item ``after`` in item-number order (the gold page's order of "needs
+    adjudication"), wrapping round to the first; ``None`` when no other item needs adjudication."""
+    waiting = (GoldLabel.objects.filter(item__project=project, status=GoldStatus.NEEDS_ADJUDICATION)
+               .exclude(item_id=after).order_by("item_id").values_list("item_id", flat=True))
+    return waiting.filter(item_id__gt=after).first() or waiting.first()

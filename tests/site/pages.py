@@ -85,6 +85,8 @@ PAGES = [
          post=(302, 404, 403, 200, 200, 200)),
     Page(PR + "agreement/items/<int:item_id>/adjudicate/", lambda sc: item_url(sc, "adjudicate/"),
          get=(302, 404, 403, 200, 403, 200), post=(302, 404, 403, 400, 403, 400)),
+    Page(PR + "agreement/next/", lambda sc: project_url(sc, "agreement/next/"), get=(302, 404, 403, 302, 403, 302),
+         post=(302, 405, 405, 405, 405, 405)),
     Page(PR + "gold/", lambda sc: project_url(sc, "gold/"), get=(302, 404, 403, 200, 200, 200),
          post=(302, 404, 403, 200, 200, 200)),
     Page(PR + "gold/compute/", lambda sc: project_url(sc, "gold/compute/"), get=(302, 405, 405, 405, 405, 405),
