@@ -8,13 +8,25 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from django.db import connection
-from django.db.models import BooleanField, Count, F, IntegerField, Model, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import (
+    BooleanField,
+    Count,
+    Exists,
+    F,
+    IntegerField,
+    Model,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+)
 from django.db.models.expressions import Col, RawSQL
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from .gold.selectors import releasable_items
+from .gold.selectors import DECIDED_GOLD, releasable_items
 from .models import (
     ANNOTATABLE_SCREENING,
     Annotation,
@@ -25,6 +37,7 @@ from .models import (
     Draft,
     Flag,
     FlagResolution,
+    GoldLabel,
     Guideline,
     GuidelineAcknowledgement,
     Item,
@@ -556,6 +569,17 @@ def project_items(project: Project, *, split: str | None = None,
 
 
 # -- workspace ------------------------------------------------------------------------------------
+
+
+def own_annotations(user: User, project: Project) -> QuerySet[Annotation]:
+    """The caller's own submissions in the project (never anyone else's, never a corpus's), most recently
+    changed first, each with its item and ``gold_decided``: whether its item's gold was decided (then it can no
+    longer be revised, ``gold.selectors.DECIDED_GOLD``)."""
+    return (Annotation.objects.filter(item__project=project, annotator=user, imported=False)
+            .select_related("item", "guideline")
+            .annotate(gold_decided=Exists(GoldLabel.objects.filter(item=OuterRef("item_id"),
+                                                                   status__in=DECIDED_GOLD)))
+            .order_by("-updated_at", "-id"))
 
 
 def assignments_of(user: User, project: Project) -> QuerySet[Assignment]:

@@ -186,6 +186,23 @@ class AnnotationSubmittedSerializer(AnnotationSerializer):
         read_only_fields = fields
 
 
+class OwnAnnotationSerializer(AnnotationSerializer):
+    """One of the caller's own submissions: ``revisable`` until its item's gold is decided."""
+
+    revisable = serializers.SerializerMethodField()
+
+    class Meta(AnnotationSerializer.Meta):
+        fields = [*AnnotationSerializer.Meta.fields, "revisable"]
+        read_only_fields = fields
+
+    def get_revisable(self, annotation: Annotation) -> bool:
+        return not annotation.gold_decided
+
+
+class AnnotationReviseSerializer(serializers.Serializer):
+    payload = serializers.JSONField()
+
+
 class AnnotationSubmitSerializer(serializers.Serializer):
     item = serializers.IntegerField()
     payload = serializers.JSONField()

@@ -284,8 +284,30 @@ _ANNOTATION_OUTPUT = s.AnnotationSerializer()
 class AnnotationViewSet(ProjectScoped, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Annotators read only their own annotations; managers and maintainers read all."""
 
-    roles = {"list": MEMBERS, "retrieve": MEMBERS, "create": ANNOTATE}
+    roles = {"list": MEMBERS, "retrieve": MEMBERS, "create": ANNOTATE, "mine": ANNOTATE,
+             "partial_update": ANNOTATE}
     serializer_class = s.AnnotationSerializer
+
+    @extend_schema(responses=s.OwnAnnotationSerializer(many=True))
+    @action(detail=False, methods=["get"])
+    def mine(self, request: Request, project_pk: str) -> Response:
+        """The caller's own submissions, most recently changed first, each saying whether it can still be
+        revised (until its item's gold is decided)."""
+        page = self.paginate_queryset(selectors.own_annotations(request.user, self.project))
+        return self.get_paginated_response(s.OwnAnnotationSerializer(page, many=True).data)
+
+    @extend_schema(request=s.AnnotationReviseSerializer, responses={
+        200: s.AnnotationSerializer,
+        404: OpenApiResponse(description="Not one of your annotations."),
+        409: OpenApiResponse(description="The item's gold is decided; the annotation can no longer change.")})
+    def partial_update(self, request: Request, project_pk: str, pk: str) -> Response:
+        """Revise one of the caller's own annotations (its ``payload``), until its item's gold is decided."""
+        data = s.AnnotationReviseSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        annotation = services.annotation_revise(project=self.project, user=request.user,
+                                                annotation_id=int(pk) if pk.isdigit() else 0,
+                                                payload=data.validated_data["payload"], access=self.access)
+        return Response(_ANNOTATION_OUTPUT.to_representation(annotation))
 
     def project_queryset(self) -> QuerySet:
         qs = selectors.annotations_visible_to(self.request.user, self.project)

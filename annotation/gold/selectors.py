@@ -25,6 +25,9 @@ from ..models import (
 RELEASABLE_SCREENING = (ScreeningStatus.CLEAR, ScreeningStatus.KEPT)
 #: Gold statuses that are a decision against releasing the item.
 BLOCKING_GOLD = (GoldStatus.DISCARDED, GoldStatus.NEEDS_ADJUDICATION)
+#: Gold statuses that close an item to its annotators' revisions: a gold answer was decided (by the rule, a
+#: manager or a known answer) or the rule discarded the item. Waiting, excluded and disputed items stay open.
+DECIDED_GOLD = (*USABLE_GOLD, GoldStatus.DISCARDED)
 #: The gold statuses :func:`release_exclusion` tells apart from no gold row at all (the rest, incomplete and
 #: excluded, decide nothing: a reader of many items may leave their rows out).
 DECIDING_GOLD = (*USABLE_GOLD, *BLOCKING_GOLD)

@@ -67,6 +67,11 @@ PAGES = [
          post=(302, 404, 403, 200, 200, 200)),
     Page(PR + "annotate/", lambda sc: project_url(sc, "annotate/"), get=(302, 404, 200, 403, 403, 403),
          post=(302, 404, 200, 403, 403, 403)),
+    Page(PR + "mine/", lambda sc: project_url(sc, "mine/"), get=(302, 404, 200, 403, 403, 403),
+         post=(302, 405, 405, 405, 405, 405)),
+    # The annotator's own annotation (a POST without a payload is refused with the reason).
+    Page(PR + "mine/<int:annotation_id>/", lambda sc: project_url(sc, f"mine/{sc.annotation.id}/"),
+         get=(302, 404, 200, 403, 403, 403), post=(302, 404, 400, 403, 403, 403)),
     Page(PR + "audit/", lambda sc: project_url(sc, "audit/"), get=(302, 404, 403, 200, 403, 200),
          post=(302, 405, 405, 405, 405, 405)),
     # Import and screening (datasets_build).

@@ -1,0 +1,137 @@
+"""An annotator's own submissions: the history page and the API list, revision until the item's gold is decided
+(audited, read by agreement and gold), and nobody else's annotations seen or changed."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from django.urls import reverse
+
+from annotation import services
+from annotation.agreement.disagreement import items_by_disagreement
+from annotation.agreement.selectors import annotation_fingerprint
+from annotation.gold.services import gold_compute, gold_for_item
+from annotation.models import Annotation, AuditEvent, GoldStatus, Role
+from tests.builders import client_for
+
+LABELS = ("사회", "경제", "정치")
+
+
+@pytest.fixture
+def worked(make_project, annotator_in, make_user, add_member):
+    """Two headlines, each labelled by three annotators through the queue: 사회 / 경제 / 정치."""
+    project = make_project("tc", k=3, slug="mine")
+    coders = [annotator_in(project, f"mine-coder{i}") for i in range(3)]
+    for n in range(2):
+        services.item_create(project=project, payload={"title": f"서울시청 기사 {n}"}, external_id=f"h{n}")
+    for coder, label in zip(coders, LABELS, strict=True):
+        for _ in range(2):
+            assignment = services.assignment_next(project=project, user=coder)
+            services.annotation_submit(project=project, user=coder, item_id=assignment.item_id,
+                                       payload={"label": label})
+    manager = project.created_by
+    maintainer = add_member(project, make_user("mine-maintainer"), Role.MAINTAINER)
+    return project, coders, manager, maintainer
+
+
+def _own(coder, item_external_id: str) -> Annotation:
+    return Annotation.objects.get(annotator=coder, item__external_id=item_external_id)
+
+
+@pytest.mark.django_db
+def test_history_page_lists_only_ones_own_and_revision_feeds_agreement_and_gold(worked):
+    project, coders, _manager, _maintainer = worked
+    third = coders[2]
+    client = client_for(third)
+    history = client.get(reverse("annotation:my-submissions", args=[project.pk])).content.decode()
+    revise_links = set(re.findall(rf'href="/projects/{project.pk}/mine/(\d+)/"', history))
+    assert revise_links == {str(a.pk) for a in Annotation.objects.filter(annotator=third)}
+    assert "정치" in history and "경제" not in history and "mine-coder0" not in history
+    # Reachable from the workspace.
+    workspace = client.get(reverse("annotation:annotate", args=[project.pk])).content.decode()
+    assert f'href="{reverse("annotation:my-submissions", args=[project.pk])}"' in workspace
+
+    own = _own(third, "h0")
+    before = annotation_fingerprint(project)
+    disagreement = {r["external_id"]: r for r in items_by_disagreement(project).rows}
+    assert disagreement["h0"]["labels"] == {"사회": 1, "경제": 1, "정치": 1}
+    url = reverse("annotation:my-submission-revise", args=[project.pk, own.pk])
+    form = client.get(url).content.decode()
+    config = json.loads(re.search(r'<script id="revise-config" type="application/json">(.*?)</script>', form)[1])
+    assert config["initial"]["label"] == "정치" and config["item"]["title"] == "서울시청 기사 0"
+    done = client.post(url, {"payload": '{"label": "사회"}'})
+    assert done.status_code == 302 and done.url == reverse("annotation:my-submissions", args=[project.pk])
+    own.refresh_from_db()
+    assert own.payload["label"] == "사회"
+    event = AuditEvent.objects.get(project=project, action="revise")
+    assert (event.actor, event.object_id) == (third, own.pk)
+    assert event.before["payload"]["label"] == "정치" and event.after["payload"]["label"] == "사회"
+    # Agreement and gold read the revised answer.
+    assert annotation_fingerprint(project) != before
+    disagreement = {r["external_id"]: r for r in items_by_disagreement(project).rows}
+    assert disagreement["h0"]["labels"] == {"사회": 2, "경제": 1}
+    gold = gold_for_item(own.item)
+    assert gold.status == GoldStatus.RESOLVED and gold.payload["label"] == "사회"
+
+
+@pytest.mark.django_db
+def test_revision_is_refused_with_the_reason_once_gold_is_decided(worked, api):
+    project, coders, *_ = worked
+    third = coders[2]
+    own = _own(third, "h1")
+    services.annotation_revise(project=project, user=third, annotation_id=own.pk, payload={"label": "사회"})
+    gold_compute(project)  # h1 resolves to 사회 by majority; h0 needs adjudication
+    url = f"/api/projects/{project.pk}/annotations/{own.pk}/"
+    refused = api(third).patch(url, {"payload": {"label": "경제"}}, format="json")
+    assert refused.status_code == 409 and refused.json()["code"] == "gold_decided"
+    assert "decided" in refused.json()["detail"] and "manager" in refused.json()["detail"]
+    page = client_for(third).post(reverse("annotation:my-submission-revise", args=[project.pk, own.pk]),
+                                  {"payload": '{"label": "경제"}'})
+    assert page.status_code == 409 and "can no longer be revised" in page.content.decode()
+    own.refresh_from_db()
+    assert own.payload["label"] == "사회"
+    assert AuditEvent.objects.filter(project=project, action="revise").count() == 1
+    listed = {a["item"]: a["revisable"] for a in api(third).get(
+        f"/api/projects/{project.pk}/annotations/mine/").json()["results"]}
+    assert listed == {own.item_id: False, _own(third, "h0").item_id: True}
+    history = client_for(third).get(reverse("annotation:my-submissions", args=[project.pk])).content.decode()
+    assert "Gold decided" in history
+    # A disputed item stays open: its annotator can still settle it.
+    open_one = _own(third, "h0")
+    assert api(third).patch(f"/api/projects/{project.pk}/annotations/{open_one.pk}/",
+                            {"payload": {"label": "경제"}}, format="json").status_code == 200
+
+
+@pytest.mark.django_db
+def test_nobody_else_sees_or_revises_an_annotation(worked, api):
+    project, coders, manager, maintainer = worked
+    first, other = coders[0], coders[1]
+    own = _own(first, "h0")
+    url = f"/api/projects/{project.pk}/annotations/{own.pk}/"
+    assert api(other).patch(url, {"payload": {"label": "경제"}}, format="json").status_code == 404
+    assert client_for(other).get(reverse("annotation:my-submission-revise",
+                                         args=[project.pk, own.pk])).status_code == 404
+    assert client_for(other).post(reverse("annotation:my-submission-revise", args=[project.pk, own.pk]),
+                                  {"payload": '{"label": "경제"}'}).status_code == 404
+    mine = api(other).get(f"/api/projects/{project.pk}/annotations/mine/").json()
+    assert mine["count"] == 2 and {a["annotator"] for a in mine["results"]} == {"mine-coder1"}
+    assert {a["payload"]["label"] for a in mine["results"]} == {"경제"}
+    # Managers decide gold; they do not rewrite an annotator's answer.
+    assert api(manager).patch(url, {"payload": {"label": "경제"}}, format="json").status_code == 403
+    assert api(maintainer).get(f"/api/projects/{project.pk}/annotations/mine/").status_code == 403
+    own.refresh_from_db()
+    assert own.payload["label"] == "사회" and not AuditEvent.objects.filter(action="revise").exists()
+
+
+@pytest.mark.django_db
+def test_a_revision_is_validated_like_a_submission(worked, api):
+    project, coders, *_ = worked
+    own = _own(coders[0], "h0")
+    bad = api(coders[0]).patch(f"/api/projects/{project.pk}/annotations/{own.pk}/",
+                               {"payload": {"label": "없는 라벨"}}, format="json")
+    assert bad.status_code == 400 and bad.json()["field"].startswith("payload")
+    same = api(coders[0]).patch(f"/api/projects/{project.pk}/annotations/{own.pk}/",
+                                {"payload": {"label": "사회"}}, format="json")
+    assert same.status_code == 200 and not AuditEvent.objects.filter(action="revise").exists()
