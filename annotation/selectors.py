@@ -495,20 +495,21 @@ def items_in(project: Project) -> QuerySet[Item]:
 #: The longest text an item search takes (pages and API): a search is a substring match, not a document.
 SEARCH_MAX_CHARS = 200
 
-# One text field of the payload matches when it is a string containing the text, or a list of turns (a WoS
-# dialogue) one of whose ``text`` contains it; the same slots PII screening reads. Field names and the pattern
-# are parameters; the type checks keep a list's JSON (its keys) from matching.
-_FIELD_MATCH_SQL = {
+# A text field matches when it contains the pattern; a turn field (``TaskType.turn_fields``, a WoS dialogue)
+# when one of its turns' ``text`` does. Field names and the pattern are parameters. ``{like}`` is LIKE or
+# ILIKE (PostgreSQL): ILIKE costs twice as much, and a search without cased letters (Korean, digits) does not
+# need it.
+_TEXT_MATCH_SQL = {
+    "postgresql": "{t}.payload ->> %s::text {like} %s",
+    "sqlite": "json_extract({t}.payload, %s) LIKE %s ESCAPE '\\'",
+}
+_TURN_MATCH_SQL = {
     "postgresql": (
-        "(jsonb_typeof({t}.payload -> %s::text) = 'string' AND {t}.payload ->> %s::text ILIKE %s)"
-        " OR EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof({t}.payload -> %s::text) = 'array'"
-        " THEN {t}.payload -> %s::text ELSE '[]'::jsonb END) AS turn(value)"
-        " WHERE jsonb_typeof(turn.value) = 'object' AND turn.value ->> 'text' ILIKE %s)"),
+        "EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof({t}.payload -> %s::text) = 'array'"
+        " THEN {t}.payload -> %s::text ELSE '[]'::jsonb END) AS turn(value) WHERE turn.value ->> 'text' {like} %s)"),
     "sqlite": (
-        "(json_type({t}.payload, %s) = 'text' AND json_extract({t}.payload, %s) LIKE %s ESCAPE '\\')"
-        " OR EXISTS (SELECT 1 FROM json_each({t}.payload, %s) AS turn"
-        " WHERE json_type({t}.payload, %s) = 'array' AND turn.type = 'object'"
-        " AND json_extract(turn.value, '$.text') LIKE %s ESCAPE '\\')"),
+        "EXISTS (SELECT 1 FROM json_each({t}.payload, %s) AS turn WHERE json_type({t}.payload, %s) = 'array'"
+        " AND turn.type = 'object' AND json_extract(turn.value, '$.text') LIKE %s ESCAPE '\\')"),
 }
 
 
@@ -519,22 +520,26 @@ def _like_pattern(text: str) -> str:
 
 def items_matching(items: QuerySet[Item], project: Project, text: str) -> QuerySet[Item]:
     """The items whose annotator-visible text (the task type's ``text_fields``) contains ``text``, ignoring
-    case; any substring, so a Korean word matches inside a longer eojeol (서울 in 서울시청에서). Unindexed on
-    purpose: most Korean searches are one or two syllables, shorter than a trigram (docs/search.md)."""
+    case; any substring, so a Korean word matches inside a longer eojeol (서울 in 서울시청에서). A scan of the
+    project's items, not an index: most Korean searches are one or two syllables, shorter than the trigrams an
+    index would hold (docs/agreement.md, "Search and triage")."""
     text = text.strip()[:SEARCH_MAX_CHARS]
     if not text:
         return items
     vendor = "postgresql" if connection.vendor == "postgresql" else "sqlite"
     table = connection.ops.quote_name(Item._meta.db_table)
+    like = "LIKE" if text.lower() == text.upper() else "ILIKE"
     pattern = _like_pattern(text)
     clauses, params = [], []
-    for name in project.task.text_fields:
-        if vendor == "postgresql":
-            params += [name, name, pattern, name, name, pattern]
+    task = project.task
+    for name in task.text_fields:
+        key = name if vendor == "postgresql" else f'$."{name}"'
+        if name in task.turn_fields:
+            clauses.append(_TURN_MATCH_SQL[vendor].format(t=table, like=like))
+            params += [key, key, pattern]
         else:
-            path = f'$."{name}"'
-            params += [path, path, pattern, path, path, pattern]
-        clauses.append(_FIELD_MATCH_SQL[vendor].format(t=table))
+            clauses.append(_TEXT_MATCH_SQL[vendor].format(t=table, like=like))
+            params += [key, pattern]
     return items.filter(RawSQL("(" + " OR ".join(clauses) + ")", params, output_field=BooleanField()))
 
 

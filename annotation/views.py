@@ -246,6 +246,8 @@ def project_items(request: HttpRequest, project_id: int) -> HttpResponse:
         screening_status=(filters.cleaned_data.get("screening_status") or None) if valid else None,
         text=filters.cleaned_data.get("q", "") if valid else "",
     )
+    if request.GET and not valid:  # the form shows the error; an unfiltered list would look like an answer
+        items = items.none()
     page = Paginator(items, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
     task = project.task
     stage_keys = [f"stage_{i}" for i in range(len(project.stage_names))]

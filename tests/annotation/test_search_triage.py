@@ -57,6 +57,7 @@ def test_items_page_finds_a_korean_substring_and_keeps_it_across_pages(project_w
     assert "q=%EC%84%9C%EC%9A%B8&amp;page=2" in page
     too_long = client.get(url, {"q": "가" * (SEARCH_MAX_CHARS + 1)})
     assert too_long.status_code == 200 and "at most 200 characters" in too_long.content.decode()
+    assert _ids_on(too_long.content.decode()) == set()
 
 
 @pytest.mark.django_db
