@@ -29,8 +29,8 @@ class DisagreementPage:
 class DisagreementChoices:
     labels: list[str]
     sources: list[str]
-    #: (username, username): the filter takes a username (or an id, through the API).
-    annotators: list[tuple[str, str]]
+    #: Usernames (the filter takes a username, or an id through the API).
+    annotators: list[str]
 
 
 def items_by_disagreement(project: Project, *, label: str = "", source: str = "", annotator: str = "",
@@ -53,8 +53,8 @@ def items_by_disagreement(project: Project, *, label: str = "", source: str = ""
     choices = DisagreementChoices(
         labels=sorted({part for parts in label_parts for part in parts if part and part != "nan"}),
         sources=_sources_of(Item.objects.filter(project=project)),
-        annotators=[(name, name) for name in User.objects.filter(pk__in=frame["annotator"].unique().tolist())
-                    .order_by("username").values_list("username", flat=True)])
+        annotators=list(User.objects.filter(pk__in=frame["annotator"].unique().tolist())
+                        .order_by("username").values_list("username", flat=True)))
     keep = pd.Series(True, index=scores.index)
     if label:
         with_label = frame.loc[label_parts.map(lambda parts: label in parts), "item"]

@@ -206,16 +206,19 @@ def annotation_revise(*, project: Project, user: User, annotation_id: int, paylo
     revised answer from then on; its ``updated_at`` changes the fingerprints their cached results are valid for.
     Refused: someone else's or a corpus's annotation (``not_found``, as if it did not exist), a decided gold
     (``gold_decided``), and a writing stage's text, which the item and its validators' labels were built on.
-    The item's gold row is locked, so a manager's decision and a revision cannot cross. Audited as ``revise``.
+    Audited as ``revise``.
     """
     with transaction.atomic():
+        # Every gold write holds the project row (gold.services): a revision waits for one under way and then
+        # sees its decision, and no gold is computed from the answer being replaced.
+        Project.objects.select_for_update().filter(pk=project.pk).first()
         annotation = (Annotation.objects.select_for_update().select_related("item")
                       .filter(pk=annotation_id, annotator=user, item__project=project, imported=False).first())
         if annotation is None:
             raise ServiceError(_("You have no annotation %(id)s in this project.") % {"id": annotation_id},
                                code="not_found")
         item = annotation.item
-        gold = GoldLabel.objects.select_for_update().filter(item=item).first()
+        gold = GoldLabel.objects.filter(item=item).first()
         if gold is not None and gold.status in DECIDED_GOLD:
             raise ServiceError(
                 _("The gold answer of item %(item)s is decided (%(status)s), so your annotation can no longer be "

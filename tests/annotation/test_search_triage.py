@@ -136,3 +136,18 @@ def test_next_to_adjudicate_walks_open_disagreements_in_item_order(project_with_
     assert client_for(coders[0]).get(nxt).status_code == 403
     maintainer = add_member(project, make_user("search-maintainer"), Role.MAINTAINER)
     assert client_for(maintainer).get(nxt).status_code == 403
+
+
+@pytest.mark.django_db
+def test_disagreement_api_searches_and_offers_its_choices(project_with_votes, api):
+    project, coders, _items = project_with_votes
+    url = f"/api/projects/{project.pk}/agreement/items/"
+    body = api(project.created_by).get(url, {"q": "해운대"}).json()
+    assert [r["external_id"] for r in body["results"]] == ["busan"]
+    assert body["choices"]["annotators"] == ["search-coder0", "search-coder1", "search-coder2"]
+    assert "생활문화" in body["choices"]["labels"]
+    gold_compute(project)
+    waiting = api(project.created_by).get(url, {"gold_status": GoldStatus.NEEDS_ADJUDICATION}).json()
+    assert {r["external_id"] for r in waiting["results"]} == {"seoul", "english"}
+    assert api(project.created_by).get(url, {"q": "가" * (SEARCH_MAX_CHARS + 1)}).status_code == 400
+    assert api(coders[0]).get(url, {"q": "서울"}).status_code == 403
