@@ -33,6 +33,10 @@ def permission_denied(request: HttpRequest, exception: Exception | None = None) 
     return render(request, "errors/403.html", {"path": request.get_full_path()}, status=403)
 
 
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    return render(request, "errors/403.html", {"path": request.get_full_path(), "expired_form": True}, status=403)
+
+
 def server_error(request: HttpRequest) -> HttpResponse:
     if _api(request):
         return JsonResponse({"detail": _("A server error occurred; the request was not completed."),

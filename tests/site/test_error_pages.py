@@ -84,3 +84,13 @@ def test_the_500_page_reads_nothing_from_the_database():
         response = server_error(request)
     assert response.status_code == 500
     assert "문제가 발생했습니다" in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_form_from_an_expired_page_says_to_reload_in_korean(make_user):
+    client = _korean(Client(enforce_csrf_checks=True))
+    client.force_login(make_user("stale"))
+    response = client.post("/preferences/shortcuts/", {"single_keys": "off"})
+    page = response.content.decode()
+    assert response.status_code == 403 and '<html lang="ko">' in page and NAV in page
+    assert "양식이 만료되었습니다" in page and "CSRF" not in page
