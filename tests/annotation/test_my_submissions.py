@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import time
 
 import pytest
+from django.db import connection, transaction
 from django.urls import reverse
 
 from annotation import services
 from annotation.agreement.disagreement import items_by_disagreement
 from annotation.agreement.selectors import annotation_fingerprint
-from annotation.gold.services import gold_compute, gold_for_item
-from annotation.models import Annotation, AuditEvent, GoldStatus, Role
+from annotation.gold.services import adjudicate, gold_compute, gold_for_item
+from annotation.models import Annotation, AuditEvent, GoldStatus, Project, Role
+from annotation.services import ServiceError
 from tests.builders import client_for
 
 LABELS = ("사회", "경제", "정치")
@@ -135,3 +139,39 @@ def test_a_revision_is_validated_like_a_submission(worked, api):
     same = api(coders[0]).patch(f"/api/projects/{project.pk}/annotations/{own.pk}/",
                                 {"payload": {"label": "사회"}}, format="json")
     assert same.status_code == 200 and not AuditEvent.objects.filter(action="revise").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_revision_waits_for_a_gold_decision_under_way_and_is_refused(worked):
+    """A manager's decision holding the project row (as every gold write does) while the annotator revises: the
+    revision waits, then sees the decision, so an answer never changes under a decided gold."""
+    if connection.vendor != "postgresql":
+        pytest.skip("real row locks need PostgreSQL")
+    project, coders, manager, _maintainer = worked
+    own = _own(coders[2], "h0")
+    gold_compute(project)  # h0: needs adjudication, open to revision
+    deciding, decided = threading.Event(), threading.Event()
+
+    def decide() -> None:
+        try:
+            with transaction.atomic():
+                Project.objects.select_for_update().get(pk=project.pk)
+                deciding.set()
+                time.sleep(0.5)  # the revision starts meanwhile and has to wait
+                adjudicate(item=own.item, by=manager, reason="사회 기사", payload={"label": "사회"}, base_version=1)
+            decided.set()
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=decide)
+    thread.start()
+    assert deciding.wait(10)
+    try:
+        with pytest.raises(ServiceError) as refused:
+            services.annotation_revise(project=project, user=coders[2], annotation_id=own.pk,
+                                       payload={"label": "경제"})
+    finally:
+        thread.join()
+    assert decided.is_set() and refused.value.code == "gold_decided"
+    own.refresh_from_db()
+    assert own.payload["label"] == "정치"
