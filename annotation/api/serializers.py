@@ -187,7 +187,8 @@ class AnnotationSubmittedSerializer(AnnotationSerializer):
 
 
 class OwnAnnotationSerializer(AnnotationSerializer):
-    """One of the caller's own submissions: ``revisable`` until its item's gold is decided."""
+    """One of the caller's own submissions: ``revisable`` until its item's gold is decided, unless it is text
+    written in a writing stage (``context["task"]``: the project's task type)."""
 
     revisable = serializers.SerializerMethodField()
 
@@ -196,7 +197,7 @@ class OwnAnnotationSerializer(AnnotationSerializer):
         read_only_fields = fields
 
     def get_revisable(self, annotation: Annotation) -> bool:
-        return not annotation.gold_decided
+        return not annotation.gold_decided and not self.context["task"].stage(annotation.stage).produces
 
 
 class AnnotationReviseSerializer(serializers.Serializer):

@@ -294,7 +294,8 @@ class AnnotationViewSet(ProjectScoped, mixins.ListModelMixin, mixins.RetrieveMod
         """The caller's own submissions, most recently changed first, each saying whether it can still be
         revised (until its item's gold is decided)."""
         page = self.paginate_queryset(selectors.own_annotations(request.user, self.project))
-        return self.get_paginated_response(s.OwnAnnotationSerializer(page, many=True).data)
+        return self.get_paginated_response(
+            s.OwnAnnotationSerializer(page, many=True, context={"task": self.project.task}).data)
 
     @extend_schema(request=s.AnnotationReviseSerializer, responses={
         200: s.AnnotationSerializer,

@@ -175,3 +175,29 @@ def test_a_revision_waits_for_a_gold_decision_under_way_and_is_refused(worked):
     assert decided.is_set() and refused.value.code == "gold_decided"
     own.refresh_from_db()
     assert own.payload["label"] == "정치"
+
+
+@pytest.mark.django_db
+def test_a_written_hypothesis_is_not_revisable_and_a_validation_is(make_project, annotator_in, api):
+    project = make_project("nli", k=1)
+    item = services.item_create(project=project, payload={"premise": "숙소가 역에서 가까워 편했다."})
+    writer, validator = annotator_in(project), annotator_in(project)
+    services.assignment_next(project=project, user=writer)
+    written, _ = services.annotation_submit(project=project, user=writer, item_id=item.pk,
+                                            payload={"hypothesis": "숙소는 역과 멀다.", "label": "contradiction"})
+    services.assignment_next(project=project, user=validator)
+    validation, _ = services.annotation_submit(project=project, user=validator, item_id=item.pk,
+                                               payload={"label": "contradiction"})
+    mine = api(writer).get(f"/api/projects/{project.pk}/annotations/mine/").json()["results"]
+    assert [(a["stage"], a["revisable"]) for a in mine] == [("writing", False)]
+    other_text = {"hypothesis": "숙소는 역과 가깝다.", "label": "entailment"}
+    refused = api(writer).patch(f"/api/projects/{project.pk}/annotations/{written.pk}/", {"payload": other_text},
+                                format="json")
+    assert refused.status_code == 400 and "cannot be revised" in refused.json()["detail"]
+    assert "Written text cannot be revised" in client_for(writer).get(
+        reverse("annotation:my-submissions", args=[project.pk])).content.decode()
+    revised = api(validator).patch(f"/api/projects/{project.pk}/annotations/{validation.pk}/",
+                                   {"payload": {"label": "neutral"}}, format="json")
+    assert revised.status_code == 200 and revised.json()["payload"]["label"] == "neutral"
+    item.refresh_from_db()
+    assert item.payload["hypothesis"] == "숙소는 역과 멀다."
