@@ -581,7 +581,7 @@ def own_annotations(user: User, project: Project) -> QuerySet[Annotation]:
     changed first, each with its item and ``gold_decided``: whether its item's gold was decided (then it can no
     longer be revised, ``gold.selectors.DECIDED_GOLD``)."""
     return (Annotation.objects.filter(item__project=project, annotator=user, imported=False)
-            .select_related("item", "guideline")
+            .select_related("item", "guideline", "annotator")
             .annotate(gold_decided=Exists(GoldLabel.objects.filter(item=OuterRef("item_id"),
                                                                    status__in=DECIDED_GOLD)))
             .order_by("-updated_at", "-id"))

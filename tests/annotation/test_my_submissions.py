@@ -10,6 +10,7 @@ import time
 
 import pytest
 from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation import services
@@ -201,3 +202,28 @@ def test_a_written_hypothesis_is_not_revisable_and_a_validation_is(make_project,
     assert revised.status_code == 200 and revised.json()["payload"]["label"] == "neutral"
     item.refresh_from_db()
     assert item.payload["hypothesis"] == "숙소는 역과 멀다."
+
+
+@pytest.mark.django_db
+def test_history_page_and_list_do_not_grow_their_queries_with_rows(make_project, annotator_in, api):
+    project = make_project("tc", k=1)
+    coder = annotator_in(project)
+
+    def add(n: int, tag: str) -> None:
+        for i in range(n):
+            item = services.item_create(project=project, payload={"title": f"기사 {tag} {i}"})
+            Annotation.objects.create(item=item, annotator=coder, stage="label", payload={"label": "사회"})
+
+    def count(request) -> int:
+        request()
+        with CaptureQueriesContext(connection) as queries:
+            assert request().status_code == 200
+        return len(queries)
+
+    page = reverse("annotation:my-submissions", args=[project.pk])
+    listing = f"/api/projects/{project.pk}/annotations/mine/"
+    client, token = client_for(coder), api(coder)
+    add(2, "a")
+    few = (count(lambda: client.get(page)), count(lambda: token.get(listing)))
+    add(40, "b")
+    assert (count(lambda: client.get(page)), count(lambda: token.get(listing))) == few
