@@ -3,6 +3,7 @@
 from annotation.services import suggestions_clear
 from annotation.tasks import load_agreement_report
 from config.client_ip import client_ip
+from config.errors import csrf_failure
 from datasets_build.dedup import shingles
 from exports.baselines.synthetic import write_synthetic_release
 
@@ -10,6 +11,7 @@ USED_BY_NAME = (
     load_agreement_report,  # Celery's worker_process_init signal calls it in every worker process
     suggestions_clear,  # run from the Django shell to withdraw every suggestion (docs/assist.md)
     client_ip,  # settings.AXES_CLIENT_IP_CALLABLE names it
+    csrf_failure,  # settings.CSRF_FAILURE_VIEW names it
     shingles,  # the reference tests/datasets_build/test_dedup.py holds the numpy signatures equal to
     write_synthetic_release,  # the synthetic releases of bench/baselines.py and the release-check tests
 )

@@ -75,6 +75,8 @@ UNASSIGNED = "unassigned"
 
 
 class ItemFilterForm(forms.Form):
+    q = forms.CharField(label=_("Text contains"), required=False, max_length=selectors.SEARCH_MAX_CHARS,
+                        widget=forms.TextInput(attrs={"type": "search", "placeholder": _("e.g. 서울")}))
     split = forms.ChoiceField(
         label=_("Split"), required=False,
         choices=[(ALL, _("All splits")), (UNASSIGNED, _("Unassigned"))]

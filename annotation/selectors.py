@@ -8,13 +8,25 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from django.db import connection
-from django.db.models import Count, F, IntegerField, Model, OuterRef, Q, QuerySet, Subquery, Value
-from django.db.models.expressions import Col
+from django.db.models import (
+    BooleanField,
+    Count,
+    Exists,
+    F,
+    IntegerField,
+    Model,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+)
+from django.db.models.expressions import Col, RawSQL
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from .gold.selectors import releasable_items
+from .gold.selectors import DECIDED_GOLD, releasable_items
 from .models import (
     ANNOTATABLE_SCREENING,
     Annotation,
@@ -25,6 +37,7 @@ from .models import (
     Draft,
     Flag,
     FlagResolution,
+    GoldLabel,
     Guideline,
     GuidelineAcknowledgement,
     Item,
@@ -479,13 +492,64 @@ def items_in(project: Project) -> QuerySet[Item]:
     return Item.objects.filter(project=project)
 
 
+#: The longest text an item search takes (pages and API): a search is a substring match, not a document.
+SEARCH_MAX_CHARS = 200
+
+# A text field matches when it contains the pattern; a turn field (``TaskType.turn_fields``, a WoS dialogue)
+# when one of its turns' ``text`` does. Field names and the pattern are parameters. ``{like}`` is LIKE or
+# ILIKE (PostgreSQL): ILIKE costs twice as much, and a search without cased letters (Korean, digits) does not
+# need it.
+_TEXT_MATCH_SQL = {
+    "postgresql": "{t}.payload ->> %s::text {like} %s",
+    "sqlite": "json_extract({t}.payload, %s) LIKE %s ESCAPE '\\'",
+}
+_TURN_MATCH_SQL = {
+    "postgresql": (
+        "EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof({t}.payload -> %s::text) = 'array'"
+        " THEN {t}.payload -> %s::text ELSE '[]'::jsonb END) AS turn(value) WHERE turn.value ->> 'text' {like} %s)"),
+    "sqlite": (
+        "EXISTS (SELECT 1 FROM json_each({t}.payload, %s) AS turn WHERE json_type({t}.payload, %s) = 'array'"
+        " AND turn.type = 'object' AND json_extract(turn.value, '$.text') LIKE %s ESCAPE '\\')"),
+}
+
+
+def _like_pattern(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def items_matching(items: QuerySet[Item], project: Project, text: str) -> QuerySet[Item]:
+    """The items whose annotator-visible text (the task type's ``text_fields``) contains ``text``, ignoring
+    case; any substring, so a Korean word matches inside a longer eojeol (서울 in 서울시청에서). A scan of the
+    project's items, not an index: most Korean searches are one or two syllables, shorter than the trigrams an
+    index would hold (docs/agreement.md, "Search and triage")."""
+    text = text.strip()[:SEARCH_MAX_CHARS]
+    if not text:
+        return items
+    vendor = "postgresql" if connection.vendor == "postgresql" else "sqlite"
+    table = connection.ops.quote_name(Item._meta.db_table)
+    like = "LIKE" if text.lower() == text.upper() else "ILIKE"
+    pattern = _like_pattern(text)
+    clauses, params = [], []
+    task = project.task
+    for name in task.text_fields:
+        key = name if vendor == "postgresql" else f'$."{name}"'
+        if name in task.turn_fields:
+            clauses.append(_TURN_MATCH_SQL[vendor].format(t=table, like=like))
+            params += [key, key, pattern]
+        else:
+            clauses.append(_TEXT_MATCH_SQL[vendor].format(t=table, like=like))
+            params += [key, pattern]
+    return items.filter(RawSQL("(" + " OR ".join(clauses) + ")", params, output_field=BooleanField()))
+
+
 def item_list(project: Project, *, split: str | None = None, screening_status: str | None = None,
-              external_id: str | None = None) -> QuerySet[Item]:
+              external_id: str | None = None, text: str = "") -> QuerySet[Item]:
     """The project's items with their source, narrowed by each filter given (``""`` matches the empty value;
-    ``None`` does not filter), in id order (the items API)."""
+    ``None`` does not filter) and by a text search (:func:`items_matching`), in id order (the items API)."""
     filters = {name: value for name, value in (("split", split), ("screening_status", screening_status),
                                                ("external_id", external_id)) if value is not None}
-    return items_in(project).select_related("source").filter(**filters)
+    return items_matching(items_in(project).select_related("source").filter(**filters), project, text)
 
 
 def item_annotation(item: Item, annotation_id: int) -> Annotation | None:
@@ -494,9 +558,10 @@ def item_annotation(item: Item, annotation_id: int) -> Annotation | None:
 
 
 def project_items(project: Project, *, split: str | None = None,
-                  screening_status: str | None = None) -> QuerySet[Item]:
-    """Items with one annotation count per stage, as ``stage_<n>`` attributes (no per-row queries)."""
-    qs = Item.objects.filter(project=project)
+                  screening_status: str | None = None, text: str = "") -> QuerySet[Item]:
+    """Items with one annotation count per stage, as ``stage_<n>`` attributes (no per-row queries), narrowed
+    by a text search (:func:`items_matching`)."""
+    qs = items_matching(Item.objects.filter(project=project), project, text)
     if split is not None:
         qs = qs.filter(split=split)
     if screening_status:
@@ -509,6 +574,17 @@ def project_items(project: Project, *, split: str | None = None,
 
 
 # -- workspace ------------------------------------------------------------------------------------
+
+
+def own_annotations(user: User, project: Project) -> QuerySet[Annotation]:
+    """The caller's own submissions in the project (never anyone else's, never a corpus's), most recently
+    changed first, each with its item and ``gold_decided``: whether its item's gold was decided (then it can no
+    longer be revised, ``gold.selectors.DECIDED_GOLD``)."""
+    return (Annotation.objects.filter(item__project=project, annotator=user, imported=False)
+            .select_related("item", "guideline", "annotator")
+            .annotate(gold_decided=Exists(GoldLabel.objects.filter(item=OuterRef("item_id"),
+                                                                   status__in=DECIDED_GOLD)))
+            .order_by("-updated_at", "-id"))
 
 
 def assignments_of(user: User, project: Project) -> QuerySet[Assignment]:

@@ -35,6 +35,7 @@ class ProjectTab:
 PROJECT_TABS = (
     ProjectTab("overview", _("Overview"), "annotation:project-detail", MEMBERS, 0),
     ProjectTab("annotate", _("Annotate"), "annotation:annotate", ANNOTATE, 10),
+    ProjectTab("mine", _("My submissions"), "annotation:my-submissions", ANNOTATE, 15),
     ProjectTab("read", _("Guideline"), "annotation:guideline-read", ANNOTATE, 20),
     ProjectTab("guideline", _("Guideline"), "annotation:project-guideline", CURATE, 30),
     ProjectTab("members", _("Members"), "annotation:project-members", CURATE, 40),

@@ -24,5 +24,8 @@ urlpatterns = [
     path("projects/<int:project_id>/guideline/read/", views.guideline_read, name="guideline-read"),
     path("projects/<int:project_id>/annotate/", views.annotate, name="annotate"),
     path("projects/<int:project_id>/audit/", views.project_audit, name="project-audit"),
+    path("projects/<int:project_id>/mine/", views.my_submissions, name="my-submissions"),
+    path("projects/<int:project_id>/mine/<int:annotation_id>/", views.my_submission_revise,
+         name="my-submission-revise"),
     path("", include(urls_review.urlpatterns)),
 ]

@@ -10,6 +10,7 @@ urlpatterns = [
     path("projects/<int:project_id>/agreement/items/<int:item_id>/", views.item_detail, name="review-item"),
     path("projects/<int:project_id>/agreement/items/<int:item_id>/adjudicate/", views.adjudicate,
          name="review-adjudicate"),
+    path("projects/<int:project_id>/agreement/next/", views.next_to_adjudicate, name="review-next"),
     path("projects/<int:project_id>/gold/", views.gold, name="review-gold"),
     path("projects/<int:project_id>/gold/compute/", views.gold_compute, name="review-gold-compute"),
 ]

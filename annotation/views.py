@@ -23,6 +23,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from . import selectors, services
+from .api.parsers import JsonInputError, loads_checked
 from .forms import (
     GuidelineForm,
     GuidelinePreviewForm,
@@ -243,7 +244,10 @@ def project_items(request: HttpRequest, project_id: int) -> HttpResponse:
         project,
         split=filters.split_value() if valid else None,
         screening_status=(filters.cleaned_data.get("screening_status") or None) if valid else None,
+        text=filters.cleaned_data.get("q", "") if valid else "",
     )
+    if request.GET and not valid:  # the form shows the error; an unfiltered list would look like an answer
+        items = items.none()
     page = Paginator(items, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
     task = project.task
     stage_keys = [f"stage_{i}" for i in range(len(project.stage_names))]
@@ -360,6 +364,73 @@ def annotate(request: HttpRequest, project_id: int) -> HttpResponse:
         "flag_kinds": FlagKind.choices,
     })
     return render(request, "annotation/workspace.html", context)
+
+
+# -- the annotator's own submissions ---------------------------------------------------------------
+
+
+@login_required
+@require_http_methods(["GET"])
+def my_submissions(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The annotator's own recent submissions, newest change first, each revisable until its gold is decided."""
+    from .agreement.measures import measure_for
+    from .agreement.rendering import payload_html
+
+    project, role = project_for(request, project_id, ANNOTATE)
+    page = Paginator(selectors.own_annotations(request.user, project), ITEMS_PER_PAGE).get_page(
+        request.GET.get("page"))
+    measure, task = measure_for(project.task_type), project.task
+    titles = {stage.name: stage_title(stage.title) for stage in task.stages}
+    rows = [{"annotation": annotation, "text": task.item_text(annotation.item.payload),
+             "stage": titles.get(annotation.stage, annotation.stage),
+             "answer": payload_html(measure, annotation.payload, annotation.item.payload, project.label_schema or {}),
+             "revisable": not annotation.gold_decided and not task.stage(annotation.stage).produces}
+            for annotation in page.object_list]
+    context = _project_context(project, role, "mine")
+    context.update({"page": page, "rows": rows})
+    return render(request, "annotation/my_submissions.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def my_submission_revise(request: HttpRequest, project_id: int, annotation_id: int) -> HttpResponse:
+    """Revise one of the annotator's own submissions with the task's widget (``services.annotation_revise``)."""
+    project, role = project_for(request, project_id, ANNOTATE)
+    annotation = get_object_or_404(selectors.own_annotations(request.user, project), pk=annotation_id)
+    task = project.task
+    error, status_code = "", 200
+    if request.method == "POST":
+        try:
+            try:
+                payload = loads_checked(request.POST.get("payload", ""))
+            except (json.JSONDecodeError, JsonInputError):
+                raise services.ServiceError(_("The answer could not be read; reload the page and try again."),
+                                            field="payload") from None
+            services.annotation_revise(project=project, user=request.user, annotation_id=annotation.pk,
+                                       payload=payload)
+        except services.ServiceError as failure:
+            error, status_code = failure.message, 409 if failure.code == "gold_decided" else 400
+            annotation = get_object_or_404(selectors.own_annotations(request.user, project), pk=annotation_id)
+        else:
+            messages.success(request, _("Your answer on item %(item)s was revised.")
+                             % {"item": annotation.item.external_id or annotation.item.pk})
+            return redirect("annotation:my-submissions", project.pk)
+    stage = task.stage(annotation.stage)
+    locked = ""
+    if annotation.gold_decided:
+        locked = _("The gold answer of this item is decided, so your annotation can no longer be revised. If it "
+                   "is wrong, tell the project manager.")
+    elif stage.produces:
+        locked = _("Text you wrote became part of the item and was labelled by others; it cannot be revised.")
+    widget = {
+        "task": project.task_type, "widget": static(task.widget), "stage": annotation.stage,
+        "item": {"id": annotation.item.pk, **task.annotator_view(annotation.item.payload, annotation.stage)},
+        "schema": project.label_schema, "strings": workspace_strings(task), "initial": annotation.payload,
+    }
+    context = _project_context(project, role, "mine")
+    context.update({"annotation": annotation, "stage": stage_title(stage.title), "locked": locked, "error": error,
+                    "widget": widget, "text": task.item_text(annotation.item.payload)})
+    return render(request, "annotation/my_submission_revise.html", context, status=status_code)
 
 
 @require_http_methods(["GET", "HEAD"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -131,12 +132,17 @@ def items(request: HttpRequest, project_id: int) -> HttpResponse:
     from .agreement.disagreement import items_by_disagreement
 
     project, role = project_for(request, project_id, CURATE)
-    filters = {k: request.GET.get(k, "").strip() for k in ("label", "source", "annotator")}
+    filters = {k: request.GET.get(k, "").strip() for k in ("q", "label", "source", "annotator", "gold_status")}
+    filters["q"] = filters["q"][:selectors.SEARCH_MAX_CHARS]
     offset = int(request.GET["offset"]) if request.GET.get("offset", "").isdigit() else 0
-    page = items_by_disagreement(project, offset=offset, limit=PER_PAGE, **filters)
-    query = "&".join(f"{k}={v}" for k, v in filters.items() if v)
+    page = items_by_disagreement(project, offset=offset, limit=PER_PAGE, text=filters["q"], label=filters["label"],
+                                 source=filters["source"], annotator=filters["annotator"],
+                                 gold_status=filters["gold_status"])
+    counts = gold_selectors.gold_counts(project)
+    gold_statuses = [(value, label) for value, label in GoldStatus.choices if counts.get(value)]
     return render(request, "review/items.html", _context(
-        project, role, page=page, filters=filters, offset=offset, query=query,
+        project, role, page=page, filters=filters, offset=offset, gold_statuses=gold_statuses,
+        query=urlencode({k: v for k, v in filters.items() if v}),
         previous=max(offset - PER_PAGE, 0) if offset else None,
         next=offset + PER_PAGE if offset + PER_PAGE < page.total else None))
 
@@ -230,6 +236,21 @@ def adjudicate(request: HttpRequest, project_id: int, item_id: int) -> HttpRespo
         initial_json=json.dumps(initial, ensure_ascii=False, indent=1),
         posted_reason=request.POST.get("reason", ""), posted_payload=request.POST.get("payload", "")),
         status=status_code)
+
+
+@login_required
+@require_http_methods(["GET"])
+def next_to_adjudicate(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The adjudication page of the next open disagreement after ``?after=`` (item-number order); the gold page
+    of the items waiting, saying none is left, when there is none."""
+    project, _role = project_for(request, project_id, MANAGE)
+    after = request.GET.get("after", "")
+    item_id = gold_selectors.next_to_adjudicate(project, after=int(after) if after.isdigit() else 0)
+    if item_id is None:
+        messages.info(request, _("No open disagreements are left to adjudicate."))
+        gold_page = reverse("annotation:review-gold", args=[project.pk])
+        return redirect(f"{gold_page}?status={GoldStatus.NEEDS_ADJUDICATION}")
+    return redirect(reverse("annotation:review-adjudicate", args=[project.pk, item_id]))
 
 
 @login_required

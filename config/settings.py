@@ -34,6 +34,8 @@ if PRODUCTION and not SECRET_KEY:
     raise RuntimeError("SECRET_KEY must be set when DJANGO_ENV=production")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "" if PRODUCTION else "localhost,127.0.0.1,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
+#: A form sent from an expired page: the site's 403 page in the reader's language, saying to reload.
+CSRF_FAILURE_VIEW = "config.errors.csrf_failure"
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from config import errors
 from config.health import healthz
 
 # One namespace per app (its urls module's ``app_name``): ``annotation`` (pages), ``api`` (the annotation app's
@@ -14,3 +15,8 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("", include("annotation.urls")),
 ]
+
+# Pages in the reader's language inside the site's frame; JSON under /api/ (config/errors.py).
+handler403 = errors.permission_denied
+handler404 = errors.page_not_found
+handler500 = errors.server_error

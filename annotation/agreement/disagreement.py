@@ -3,12 +3,14 @@ side-by-side comparison of one item's annotations (reads only)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import Q, QuerySet
+from django.db.models.fields.json import KT
 
 from ..models import Annotation, GoldLabel, Item, Project, User
+from ..selectors import items_matching
 from .data import load
 from .lazy import pd
 from .measures import measure_for
@@ -19,13 +21,25 @@ class DisagreementPage:
     rows: list[dict[str, Any]]
     total: int
     measure: str
+    #: What the filters offer: the labels chosen, the project's sources and the annotators who labelled.
+    choices: DisagreementChoices = field(default_factory=lambda: DisagreementChoices([], [], []))
+
+
+@dataclass
+class DisagreementChoices:
+    labels: list[str]
+    sources: list[str]
+    #: Usernames (the filter takes a username, or an id through the API).
+    annotators: list[str]
 
 
 def items_by_disagreement(project: Project, *, label: str = "", source: str = "", annotator: str = "",
-                          offset: int = 0, limit: int = 50) -> DisagreementPage:
+                          text: str = "", gold_status: str = "", offset: int = 0,
+                          limit: int = 50) -> DisagreementPage:
     """Counted items, most disagreement first; ``label`` keeps items where someone chose that label,
     ``source`` items from that source (the Source's name or the item's ``source`` field), ``annotator`` items
-    that annotator (username or id) labelled."""
+    that annotator (username or id) labelled, ``text`` items whose text contains it (``items_matching``),
+    ``gold_status`` items whose gold has that status."""
     measure = measure_for(project.task_type)
     schema = project.label_schema or {}
     data = load(project, measure.fields)
@@ -35,9 +49,15 @@ def items_by_disagreement(project: Project, *, label: str = "", source: str = ""
     result = measure.compute(frame, schema, n_boot=0)
     scores = result.item_disagreement.dropna()
     labels = measure.item_labels(frame)
+    label_parts = labels.astype(str).str.split(",")
+    choices = DisagreementChoices(
+        labels=sorted({part for parts in label_parts for part in parts if part and part != "nan"}),
+        sources=_sources_of(Item.objects.filter(project=project)),
+        annotators=list(User.objects.filter(pk__in=frame["annotator"].unique().tolist())
+                        .order_by("username").values_list("username", flat=True)))
     keep = pd.Series(True, index=scores.index)
     if label:
-        with_label = frame.loc[labels.astype(str).str.split(",").map(lambda parts: label in parts), "item"]
+        with_label = frame.loc[label_parts.map(lambda parts: label in parts), "item"]
         keep &= keep.index.isin(with_label.unique())
     if source:
         ids = Item.objects.filter(project=project).filter(Q(source__name=source) | Q(payload__source=source))
@@ -46,6 +66,12 @@ def items_by_disagreement(project: Project, *, label: str = "", source: str = ""
         user = User.objects.filter(Q(username=annotator) | Q(pk=int(annotator) if annotator.isdigit() else -1)).first()
         mine = frame.loc[frame["annotator"] == (user.pk if user else -1), "item"]
         keep &= keep.index.isin(mine.unique())
+    if text:
+        found = items_matching(Item.objects.filter(project=project), project, text)
+        keep &= keep.index.isin(list(found.values_list("id", flat=True)))
+    if gold_status:
+        with_status = GoldLabel.objects.filter(item__project=project, status=gold_status)
+        keep &= keep.index.isin(list(with_status.values_list("item_id", flat=True)))
     scores = scores[keep].sort_values(ascending=False, kind="stable")
     page = scores.iloc[offset:offset + limit]
     per_item = frame.assign(_label=labels).groupby("item")["_label"].agg(lambda s: s.value_counts().to_dict())
@@ -59,7 +85,19 @@ def items_by_disagreement(project: Project, *, label: str = "", source: str = ""
         "labels": {str(k): int(v) for k, v in per_item.get(item_id, {}).items() if k},
         "gold_status": gold.get(item_id, ""),
     } for item_id, score in page.items() if item_id in items]
-    return DisagreementPage(rows, len(scores), result.disagreement_name)
+    return DisagreementPage(rows, len(scores), result.disagreement_name, choices)
+
+
+#: At most this many sources are offered; a project with more is filtered through the API.
+SOURCE_CHOICES_MAX = 200
+
+
+def _sources_of(items: QuerySet[Item]) -> list[str]:
+    """The sources of the items: their Source's name, or the ``source`` field KLUE records carry."""
+    named = set(items.exclude(source=None).values_list("source__name", flat=True).distinct()[:SOURCE_CHOICES_MAX])
+    carried = items.filter(source=None).annotate(carried=KT("payload__source")).exclude(carried=None)
+    named.update(carried.values_list("carried", flat=True).distinct()[:SOURCE_CHOICES_MAX])
+    return sorted(name for name in named if name)[:SOURCE_CHOICES_MAX]
 
 
 def item_comparison(item: Item) -> dict[str, Any]:

@@ -186,6 +186,24 @@ class AnnotationSubmittedSerializer(AnnotationSerializer):
         read_only_fields = fields
 
 
+class OwnAnnotationSerializer(AnnotationSerializer):
+    """One of the caller's own submissions: ``revisable`` until its item's gold is decided, unless it is text
+    written in a writing stage (``context["task"]``: the project's task type)."""
+
+    revisable = serializers.SerializerMethodField()
+
+    class Meta(AnnotationSerializer.Meta):
+        fields = [*AnnotationSerializer.Meta.fields, "revisable"]
+        read_only_fields = fields
+
+    def get_revisable(self, annotation: Annotation) -> bool:
+        return not annotation.gold_decided and not self.context["task"].stage(annotation.stage).produces
+
+
+class AnnotationReviseSerializer(serializers.Serializer):
+    payload = serializers.JSONField()
+
+
 class AnnotationSubmitSerializer(serializers.Serializer):
     item = serializers.IntegerField()
     payload = serializers.JSONField()

@@ -213,11 +213,20 @@ class ItemViewSet(ProjectScoped, mixins.ListModelMixin, mixins.RetrieveModelMixi
     roles = {"list": CURATE, "retrieve": CURATE, "create": MANAGE, "destroy": MANAGE}
     serializer_class = s.ItemSerializer
 
+    @extend_schema(parameters=[
+        OpenApiParameter("q", str, required=False, description="Items whose text (the task type's text fields) "
+                         "contains this, ignoring case; any substring, Korean included."),
+        *[OpenApiParameter(name, str, required=False) for name in ("split", "screening_status", "external_id")]])
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().list(request, *args, **kwargs)
+
     def project_queryset(self) -> QuerySet[Item]:
         params = self.request.query_params
+        if len(params.get("q", "")) > selectors.SEARCH_MAX_CHARS:
+            raise ValidationError({"q": [f"at most {selectors.SEARCH_MAX_CHARS} characters"]})
         return selectors.item_list(self.project, split=params.get("split"),
                                    screening_status=params.get("screening_status"),
-                                   external_id=params.get("external_id"))
+                                   external_id=params.get("external_id"), text=params.get("q", ""))
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = s.ItemSerializer(data=request.data)
@@ -281,8 +290,31 @@ _ANNOTATION_OUTPUT = s.AnnotationSerializer()
 class AnnotationViewSet(ProjectScoped, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Annotators read only their own annotations; managers and maintainers read all."""
 
-    roles = {"list": MEMBERS, "retrieve": MEMBERS, "create": ANNOTATE}
+    roles = {"list": MEMBERS, "retrieve": MEMBERS, "create": ANNOTATE, "mine": ANNOTATE,
+             "partial_update": ANNOTATE}
     serializer_class = s.AnnotationSerializer
+
+    @extend_schema(responses=s.OwnAnnotationSerializer(many=True))
+    @action(detail=False, methods=["get"])
+    def mine(self, request: Request, project_pk: str) -> Response:
+        """The caller's own submissions, most recently changed first, each saying whether it can still be
+        revised (until its item's gold is decided)."""
+        page = self.paginate_queryset(selectors.own_annotations(request.user, self.project))
+        return self.get_paginated_response(
+            s.OwnAnnotationSerializer(page, many=True, context={"task": self.project.task}).data)
+
+    @extend_schema(request=s.AnnotationReviseSerializer, responses={
+        200: s.AnnotationSerializer,
+        404: OpenApiResponse(description="Not one of your annotations."),
+        409: OpenApiResponse(description="The item's gold is decided; the annotation can no longer change.")})
+    def partial_update(self, request: Request, project_pk: str, pk: str) -> Response:
+        """Revise one of the caller's own annotations (its ``payload``), until its item's gold is decided."""
+        data = s.AnnotationReviseSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        annotation = services.annotation_revise(project=self.project, user=request.user,
+                                                annotation_id=int(pk) if pk.isdigit() else 0,
+                                                payload=data.validated_data["payload"], access=self.access)
+        return Response(_ANNOTATION_OUTPUT.to_representation(annotation))
 
     def project_queryset(self) -> QuerySet:
         qs = selectors.annotations_visible_to(self.request.user, self.project)

@@ -8,6 +8,7 @@ from typing import Any
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -72,7 +73,7 @@ class DisagreementView(ProjectScoped, APIView):
     roles = {"get": CURATE}
 
     @extend_schema(parameters=[OpenApiParameter(name, str, required=False) for name in
-                               ("label", "source", "annotator", "offset", "limit")],
+                               ("q", "label", "source", "annotator", "gold_status", "offset", "limit")],
                    responses=OpenApiResponse(description="{measure, count, results: [...]}"))
     def get(self, request: Request, project_pk: int) -> Response:
         from ..agreement.disagreement import items_by_disagreement  # numpy/pandas only when used
@@ -80,9 +81,14 @@ class DisagreementView(ProjectScoped, APIView):
         params = request.query_params
         offset = int(params["offset"]) if params.get("offset", "").isdigit() else 0
         limit = min(int(params["limit"]), 500) if params.get("limit", "").isdigit() else 50
+        if len(params.get("q", "")) > selectors.SEARCH_MAX_CHARS:
+            raise ValidationError({"q": [f"at most {selectors.SEARCH_MAX_CHARS} characters"]})
         page = items_by_disagreement(self.project, label=params.get("label", ""), source=params.get("source", ""),
-                                     annotator=params.get("annotator", ""), offset=offset, limit=limit)
-        return Response({"measure": page.measure, "count": page.total, "results": page.rows})
+                                     annotator=params.get("annotator", ""), text=params.get("q", ""),
+                                     gold_status=params.get("gold_status", ""), offset=offset, limit=limit)
+        return Response({"measure": page.measure, "count": page.total, "results": page.rows,
+                         "choices": {"labels": page.choices.labels, "sources": page.choices.sources,
+                                     "annotators": page.choices.annotators}})
 
 
 class GoldLabelSerializer(serializers.ModelSerializer):

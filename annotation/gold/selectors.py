@@ -25,6 +25,9 @@ from ..models import (
 RELEASABLE_SCREENING = (ScreeningStatus.CLEAR, ScreeningStatus.KEPT)
 #: Gold statuses that are a decision against releasing the item.
 BLOCKING_GOLD = (GoldStatus.DISCARDED, GoldStatus.NEEDS_ADJUDICATION)
+#: Gold statuses that close an item to its annotators' revisions: a gold answer was decided (by the rule, a
+#: manager or a known answer) or the rule discarded the item. Waiting, excluded and disputed items stay open.
+DECIDED_GOLD = (*USABLE_GOLD, GoldStatus.DISCARDED)
 #: The gold statuses :func:`release_exclusion` tells apart from no gold row at all (the rest, incomplete and
 #: excluded, decide nothing: a reader of many items may leave their rows out).
 DECIDING_GOLD = (*USABLE_GOLD, *BLOCKING_GOLD)
@@ -153,3 +156,11 @@ def adjudications_of(item: Item) -> QuerySet[Adjudication]:
 def gold_counts(project: Project) -> dict[str, int]:
     return dict(GoldLabel.objects.filter(item__project=project).values_list("status").annotate(n=Count("id"))
                 .order_by())
+
+
+def next_to_adjudicate(project: Project, *, after: int = 0) -> int | None:
+    """The open disagreement after item ``after`` in item-number order (the gold page's order of "needs
+    adjudication"), wrapping round to the first; ``None`` when no other item needs adjudication."""
+    waiting = (GoldLabel.objects.filter(item__project=project, status=GoldStatus.NEEDS_ADJUDICATION)
+               .exclude(item_id=after).order_by("item_id").values_list("item_id", flat=True))
+    return waiting.filter(item_id__gt=after).first() or waiting.first()

@@ -43,6 +43,7 @@ from .queue import (
 )
 from .submissions import (
     Submission,
+    annotation_revise,
     annotation_submit,
     annotation_submit_and_next,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "DRAFT_MAX_BYTES",
     "ServiceError",
     "Submission",
+    "annotation_revise",
     "annotation_submit",
     "annotation_submit_and_next",
     "assignment_next",

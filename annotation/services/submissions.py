@@ -1,5 +1,5 @@
 """Annotations: a submission stored on its assignment, and the submitter's next assignment in the same
-transaction."""
+transaction; an annotator's revision of their own earlier submission until its item's gold is decided."""
 
 from __future__ import annotations
 
@@ -10,13 +10,16 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from ..assist import submission_fields
-from ..audit import audit_event
+from ..audit import audit_event, audit_record
+from ..gold.selectors import DECIDED_GOLD
 from ..models import (
     SLOT_HOLDING,
     Annotation,
     Assignment,
     AssignmentStatus,
     AuditObject,
+    GoldLabel,
+    GoldStatus,
     Item,
     Project,
     QueueSlot,
@@ -31,6 +34,7 @@ from ..selectors import (
     assignment_to_submit,
 )
 from ..task_types import PayloadError, reject_nul_characters
+from ..workspace_strings import stage_title
 from .errors import ServiceError
 from .queue import next_for, resume_or_take
 
@@ -192,3 +196,59 @@ def _place_claim(project: Project, assignment: Assignment) -> None:
             code="conflict", field="item")
     if slot is not None:
         QueueSlot.objects.filter(pk=slot.pk).update(live=held + 1)
+
+
+def annotation_revise(*, project: Project, user: User, annotation_id: int, payload: Any,
+                      access: ProjectAccess | None = None) -> Annotation:
+    """Replace the caller's own earlier answer on an item with ``payload``, until the item's gold is decided.
+
+    The annotation row is the one agreement and gold read (one per annotator, item and stage), so they take the
+    revised answer from then on; its ``updated_at`` changes the fingerprints their cached results are valid for.
+    Refused: someone else's or a corpus's annotation (``not_found``, as if it did not exist), a decided gold
+    (``gold_decided``), and a writing stage's text, which the item and its validators' labels were built on.
+    Audited as ``revise``.
+    """
+    with transaction.atomic():
+        # Every gold write holds the project row (gold.services): a revision waits for one under way and then
+        # sees its decision, and no gold is computed from the answer being replaced.
+        Project.objects.select_for_update().filter(pk=project.pk).first()
+        annotation = (Annotation.objects.select_for_update().select_related("item")
+                      .filter(pk=annotation_id, annotator=user, item__project=project, imported=False).first())
+        if annotation is None:
+            raise ServiceError(_("You have no annotation %(id)s in this project.") % {"id": annotation_id},
+                               code="not_found")
+        item = annotation.item
+        gold = GoldLabel.objects.filter(item=item).first()
+        if gold is not None and gold.status in DECIDED_GOLD:
+            raise ServiceError(
+                _("The gold answer of item %(item)s is decided (%(status)s), so your annotation can no longer be "
+                  "revised. If it is wrong, tell the project manager.")
+                % {"item": item.external_id or item.pk, "status": GoldStatus(gold.status).label},
+                code="gold_decided")
+        stage = project.task.stage(annotation.stage)
+        if stage.produces:
+            raise ServiceError(
+                _("Text written in the “%(stage)s” stage became part of the item and was labelled by others; it "
+                  "cannot be revised. Tell the project manager.") % {"stage": stage_title(stage.title)},
+                code="invalid", field="payload")
+        try:
+            reject_nul_characters(payload)
+            normalised = project.task.validate_annotation(
+                payload, item=item.payload, schema=project.label_schema, stage=annotation.stage)
+        except PayloadError as error:
+            raise ServiceError(error.message, field=f"payload.{error.field}" if error.field else "payload") from None
+        if normalised == annotation.payload:
+            return annotation
+        before = annotation.payload
+        assignment = Assignment.objects.filter(item=item, annotator=user, stage=annotation.stage).first()
+        fields: dict[str, Any] = {"payload": normalised,
+                                  "guideline": (access or access_to(project, user)).guideline()}
+        if assignment is not None:  # the suggestion it showed, compared with the new answer
+            fields.update(submission_fields(assignment, normalised, project))
+        for name, value in fields.items():
+            setattr(annotation, name, value)
+        annotation.save(update_fields=[*fields, "updated_at"])
+        audit_record(project=project, actor=user, object_type=AuditObject.ANNOTATION, object_id=annotation.pk,
+                     action="revise", before={"item": item.pk, "stage": annotation.stage, "payload": before},
+                     after={"item": item.pk, "stage": annotation.stage, "payload": normalised})
+    return annotation

@@ -169,6 +169,9 @@ class TaskType:
     order: ClassVar[int] = 100
     #: The item fields that hold the text shown to annotators (used for PII screening and dedup).
     text_fields: ClassVar[tuple[str, ...]]
+    #: Those of ``text_fields`` that are lists of turns, each turn's text in its ``text`` (a WoS dialogue): the
+    #: item search (``annotation.selectors.items_matching``) looks inside the turns.
+    turn_fields: ClassVar[tuple[str, ...]] = ()
     stages: ClassVar[tuple[Stage, ...]] = (Stage(LABEL_STAGE, gettext_noop("Label")),)
     #: What another annotation tool's export (doccano, Label Studio) labels for this task type:
     #: ``"categories"``, ``"spans"`` or ``"relations"``; ``None`` when such exports do not import into it.

@@ -120,6 +120,7 @@ class DialogueStateTracking(TaskType):
     title = gettext_noop("Dialogue state tracking")
     order = 8
     text_fields = ("dialogue",)
+    turn_fields = ("dialogue",)
     span_fields = ()
     csv_columns = ("domains", "dialogue")
     klue_file = KlueFile("wos", "json", ontology=True)

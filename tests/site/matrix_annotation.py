@@ -56,6 +56,10 @@ CASES = [
     Case(P + "annotations/", "post", lambda sc: _p(sc, "annotations/"), annotators(200),
          body=lambda sc: {"item": sc.item.id, "payload": {"label": "경제"}}),
     Case(P + "annotations/<pk>/", "get", lambda sc: _p(sc, f"annotations/{sc.annotation.id}/"), members(200)),
+    Case(P + "annotations/mine/", "get", lambda sc: _p(sc, "annotations/mine/"), annotators(200)),
+    # Only its annotator may revise an annotation: the others' role is refused before they learn whether it exists.
+    Case(P + "annotations/<pk>/", "patch", lambda sc: _p(sc, f"annotations/{sc.annotation.id}/"), annotators(200),
+         body=lambda sc: {"payload": {"label": "경제"}}),
     Case(P + "flags/", "get", lambda sc: _p(sc, "flags/"), members(200)),
     Case(P + "flags/", "post", lambda sc: _p(sc, "flags/"), members(201),
          body=lambda sc: {"item": sc.item.id, "kind": "pii", "note": "전화번호"}),

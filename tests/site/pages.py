@@ -67,6 +67,11 @@ PAGES = [
          post=(302, 404, 403, 200, 200, 200)),
     Page(PR + "annotate/", lambda sc: project_url(sc, "annotate/"), get=(302, 404, 200, 403, 403, 403),
          post=(302, 404, 200, 403, 403, 403)),
+    Page(PR + "mine/", lambda sc: project_url(sc, "mine/"), get=(302, 404, 200, 403, 403, 403),
+         post=(302, 405, 405, 405, 405, 405)),
+    # The annotator's own annotation (a POST without a payload is refused with the reason).
+    Page(PR + "mine/<int:annotation_id>/", lambda sc: project_url(sc, f"mine/{sc.annotation.id}/"),
+         get=(302, 404, 200, 403, 403, 403), post=(302, 404, 400, 403, 403, 403)),
     Page(PR + "audit/", lambda sc: project_url(sc, "audit/"), get=(302, 404, 403, 200, 403, 200),
          post=(302, 405, 405, 405, 405, 405)),
     # Import and screening (datasets_build).
@@ -85,6 +90,8 @@ PAGES = [
          post=(302, 404, 403, 200, 200, 200)),
     Page(PR + "agreement/items/<int:item_id>/adjudicate/", lambda sc: item_url(sc, "adjudicate/"),
          get=(302, 404, 403, 200, 403, 200), post=(302, 404, 403, 400, 403, 400)),
+    Page(PR + "agreement/next/", lambda sc: project_url(sc, "agreement/next/"), get=(302, 404, 403, 302, 403, 302),
+         post=(302, 405, 405, 405, 405, 405)),
     Page(PR + "gold/", lambda sc: project_url(sc, "gold/"), get=(302, 404, 403, 200, 200, 200),
          post=(302, 404, 403, 200, 200, 200)),
     Page(PR + "gold/compute/", lambda sc: project_url(sc, "gold/compute/"), get=(302, 405, 405, 405, 405, 405),

@@ -33,8 +33,10 @@ PROJECT_PAGES = ["annotation:project-detail", "annotation:project-guideline", "a
                  "annotation:project-items", "annotation:guideline-read", "annotation:annotate",
                  "datasets_build:project-import", "datasets_build:project-review", "datasets_build:project-sources",
                  "exports:release-list", "annotation:review-dashboard", "annotation:review-items",
-                 "annotation:review-gold", "annotation:project-audit", "exports:suggester"]
-PAGE_READER = {"annotation:guideline-read": "annotator", "annotation:annotate": "annotator"}
+                 "annotation:review-gold", "annotation:project-audit", "exports:suggester",
+                 "annotation:my-submissions"]
+PAGE_READER = {"annotation:guideline-read": "annotator", "annotation:annotate": "annotator",
+               "annotation:my-submissions": "annotator"}
 
 
 def grow(sc: Scenario, n: int, tag: str) -> None:
