@@ -215,6 +215,7 @@ class TaskTypeSerializer(serializers.Serializer):
     title = serializers.CharField()
     stages = serializers.ListField(child=serializers.DictField())
     default_schema = serializers.DictField()
+    label_list = serializers.CharField(allow_null=True)
 
 
 class AuditEventSerializer(serializers.ModelSerializer):
