@@ -12,10 +12,11 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.utils.translation import gettext as _
 
 from .services import ServiceError
-from .task_types import get_task_type
+from .task_types import LABEL_NAMES, get_task_type
 
 #: The bounds of ``options["lease_minutes"]``: at least a minute, at most a week.
 LEASE_MINUTES_RANGE = (1, 7 * 24 * 60)
@@ -146,7 +147,10 @@ def label_schema_validate(schema: Any, *, task_type: str) -> dict[str, Any]:
     if not isinstance(schema, dict):
         raise ServiceError(_("label_schema must be an object; got %(value)r") % {"value": schema},
                            field="label_schema")
-    for key, default in get_task_type(task_type).default_schema().items():
+    task = get_task_type(task_type)
+    for key, default in task.default_schema().items():
+        if key == LABEL_NAMES and key not in schema:  # projects made before labels had names show the shipped ones
+            continue
         if key not in schema:
             raise ServiceError(_("the %(task)s label schema needs %(key)r") % {"task": task_type, "key": key},
                                field=f"label_schema.{key}")
@@ -161,4 +165,37 @@ def label_schema_validate(schema: Any, *, task_type: str) -> dict[str, Any]:
     if {"min", "max", "step"} <= schema.keys() and not (
             schema["min"] < schema["max"] and 0 < schema["step"] <= schema["max"] - schema["min"]):
         raise ServiceError(_("the score range needs min < max and 0 < step ≤ max − min"), field="label_schema.step")
+    if LABEL_NAMES in schema:
+        _label_names_validate(schema[LABEL_NAMES], task.label_values(schema))
     return schema
+
+
+#: The longest display name a label may have (a button's text, a table cell).
+LABEL_NAME_MAX = 80
+
+
+def _label_names_validate(names: Any, values: list[str]) -> None:
+    """``{value: {language: name}}`` for labels of the schema, in the site's languages, each name a non-empty
+    line of text."""
+    field = f"label_schema.{LABEL_NAMES}"
+    languages = [code for code, _name in settings.LANGUAGES]
+    if not isinstance(names, dict):
+        raise ServiceError(_("%(key)s must be an object mapping each label to its names per language, such as "
+                             "{\"entailment\": {\"ko\": \"함의\", \"en\": \"entailment\"}}; got %(value)r")
+                           % {"key": LABEL_NAMES, "value": names}, field=field)
+    for value, entry in names.items():
+        if value not in values:
+            raise ServiceError(_("%(value)r is not a label of this schema; name only its labels (%(labels)s)")
+                               % {"value": value, "labels": ", ".join(values)}, field=f"{field}.{value}")
+        if not isinstance(entry, dict):
+            raise ServiceError(_("the names of %(value)r must be an object of language → name, such as "
+                                 "{\"ko\": \"…\", \"en\": \"…\"}; got %(entry)r") % {"value": value, "entry": entry},
+                               field=f"{field}.{value}")
+        for language, name in entry.items():
+            where = f"{field}.{value}.{language}"
+            if language not in languages:
+                raise ServiceError(_("unknown language %(language)r; expected one of %(languages)s")
+                                   % {"language": language, "languages": ", ".join(languages)}, field=where)
+            if not isinstance(name, str) or not name.strip() or "\n" in name or len(name) > LABEL_NAME_MAX:
+                raise ServiceError(_("a label's name must be one line of 1 to %(max)d characters; got %(name)r")
+                                   % {"max": LABEL_NAME_MAX, "name": name}, field=where)

@@ -34,7 +34,7 @@ from .forms import (
 from .models import AuditObject, FlagKind, Guideline, Project, Role, ScreeningStatus
 from .permissions import ANNOTATE, CURATE, MANAGE, MEMBERS, can_create_projects
 from .rendering import render_markdown
-from .workspace_strings import stage_title, workspace_strings
+from .workspace_strings import label_display, stage_title, workspace_strings
 
 ITEMS_PER_PAGE = 50
 GUIDELINE_SECTIONS = ("instructions", "ethics", "pii")
@@ -337,6 +337,7 @@ def annotate(request: HttpRequest, project_id: int) -> HttpResponse:
         "widget": static(project.task.widget),
         # The project's own labels, ontology and score range: what the widget offers, nothing about others' work.
         "schema": project.label_schema,
+        "label_names": label_display(project),
         "stages": {stage.name: stage_title(stage.title) for stage in project.task.stages},
         "api": {
             "next": reverse("api:next-item", kwargs=scoped),

@@ -27,7 +27,7 @@ from .models import GoldStatus, Item, JobStatus, Project
 from .permissions import CURATE, MANAGE
 from .services import ServiceError
 from .views import project_for
-from .workspace_strings import workspace_strings
+from .workspace_strings import label_display, workspace_strings
 
 PER_PAGE = 50
 # The per-item pages import the measures (numpy/pandas) inside the views: loading the URL configuration
@@ -136,7 +136,7 @@ def items(request: HttpRequest, project_id: int) -> HttpResponse:
     page = items_by_disagreement(project, offset=offset, limit=PER_PAGE, **filters)
     query = "&".join(f"{k}={v}" for k, v in filters.items() if v)
     return render(request, "review/items.html", _context(
-        project, role, page=page, filters=filters, offset=offset, query=query,
+        project, role, page=page, filters=filters, names=label_display(project), offset=offset, query=query,
         previous=max(offset - PER_PAGE, 0) if offset else None,
         next=offset + PER_PAGE if offset + PER_PAGE < page.total else None))
 
@@ -144,16 +144,19 @@ def items(request: HttpRequest, project_id: int) -> HttpResponse:
 def _comparison(project: Project, item_id: int) -> tuple[Item, dict[str, Any]]:
     from .agreement.disagreement import item_comparison
     from .agreement.measures import measure_for
-    from .agreement.rendering import payload_html
+    from .agreement.rendering import payload_html, payload_summary
 
     item = get_object_or_404(selectors.items_in(project), pk=item_id)
     comparison = item_comparison(item)
     measure = measure_for(project.task_type)
     schema = project.label_schema or {}
+    names = label_display(project)
     for row in comparison["annotations"]:
-        row["html"] = payload_html(measure, row["annotation"].payload, item.payload, schema)
+        row["html"] = payload_html(measure, row["annotation"].payload, item.payload, schema, names)
+        row["summary"] = payload_summary(measure, row["annotation"].payload, names)
     gold = comparison["gold"]
-    comparison["gold_html"] = payload_html(measure, gold.payload, item.payload, schema) if gold and gold.payload else ""
+    comparison["gold_html"] = (payload_html(measure, gold.payload, item.payload, schema, names)
+                               if gold and gold.payload else "")
     comparison["adjudications"] = gold_selectors.adjudications_of(item)
     return item, comparison
 
@@ -177,6 +180,7 @@ def _adjudication_widget(project: Project, item: Item, rows: list[dict[str, Any]
         "stage": stage.name,
         "item": {"id": item.pk, **project.task.annotator_view(item.payload, stage.name)},
         "schema": project.label_schema,
+        "label_names": label_display(project),
         "strings": workspace_strings(project.task),
         "initial": initial,
         "annotations": {str(row["annotation"].pk): row["annotation"].payload for row in rows
@@ -242,7 +246,13 @@ def gold(request: HttpRequest, project_id: int) -> HttpResponse:
         # Items waiting for adjudication first; otherwise the first status that has any.
         waiting = [GoldStatus.NEEDS_ADJUDICATION] if counts.get(GoldStatus.NEEDS_ADJUDICATION) else []
         status = next(iter(waiting + [v for v, _label, n in statuses if n]), GoldStatus.NEEDS_ADJUDICATION)
-    rows = gold_selectors.gold_list(project, status=status).order_by("item_id")[:200]
+    from .agreement.measures import measure_for
+    from .agreement.rendering import payload_summary
+
+    rows = list(gold_selectors.gold_list(project, status=status).order_by("item_id")[:200])
+    measure, names = measure_for(project.task_type), label_display(project)
+    for row in rows:
+        row.summary = payload_summary(measure, row.payload, names) if row.payload else ""
     return render(request, "review/gold.html", _context(
         project, role, tab="gold", rows=rows, status=status, status_label=GoldStatus(status).label,
         status_count=counts.get(status, 0), statuses=statuses))

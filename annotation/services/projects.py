@@ -82,7 +82,7 @@ def project_update(*, project: Project, changes: dict[str, Any]) -> Project:
             raise ServiceError(f"{name} cannot be changed once the project exists", field=name)
     if "options" in changes:
         changes = {**changes, "options": options_validate(changes["options"])}
-    if changes.get("label_schema") is not None:
+    if "label_schema" in changes:
         changes = {**changes, "label_schema": label_schema_validate(changes["label_schema"],
                                                                     task_type=project.task_type)}
     if "annotators_per_item" in changes and int(changes["annotators_per_item"]) < 1:
