@@ -58,6 +58,16 @@ def _pii(value: Any) -> str | None:
     return None
 
 
+def pii_policy_choices() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], dict[str, str], dict[str, Any]]:
+    """What the settings page offers for the PII option: the PII types, the actions, the replacements, each
+    type's name in the reader's language and the default action per type (the import's own tables)."""
+    from datasets_build.pii.detectors import DEFAULT_POLICY, PII_TYPES
+    from datasets_build.pii.pseudonymize import ACTIONS, REPLACEMENTS
+    from datasets_build.screening.highlight import SPAN_NAMES
+
+    return PII_TYPES, ACTIONS, REPLACEMENTS, {t: str(SPAN_NAMES.get(t, t)) for t in PII_TYPES}, dict(DEFAULT_POLICY)
+
+
 def _gold_rule(value: Any) -> str | None:
     from .gold.rules import ALTERNATIVE_RULES
 
@@ -79,12 +89,21 @@ def _assist(value: Any) -> str | None:
 
     if not isinstance(value, dict):
         return _("must be an object of assist settings; got %(value)r") % {"value": value}
+    # What the suggester records about its current model comes back with the settings a manager changed.
+    recorded = {key: value[key] for key in ASSIST_RECORDED if key in value}
+    if not all(isinstance(recorded.get(key, ""), str) for key in ("model_version", "source")) or (
+            isinstance(recorded.get("trained_on", 0), bool) or not isinstance(recorded.get("trained_on", 0), int)):
+        return _("model_version and source must be strings and trained_on a whole number; got %(value)r") % {
+            "value": recorded}
     try:
-        settings_validated(value)
+        settings_validated({key: setting for key, setting in value.items() if key not in ASSIST_RECORDED})
     except AssistError as bad:
         return f"{bad.field}: {bad}" if bad.field else str(bad)
     return None
 
+
+#: The assist keys the suggester writes (``services.suggestions``), not a manager.
+ASSIST_RECORDED = ("model_version", "source", "trained_on")
 
 OPTIONS: dict[str, Callable[[Any], str | None]] = {
     "lease_minutes": _lease_minutes,

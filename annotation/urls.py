@@ -24,5 +24,6 @@ urlpatterns = [
     path("projects/<int:project_id>/guideline/read/", views.guideline_read, name="guideline-read"),
     path("projects/<int:project_id>/annotate/", views.annotate, name="annotate"),
     path("projects/<int:project_id>/audit/", views.project_audit, name="project-audit"),
+    path("projects/<int:project_id>/settings/", views.project_settings, name="project-settings"),
     path("", include(urls_review.urlpatterns)),
 ]

@@ -45,8 +45,12 @@ class ProjectSerializer(serializers.ModelSerializer):
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         """Options and label schema checked as the services check them, the error keyed by the bad field
-        (``options.lease_minutes``), so nothing that would break ``next/`` or a submission is stored."""
-        task_type = self.instance.task_type if self.instance is not None else attrs.get("task_type", "")
+        (``options.lease_minutes``), so nothing that would break ``next/`` or a submission is stored. A change
+        to a project is checked by ``services.project_update`` alone, the settings page's service, which also
+        knows what annotation has locked."""
+        if self.instance is not None:
+            return attrs
+        task_type = attrs.get("task_type", "")
         try:
             if "options" in attrs:
                 options_validate(attrs["options"])

@@ -100,8 +100,14 @@ class ProjectViewSet(viewsets.ModelViewSet):
         )
 
     def perform_update(self, serializer: s.ProjectSerializer) -> None:
-        serializer.instance = services.project_update(project=serializer.instance,
-                                                      changes=dict(serializer.validated_data))
+        try:
+            serializer.instance = services.project_update(project=serializer.instance,
+                                                          changes=dict(serializer.validated_data), by=self.request.user)
+        except services.ServiceError as error:
+            if error.code != "invalid":
+                raise
+            # Keyed by the bad field like every other invalid request body.
+            raise ValidationError({error.field or "non_field_errors": [error.message]}) from None
 
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         services.project_delete(project=self.get_object())

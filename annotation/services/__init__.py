@@ -29,6 +29,7 @@ from .projects import (
     membership_set,
     project_create,
     project_delete,
+    project_locks,
     project_update,
 )
 from .queue import (
@@ -66,7 +67,8 @@ __all__ = [
     "DRAFT_MAX_BYTES", "ServiceError", "Submission", "annotation_submit", "annotation_submit_and_next",
     "assignment_next", "assignment_skip", "assignments_expire", "assist_settings_update", "draft_save", "flag_create",
     "flag_resolve", "guideline_acknowledge", "guideline_create", "guideline_publish", "item_build", "item_checked",
-    "item_create", "membership_remove", "membership_set", "project_create", "project_delete", "project_update",
+    "item_create", "membership_remove", "membership_set", "project_create", "project_delete", "project_locks",
+    "project_update",
     "queue_priorities_refresh", "queue_priority_set", "queue_slots_ensure", "queue_slots_sync", "suggestion_decide",
     "suggestions_clear", "suggestions_replace", "token_issue", "tokens_revoke_on_password_change", "user_ensure",
     "user_shortcuts_set",
