@@ -118,8 +118,8 @@ def _schema_change_refused(project: Project, new: dict[str, Any], reason: str) -
             raise ServiceError(reason, code="conflict", field=f"label_schema.{key}")
 
 
-def _changed(project: Project, changes: dict[str, Any]) -> dict[str, Any]:
-    return {name: value for name, value in changes.items() if getattr(project, name) != value}
+def _changed(stored: Project, changes: dict[str, Any]) -> dict[str, Any]:
+    return {name: value for name, value in changes.items() if getattr(stored, name) != value}
 
 
 @transaction.atomic
@@ -135,13 +135,14 @@ def project_update(*, project: Project, changes: dict[str, Any], by: User | None
             reason = project_locks(project, annotations=0).get(name, _("it is fixed when the project is made"))
             raise ServiceError(_("%(field)s cannot be changed once the project exists: %(reason)s")
                                % {"field": name, "reason": reason}, field=name)
-    Project.objects.select_for_update().get(pk=project.pk)  # one change at a time, checked against the latest
-    changes = _changed(project, changes)
+    # One change at a time, compared with the stored row (the admin hands over an instance already changed).
+    stored = Project.objects.select_for_update().get(pk=project.pk)
+    changes = _changed(stored, changes)
     if isinstance(changes.get("label_schema"), dict):
         # Before the schema's own checks: a label removed once annotated is refused for that reason.
-        reason = project_locks(project).get("label_schema")
+        reason = project_locks(stored).get("label_schema")
         if reason:
-            _schema_change_refused(project, changes["label_schema"], reason)
+            _schema_change_refused(stored, changes["label_schema"], reason)
     if "options" in changes:
         changes = {**changes, "options": options_validate(changes["options"])}
     if "label_schema" in changes:
@@ -151,8 +152,8 @@ def project_update(*, project: Project, changes: dict[str, Any], by: User | None
         raise ServiceError("annotators_per_item must be at least 1", field="annotators_per_item")
     if not changes:
         return project
-    before = {name: getattr(project, name) for name in changes}
-    old_order = (project.options or {}).get("queue_order")
+    before = {name: getattr(stored, name) for name in changes}
+    old_order = (stored.options or {}).get("queue_order")
     for name, value in changes.items():
         setattr(project, name, value)
     project.save(update_fields=[*changes, "updated_at"])
