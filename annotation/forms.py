@@ -98,8 +98,8 @@ class ItemFilterForm(forms.Form):
         return Split.NONE if value == UNASSIGNED else value
 
 
-#: The settings page's sections, in order: (key, heading), each holding the fields whose names start with
-#: a prefix of :data:`SETTINGS_SECTION_FIELDS`.
+#: The settings page's sections, in order: (key, heading), each holding the fields :data:`SETTINGS_SECTION_FIELDS`
+#: names (a name ending in ``_`` takes every field it starts).
 SETTINGS_SECTIONS = (
     ("general", _("Project")),
     ("work", _("Annotation work")),
@@ -216,7 +216,7 @@ class ProjectSettingsForm(forms.Form):
                 label=_("New label (the value stored in files and the API)"), required=False, max_length=100)
             for language in self.languages:
                 self.fields[f"new_name_{language}"] = forms.CharField(
-                    label=_("Its name (%(language)s)") % {"language": language}, required=False,
+                    label=_("Its name (%(language)s)") % {"language": language_names[language]}, required=False,
                     max_length=LABEL_NAME_MAX)
 
     @property
@@ -226,8 +226,9 @@ class ProjectSettingsForm(forms.Form):
 
     def sections(self) -> list[tuple[str, Any, list[forms.BoundField]]]:
         """(key, heading, fields) of the option sections, for the template."""
-        return [(key, heading, [self[name] for name in self.fields
-                                if name.startswith(SETTINGS_SECTION_FIELDS[key])])
+        return [(key, heading, [self[name] for name in self.fields if any(
+                    name == prefix or (prefix.endswith("_") and name.startswith(prefix))
+                    for prefix in SETTINGS_SECTION_FIELDS[key])])
                 for key, heading in SETTINGS_SECTIONS]
 
     def label_rows(self) -> list[dict[str, Any]]:
