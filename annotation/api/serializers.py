@@ -22,7 +22,7 @@ from ..models import (
     Role,
 )
 from ..project_settings import label_schema_validate, options_validate
-from ..services import ServiceError
+from ..services import ServiceError, project_changes_checked
 from ..task_types import slugs
 
 
@@ -46,9 +46,15 @@ class ProjectSerializer(serializers.ModelSerializer):
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         """Options and label schema checked as the services check them, the error keyed by the bad field
         (``options.lease_minutes``), so nothing that would break ``next/`` or a submission is stored. A change
-        to a project is checked by ``services.project_update`` alone, the settings page's service, which also
-        knows what annotation has locked."""
+        to a project is checked by the settings page's service (``services.project_changes_checked``), which
+        also refuses what annotation has locked (a 409 with the reason)."""
         if self.instance is not None:
+            try:
+                project_changes_checked(self.instance, attrs)
+            except ServiceError as error:
+                if error.code != "invalid":
+                    raise
+                raise serializers.ValidationError({error.field: [error.message]}) from None
             return attrs
         task_type = attrs.get("task_type", "")
         try:

@@ -100,14 +100,8 @@ class ProjectViewSet(viewsets.ModelViewSet):
         )
 
     def perform_update(self, serializer: s.ProjectSerializer) -> None:
-        try:
-            serializer.instance = services.project_update(project=serializer.instance,
-                                                          changes=dict(serializer.validated_data), by=self.request.user)
-        except services.ServiceError as error:
-            if error.code != "invalid":
-                raise
-            # Keyed by the bad field like every other invalid request body.
-            raise ValidationError({error.field or "non_field_errors": [error.message]}) from None
+        serializer.instance = services.project_update(project=serializer.instance,
+                                                      changes=dict(serializer.validated_data), by=self.request.user)
 
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         services.project_delete(project=self.get_object())

@@ -122,27 +122,24 @@ def _changed(stored: Project, changes: dict[str, Any]) -> dict[str, Any]:
     return {name: value for name, value in changes.items() if getattr(stored, name) != value}
 
 
-@transaction.atomic
-def project_update(*, project: Project, changes: dict[str, Any], by: User | None = None) -> Project:
-    """Change a project's settings, checked as on creation: its label schema and options validated, what
-    cannot change once annotation has started (:func:`project_locks`) refused with the reason, and the
-    change audited with the values before and after. The API's PATCH and the settings page both call it."""
+def project_changes_checked(project: Project, changes: dict[str, Any]) -> dict[str, Any]:
+    """``changes`` (field → new value) as :func:`project_update` stores them, or ``ServiceError`` naming the
+    field: a field that never changes, a label schema change that annotation has locked (``conflict``, with
+    the reason), invalid options or schema. Only what differs from ``project`` is kept. The API's serializer
+    calls it too, to key an invalid field like its other errors."""
     from ..project_settings import label_schema_validate, options_validate  # it imports ServiceError
-    from .suggestions import queue_priorities_refresh
 
     for name in changes:
         if name not in PROJECT_EDITABLE:
             reason = project_locks(project, annotations=0).get(name, _("it is fixed when the project is made"))
             raise ServiceError(_("%(field)s cannot be changed once the project exists: %(reason)s")
                                % {"field": name, "reason": reason}, field=name)
-    # One change at a time, compared with the stored row (the admin hands over an instance already changed).
-    stored = Project.objects.select_for_update().get(pk=project.pk)
-    changes = _changed(stored, changes)
+    changes = _changed(project, changes)
     if isinstance(changes.get("label_schema"), dict):
         # Before the schema's own checks: a label removed once annotated is refused for that reason.
-        reason = project_locks(stored).get("label_schema")
+        reason = project_locks(project).get("label_schema")
         if reason:
-            _schema_change_refused(stored, changes["label_schema"], reason)
+            _schema_change_refused(project, changes["label_schema"], reason)
     if "options" in changes:
         changes = {**changes, "options": options_validate(changes["options"])}
     if "label_schema" in changes:
@@ -150,6 +147,19 @@ def project_update(*, project: Project, changes: dict[str, Any], by: User | None
                                                                     task_type=project.task_type)}
     if "annotators_per_item" in changes and int(changes["annotators_per_item"]) < 1:
         raise ServiceError("annotators_per_item must be at least 1", field="annotators_per_item")
+    return changes
+
+
+@transaction.atomic
+def project_update(*, project: Project, changes: dict[str, Any], by: User | None = None) -> Project:
+    """Change a project's settings (:func:`project_changes_checked`: validated as on creation, and what
+    annotation has locked refused with the reason) and audit the change with the values before and after.
+    The API's PATCH and the settings page both call it."""
+    from .suggestions import queue_priorities_refresh
+
+    # One change at a time, checked against the stored row (the admin hands over an instance already changed).
+    stored = Project.objects.select_for_update().get(pk=project.pk)
+    changes = project_changes_checked(stored, changes)
     if not changes:
         return project
     before = {name: getattr(stored, name) for name in changes}
