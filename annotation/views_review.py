@@ -43,8 +43,10 @@ def _name(report: dict[str, Any], annotator: int | str) -> str:
     return report.get("annotator_names", {}).get(str(annotator), str(annotator))
 
 
-def dashboard_plots(report: dict[str, Any]) -> dict[str, Any]:
-    """The dashboard's SVG charts from a report (empty charts are left out)."""
+def dashboard_plots(report: dict[str, Any], label_names: dict[str, str] | None = None) -> dict[str, Any]:
+    """The dashboard's SVG charts from a report (empty charts are left out); labels by their display names
+    (``label_names``: ``workspace_strings.label_display``)."""
+    label_names = label_names or {}
     charts: dict[str, Any] = {}
     primary = report.get("primary") or {}
     timeline = report.get("timeline") or []
@@ -77,7 +79,8 @@ def dashboard_plots(report: dict[str, Any]) -> dict[str, Any]:
                                         x_label=_("annotator"), y_label=_("annotator"), value_range=(0.0, 1.0))
     confusion = report.get("confusion")
     if confusion and confusion.get("labels"):
-        charts["confusion"] = plots.heatmap(confusion["labels"], confusion["labels"], confusion["matrix"],
+        shown = [label_names.get(str(label), str(label)) for label in confusion["labels"]]
+        charts["confusion"] = plots.heatmap(shown, shown, confusion["matrix"],
                                             title=_("Label confusion between annotators (coincidences)"),
                                             x_label=_("label given by one annotator"),
                                             y_label=_("label given by another"), fmt=".0f")
@@ -85,7 +88,8 @@ def dashboard_plots(report: dict[str, Any]) -> dict[str, Any]:
     if distribution and distribution.get("labels"):
         total = sum(distribution["project"]) or 1
         charts["distribution"] = plots.bar_chart(
-            distribution["labels"], [100 * n / total for n in distribution["project"]],
+            [label_names.get(str(label), str(label)) for label in distribution["labels"]],
+            [100 * n / total for n in distribution["project"]],
             title=_("Label distribution"), value_label=_("share of all labels (%)"), fmt=".1f")
     alpha = (report.get("assist") or {}).get("alpha")
     if alpha:
@@ -122,7 +126,8 @@ def dashboard(request: HttpRequest, project_id: int) -> HttpResponse:
     report = shown.data if shown else None
     return render(request, "review/dashboard.html", _context(
         project, role, job=job, report=report, stale=shown is not None and shown.pk != job.pk,
-        charts=dashboard_plots(report) if report else {}, annotators=annotator_rows(report) if report else [],
+        charts=dashboard_plots(report, label_display(project)) if report else {},
+        annotators=annotator_rows(report) if report else [],
         refresh=job.status in (JobStatus.PENDING, JobStatus.RUNNING)))
 
 

@@ -131,3 +131,13 @@ def test_malformed_names_are_refused_with_the_field_and_nothing_changes(names, f
     assert words in response.json()[field][0]
     project.refresh_from_db()
     assert project.label_schema == before
+
+
+def test_the_dashboards_label_charts_name_the_labels():
+    from annotation.views_review import dashboard_plots
+
+    report = {"confusion": {"labels": ["entailment", "contradiction"], "matrix": [[2, 1], [1, 0]]},
+              "distribution": {"labels": ["entailment", "contradiction"], "project": [3, 1]}}
+    charts = dashboard_plots(report, {"entailment": "함의", "contradiction": "모순"})
+    assert "함의" in charts["confusion"] and "모순" in charts["distribution"]
+    assert "entailment" not in charts["confusion"] + charts["distribution"]

@@ -18,7 +18,7 @@ def test_re_arrows_then_enter_submits_the_highlighted_relation(page, seed) -> No
     sign_in_and_acknowledge(page, seeded)
     labels = seeded.project.label_schema["labels"]
     page.keyboard.press("Space")  # picks the first relation
-    assert page.locator(".re-chosen").inner_text() == labels[0]
+    assert page.locator(".re-chosen").inner_text() == f"no relation ({labels[0]})"  # its name, then its value
     page.keyboard.press("ArrowDown")
     page.keyboard.press("ArrowDown")
     assert page.locator(".re-option.active").get_attribute("data-label") == labels[2]
