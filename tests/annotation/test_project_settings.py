@@ -216,3 +216,12 @@ def test_annotators_and_maintainers_cannot_open_the_settings(make_project, make_
         assert client_for(member).post(settings_url(project), posted(project, annotators_per_item=9)).status_code == 403
     project.refresh_from_db()
     assert project.annotators_per_item == 3
+
+
+def test_before_annotation_starts_a_label_can_be_removed_on_the_page(make_project):
+    project = make_project("tc")
+    response = client_for(manager_of(project)).post(settings_url(project), posted(project, remove_6="on"))
+    assert response.status_code == 302, response.content.decode()
+    project.refresh_from_db()
+    assert "정치" not in project.label_schema["labels"] and "정치" not in project.label_schema["label_names"]
+    assert AuditEvent.objects.get(project=project, object_type="project").before["label_schema"]["labels"][-1] == "정치"
