@@ -141,3 +141,16 @@ def test_the_dashboards_label_charts_name_the_labels():
     charts = dashboard_plots(report, {"entailment": "함의", "contradiction": "모순"})
     assert "함의" in charts["confusion"] and "모순" in charts["distribution"]
     assert "entailment" not in charts["confusion"] + charts["distribution"]
+
+
+def test_a_release_keeps_the_label_values_whatever_the_names(make_project, tmp_path):
+    from tests.builders import build_release, load_records, sample_records
+
+    project = make_project("nli")
+    names = {value: {"ko": f"이름-{value}", "en": f"name-{value}"} for value in project.label_schema["labels"]}
+    services.project_update(project=project, changes={"label_schema": {**project.label_schema, "label_names": names}})
+    load_records(project, sample_records("nli", 20))
+    result = build_release(project, tmp_path, "--version", "1.0.0", "--splits", "0.8,0.1,0.1", "--seed", "1")
+    text = "".join(path.read_text(encoding="utf-8") for path in (tmp_path / f"{project.slug}-1.0.0").rglob("*")
+                   if path.is_file() and path.suffix in {".json", ".jsonl", ".csv", ".md"})
+    assert result["splits"] and "entailment" in text and "이름-" not in text and "name-entailment" not in text
