@@ -185,7 +185,8 @@ def label_schema_validate(schema: Any, *, task_type: str) -> dict[str, Any]:
             schema["min"] < schema["max"] and 0 < schema["step"] <= schema["max"] - schema["min"]):
         raise ServiceError(_("the score range needs min < max and 0 < step ≤ max − min"), field="label_schema.step")
     if LABEL_NAMES in schema:
-        _label_names_validate(schema[LABEL_NAMES], task.label_values(schema))
+        # The names the task type ships may outlive a label the project dropped (a smaller WoS ontology).
+        _label_names_validate(schema[LABEL_NAMES], task.label_values(schema), set(task.default_label_names()))
     return schema
 
 
@@ -193,9 +194,9 @@ def label_schema_validate(schema: Any, *, task_type: str) -> dict[str, Any]:
 LABEL_NAME_MAX = 80
 
 
-def _label_names_validate(names: Any, values: list[str]) -> None:
-    """``{value: {language: name}}`` for labels of the schema, in the site's languages, each name a non-empty
-    line of text."""
+def _label_names_validate(names: Any, values: list[str], shipped: set[str]) -> None:
+    """``{value: {language: name}}`` for labels of the schema (or ones the task type ships names for), in the
+    site's languages, each name a non-empty line of text."""
     field = f"label_schema.{LABEL_NAMES}"
     languages = [code for code, _name in settings.LANGUAGES]
     if not isinstance(names, dict):
@@ -203,7 +204,7 @@ def _label_names_validate(names: Any, values: list[str]) -> None:
                              "{\"entailment\": {\"ko\": \"함의\", \"en\": \"entailment\"}}; got %(value)r")
                            % {"key": LABEL_NAMES, "value": names}, field=field)
     for value, entry in names.items():
-        if value not in values:
+        if value not in values and value not in shipped:
             raise ServiceError(_("%(value)r is not a label of this schema; name only its labels (%(labels)s)")
                                % {"value": value, "labels": ", ".join(values)}, field=f"{field}.{value}")
         if not isinstance(entry, dict):

@@ -154,3 +154,15 @@ def test_a_release_keeps_the_label_values_whatever_the_names(make_project, tmp_p
     text = "".join(path.read_text(encoding="utf-8") for path in (tmp_path / f"{project.slug}-1.0.0").rglob("*")
                    if path.is_file() and path.suffix in {".json", ".jsonl", ".csv", ".md"})
     assert result["splits"] and "entailment" in text and "이름-" not in text and "name-entailment" not in text
+
+
+def test_a_smaller_ontology_keeps_the_shipped_names_valid(api, make_project):
+    # An ontology of the corpus's own (fewer slots) leaves the shipped names of the others in the schema.
+    project = make_project("dst")
+    ontology = {slot: values for slot, values in project.label_schema["ontology"].items() if slot.startswith("숙소")}
+    schema = {**project.label_schema, "ontology": ontology,
+              "free_value_slots": [s for s in project.label_schema["free_value_slots"] if s in ontology]}
+    response = api(project.created_by).patch(f"/api/projects/{project.id}/", {"label_schema": schema}, format="json")
+    assert response.status_code == 200, response.content
+    project.refresh_from_db()
+    assert project.task.label_display(project.label_schema, "en")["숙소-가격대"] == "hotel – price range"
