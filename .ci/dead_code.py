@@ -18,7 +18,7 @@ from vulture import Vulture
 ROOT = Path(__file__).resolve().parent.parent
 PATHS = ["annotation", "datasets_build", "exports", "config", "demo", "bench", ".ci/vulture_whitelist.py"]
 IGNORE_DECORATORS = ["@register.filter", "@register.simple_tag", "@shared_task", "@receiver", "@admin.*",
-                     "@payload_html.register"]
+                     "@payload_html.register", "@payload_summary.register"]
 REPORTED = {"function", "property", "import", "unreachable_code"}
 #: Hooks a server reads from its configuration file by name (config/gunicorn.conf.py is not a module to import).
 IGNORE_NAMES = ["post_worker_init"]

@@ -108,7 +108,7 @@ class ProjectAdmin(LargeTableAdmin):
     def save_model(self, request: HttpRequest, obj: Project, form: forms.ModelForm, change: bool) -> None:
         if change:
             services.project_update(project=obj, changes={name: form.cleaned_data[name] for name in form.changed_data
-                                                          if name in PROJECT_EDITABLE})
+                                                          if name in PROJECT_EDITABLE}, by=request.user)
             return
         # A new project gets its guideline v1 (and its creator's membership) from the service.
         created = services.project_create(

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import copy
+from typing import Any
+
 from django import forms
+from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
 from . import selectors
-from .models import Role, ScreeningStatus, Split
-from .task_types import all_task_types
+from .assist import AssistSettings, assist_settings
+from .gold.rules import DAWID_SKENE, DISCARDED, NEEDS_ADJUDICATION
+from .models import Project, Role, ScreeningStatus, Split
+from .project_settings import GOLD_KEYS, LABEL_NAME_MAX, LEASE_MINUTES_RANGE, pii_policy_choices
+from .task_types import LABEL_NAMES, all_task_types
 from .workspace_strings import task_title
 
 #: Guideline sections are long Markdown, but not unbounded (rendering cost grows with size).
@@ -91,3 +98,214 @@ class ItemFilterForm(forms.Form):
         if value == ALL:
             return None
         return Split.NONE if value == UNASSIGNED else value
+
+
+#: The settings page's sections, in order: (key, heading), each holding the fields :data:`SETTINGS_SECTION_FIELDS`
+#: names (a name ending in ``_`` takes every field it starts).
+SETTINGS_SECTIONS = (
+    ("general", _("Project")),
+    ("work", _("Annotation work")),
+    ("gold", _("Gold labels")),
+    ("assist", _("Model-assisted annotation")),
+    ("pii", _("Personal information (PII) in imports")),
+)
+SETTINGS_SECTION_FIELDS = {
+    "general": ("name", "description"),
+    "work": ("annotators_per_item", "lease_minutes"),
+    "gold": ("gold_rule", "gold_min_votes", "gold_on_failure"),
+    "assist": ("assist_", "queue_order"),
+    "pii": ("pii_",),
+}
+
+
+def _put(mapping: dict[str, Any], key: str, value: Any, default: Any) -> None:
+    """Store ``value`` under ``key``, or leave the key out when it is the default (the option's absence)."""
+    if value is None or value == "" or value == default:
+        mapping.pop(key, None)
+    else:
+        mapping[key] = value
+
+
+class ProjectSettingsForm(forms.Form):
+    """The manager's settings page: every option the service may change, filled from the project, and
+    :meth:`changes`, the service's ``changes`` from what was posted. The label rows are ``name_<i>_<language>``
+    (display names of the i-th label value), ``remove_<i>`` (before annotation starts) and ``new_*`` (a label
+    added to the task's label list)."""
+
+    name = forms.CharField(label=_("Name"), max_length=200)
+    description = forms.CharField(label=_("Description"), required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    annotators_per_item = forms.IntegerField(
+        label=_("Annotators per item"), min_value=1, max_value=50,
+        help_text=_("How many people label each item; items already complete stay complete."))
+    lease_minutes = forms.IntegerField(
+        label=_("Lease time (minutes)"), min_value=LEASE_MINUTES_RANGE[0], max_value=LEASE_MINUTES_RANGE[1],
+        help_text=_("How long an item stays reserved for the annotator who took it before it returns to the queue."))
+    gold_rule = forms.ChoiceField(label=_("Gold rule"), required=False)
+    gold_min_votes = forms.IntegerField(
+        label=_("Votes a label needs to become gold"), min_value=1, required=False,
+        help_text=_("Leave empty for a majority of the annotators."))
+    gold_on_failure = forms.ChoiceField(
+        label=_("When no label has enough votes"), required=False,
+        choices=[("", _("the rule's default")), (NEEDS_ADJUDICATION, _("send the item to adjudication")),
+                 (DISCARDED, _("leave the item out"))])
+    assist_show = forms.BooleanField(label=_("Show model suggestions to annotators"), required=False)
+    assist_fraction = forms.FloatField(
+        label=_("Share of assignments with a suggestion"), min_value=0, max_value=1,
+        help_text=_("From 0 to 1; the others are the unassisted comparison group (0.5 = half)."))
+    queue_order = forms.ChoiceField(label=_("Queue order"), choices=[
+        ("default", _("the queue's own order")), ("uncertainty", _("least certain suggestion first"))])
+    assist_uncertainty = forms.ChoiceField(label=_("Uncertainty measure"), choices=[
+        ("margin", _("margin between the two most likely labels")), ("entropy", _("entropy of the prediction"))])
+    assist_retrain_every = forms.IntegerField(
+        label=_("Retrain the suggester after this many new gold items"), min_value=0,
+        help_text=_("0 = only when a manager asks."))
+    assist_target_score = forms.FloatField(
+        label=_("Target score of the suggester (0–100)"), required=False, min_value=0, max_value=100)
+
+    def __init__(self, data: Any = None, *, project: Project, locks: dict[str, str]) -> None:
+        self.project = project
+        self.locks = locks
+        self.task = project.task
+        self.schema = dict(project.label_schema or {})
+        self.values = self.task.label_values(self.schema)
+        self.languages = [code for code, _name in settings.LANGUAGES]
+        options = project.options or {}
+        assist = assist_settings(project)
+        super().__init__(data, initial={
+            "name": project.name, "description": project.description,
+            "annotators_per_item": project.annotators_per_item,
+            "lease_minutes": options.get("lease_minutes", settings.GOLDSET_LEASE_MINUTES),
+            **{key: options.get(key, self.schema.get(key, "")) for key in ("gold_rule", "gold_on_failure")},
+            "gold_min_votes": options.get("gold_min_votes", self.schema.get("gold_min_votes")),
+            "assist_show": assist.show, "assist_fraction": assist.fraction, "queue_order": assist.queue_order,
+            "assist_uncertainty": assist.uncertainty, "assist_retrain_every": assist.retrain_every,
+            "assist_target_score": assist.target_score,
+        })
+        self.fields["gold_rule"].choices = [
+            ("", _("the task type's rule")),
+            (DAWID_SKENE, _("Dawid–Skene (weighs each annotator by their estimated accuracy)"))]
+        types, actions, replacements, type_names, self.pii_defaults = pii_policy_choices()
+        self.pii_types = types
+        configured = dict(options.get("pii") or {})
+        action_names = {"pseudonymize": _("replace with a placeholder"), "detect": _("detect and flag only"),
+                        "off": _("do not look for it")}
+        self.fields["pii_replacement"] = forms.ChoiceField(
+            label=_("Replacement"), initial=configured.get("replacement", replacements[0]),
+            choices=[("placeholder", _("typed placeholder, such as [전화번호1]")),
+                     ("fake", _("realistic fake value"))])
+        for pii_type in types:
+            self.fields[f"pii_{pii_type}"] = forms.ChoiceField(
+                label=type_names[pii_type], initial=configured.get(pii_type, self.pii_defaults[pii_type]),
+                choices=[(action, action_names.get(action, action)) for action in actions])
+        display = {language: self.task.label_display(self.schema, language) for language in self.languages}
+        self.current_names = {value: {language: display[language][value] for language in self.languages
+                                      if value in display[language]} for value in self.values}
+        language_names = dict(settings.LANGUAGES)
+        for i, value in enumerate(self.values):
+            for language in self.languages:
+                label = _("Name of %(label)s (%(language)s)") % {"label": value,
+                                                                  "language": language_names[language]}
+                self.fields[f"name_{i}_{language}"] = forms.CharField(
+                    label=label, required=False, max_length=LABEL_NAME_MAX,
+                    initial=self.current_names[value].get(language, ""),
+                    widget=forms.TextInput(attrs={"aria-label": label, "lang": language}))
+            if self.removable:
+                label = _("Remove %(label)s") % {"label": value}
+                self.fields[f"remove_{i}"] = forms.BooleanField(
+                    label=label, required=False, widget=forms.CheckboxInput(attrs={"aria-label": label}))
+        if self.task.label_list:
+            self.fields["new_value"] = forms.CharField(
+                label=_("New label (the value stored in files and the API)"), required=False, max_length=100)
+            for language in self.languages:
+                self.fields[f"new_name_{language}"] = forms.CharField(
+                    label=_("Its name (%(language)s)") % {"language": language_names[language]}, required=False,
+                    max_length=LABEL_NAME_MAX)
+
+    @property
+    def removable(self) -> bool:
+        """Labels can be removed while no annotation uses the schema (and only from a label list)."""
+        return bool(self.task.label_list) and "label_schema" not in self.locks
+
+    def sections(self) -> list[tuple[str, Any, list[forms.BoundField]]]:
+        """(key, heading, fields) of the option sections, for the template."""
+        return [(key, heading, [self[name] for name in self.fields if any(
+                    name == prefix or (prefix.endswith("_") and name.startswith(prefix))
+                    for prefix in SETTINGS_SECTION_FIELDS[key])])
+                for key, heading in SETTINGS_SECTIONS]
+
+    def label_rows(self) -> list[dict[str, Any]]:
+        """One row per label value: its name fields per language and its remove box (when removable)."""
+        return [{"value": value, "names": [self[f"name_{i}_{language}"] for language in self.languages],
+                 "remove": self[f"remove_{i}"] if self.removable else None} for i, value in enumerate(self.values)]
+
+    def new_label_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in ("new_value", *(f"new_name_{lang}" for lang in self.languages))
+                if name in self.fields]
+
+    def clean_new_value(self) -> str:
+        value = self.cleaned_data["new_value"].strip()
+        if value and value in self.values:
+            raise forms.ValidationError(_("%(label)s is already a label of this project.") % {"label": value})
+        return value
+
+    def changes(self) -> dict[str, Any]:
+        """The service's ``changes``: the plain fields, the options and the label schema as posted."""
+        data = self.cleaned_data
+        return {"name": data["name"], "description": data["description"],
+                "annotators_per_item": data["annotators_per_item"], "options": self._options(),
+                "label_schema": self._schema()}
+
+    def _options(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        options = copy.deepcopy(self.project.options or {})
+        _put(options, "lease_minutes", data["lease_minutes"], settings.GOLDSET_LEASE_MINUTES)
+        for key in GOLD_KEYS:
+            _put(options, key, data[key], self.schema.get(key))
+        _put(options, "queue_order", data["queue_order"], "default")
+        assist = dict(options.get("assist") or {})
+        defaults = AssistSettings()
+        for key in ("show", "fraction", "uncertainty", "retrain_every", "target_score"):
+            _put(assist, key, data[f"assist_{key}"], getattr(defaults, key))
+        assist.pop("queue_order", None)  # the project's own queue_order option is the one the queue reads
+        _put(options, "assist", assist, {})
+        pii = {pii_type: data[f"pii_{pii_type}"] for pii_type in self.pii_types
+               if data[f"pii_{pii_type}"] != self.pii_defaults[pii_type]}
+        _put(pii, "replacement", data["pii_replacement"], "placeholder")
+        _put(options, "pii", pii, {})
+        return options
+
+    def _schema(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        schema = copy.deepcopy(self.schema)
+        posted = {value: {language: data[f"name_{i}_{language}"].strip() for language in self.languages
+                          if data[f"name_{i}_{language}"].strip()} for i, value in enumerate(self.values)}
+        removed = {value for i, value in enumerate(self.values) if self.removable and data.get(f"remove_{i}")}
+        new_value = data.get("new_value", "")
+        if posted != self.current_names or removed or new_value:
+            names = {value: entry for value, entry in posted.items() if entry and value not in removed}
+            if new_value:
+                names[new_value] = {language: data[f"new_name_{language}"].strip() for language in self.languages
+                                    if data[f"new_name_{language}"].strip()}
+            schema[LABEL_NAMES] = {value: entry for value, entry in names.items() if entry}
+        label_list = self.task.label_list
+        if label_list and (removed or new_value):
+            schema[label_list] = [value for value in schema.get(label_list) or [] if value not in removed]
+            if new_value:
+                schema[label_list].append(new_value)
+        return schema
+
+    def add_service_error(self, error: Any) -> None:
+        """Show a service's refusal next to the field it names (``options.lease_minutes``,
+        ``label_schema.label_names.neutral.ko``), or above the form."""
+        parts = (error.field or "").split(".")
+        target = None
+        if parts[0] == "options" and len(parts) > 1:
+            target = {"assist": "assist_fraction", "pii": "pii_replacement"}.get(parts[1], parts[1])
+        elif parts[:2] == ["label_schema", LABEL_NAMES] and len(parts) > 2 and parts[2] in self.values:
+            language = parts[3] if len(parts) > 3 and parts[3] in self.languages else self.languages[0]
+            target = f"name_{self.values.index(parts[2])}_{language}"
+        elif parts[0] == "label_schema" and "new_value" in self.fields:
+            target = "new_value"
+        elif parts[0] in self.fields:
+            target = parts[0]
+        self.add_error(target if target in self.fields else None, error.message)

@@ -589,6 +589,7 @@ class AuditObject(models.TextChoices):
     RELEASE = "release", _("release")
     IMPORT = "import", _("import")
     SCREENING = "screening", _("screening review")
+    PROJECT = "project", _("project settings")
 
 
 class AuditEvent(models.Model):

@@ -12,10 +12,11 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.utils.translation import gettext as _
 
 from .services import ServiceError
-from .task_types import get_task_type
+from .task_types import LABEL_NAMES, get_task_type
 
 #: The bounds of ``options["lease_minutes"]``: at least a minute, at most a week.
 LEASE_MINUTES_RANGE = (1, 7 * 24 * 60)
@@ -57,6 +58,16 @@ def _pii(value: Any) -> str | None:
     return None
 
 
+def pii_policy_choices() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], dict[str, str], dict[str, Any]]:
+    """What the settings page offers for the PII option: the PII types, the actions, the replacements, each
+    type's name in the reader's language and the default action per type (the import's own tables)."""
+    from datasets_build.pii.detectors import DEFAULT_POLICY, PII_TYPES
+    from datasets_build.pii.pseudonymize import ACTIONS, REPLACEMENTS
+    from datasets_build.screening.highlight import SPAN_NAMES
+
+    return PII_TYPES, ACTIONS, REPLACEMENTS, {t: str(SPAN_NAMES.get(t, t)) for t in PII_TYPES}, dict(DEFAULT_POLICY)
+
+
 def _gold_rule(value: Any) -> str | None:
     from .gold.rules import ALTERNATIVE_RULES
 
@@ -78,12 +89,21 @@ def _assist(value: Any) -> str | None:
 
     if not isinstance(value, dict):
         return _("must be an object of assist settings; got %(value)r") % {"value": value}
+    # What the suggester records about its current model comes back with the settings a manager changed.
+    recorded = {key: value[key] for key in ASSIST_RECORDED if key in value}
+    if not all(isinstance(recorded.get(key, ""), str) for key in ("model_version", "source")) or (
+            isinstance(recorded.get("trained_on", 0), bool) or not isinstance(recorded.get("trained_on", 0), int)):
+        return _("model_version and source must be strings and trained_on a whole number; got %(value)r") % {
+            "value": recorded}
     try:
-        settings_validated(value)
+        settings_validated({key: setting for key, setting in value.items() if key not in ASSIST_RECORDED})
     except AssistError as bad:
         return f"{bad.field}: {bad}" if bad.field else str(bad)
     return None
 
+
+#: The assist keys the suggester writes (``services.suggestions``), not a manager.
+ASSIST_RECORDED = ("model_version", "source", "trained_on")
 
 OPTIONS: dict[str, Callable[[Any], str | None]] = {
     "lease_minutes": _lease_minutes,
@@ -146,7 +166,10 @@ def label_schema_validate(schema: Any, *, task_type: str) -> dict[str, Any]:
     if not isinstance(schema, dict):
         raise ServiceError(_("label_schema must be an object; got %(value)r") % {"value": schema},
                            field="label_schema")
-    for key, default in get_task_type(task_type).default_schema().items():
+    task = get_task_type(task_type)
+    for key, default in task.default_schema().items():
+        if key == LABEL_NAMES and key not in schema:  # projects made before labels had names show the shipped ones
+            continue
         if key not in schema:
             raise ServiceError(_("the %(task)s label schema needs %(key)r") % {"task": task_type, "key": key},
                                field=f"label_schema.{key}")
@@ -161,4 +184,38 @@ def label_schema_validate(schema: Any, *, task_type: str) -> dict[str, Any]:
     if {"min", "max", "step"} <= schema.keys() and not (
             schema["min"] < schema["max"] and 0 < schema["step"] <= schema["max"] - schema["min"]):
         raise ServiceError(_("the score range needs min < max and 0 < step ≤ max − min"), field="label_schema.step")
+    if LABEL_NAMES in schema:
+        # The names the task type ships may outlive a label the project dropped (a smaller WoS ontology).
+        _label_names_validate(schema[LABEL_NAMES], task.label_values(schema), set(task.default_label_names()))
     return schema
+
+
+#: The longest display name a label may have (a button's text, a table cell).
+LABEL_NAME_MAX = 80
+
+
+def _label_names_validate(names: Any, values: list[str], shipped: set[str]) -> None:
+    """``{value: {language: name}}`` for labels of the schema (or ones the task type ships names for), in the
+    site's languages, each name a non-empty line of text."""
+    field = f"label_schema.{LABEL_NAMES}"
+    languages = [code for code, _name in settings.LANGUAGES]
+    if not isinstance(names, dict):
+        raise ServiceError(_("%(key)s must be an object mapping each label to its names per language, such as "
+                             "{\"entailment\": {\"ko\": \"함의\", \"en\": \"entailment\"}}; got %(value)r")
+                           % {"key": LABEL_NAMES, "value": names}, field=field)
+    for value, entry in names.items():
+        if value not in values and value not in shipped:
+            raise ServiceError(_("%(value)r is not a label of this schema; name only its labels (%(labels)s)")
+                               % {"value": value, "labels": ", ".join(values)}, field=f"{field}.{value}")
+        if not isinstance(entry, dict):
+            raise ServiceError(_("the names of %(value)r must be an object of language → name, such as "
+                                 "{\"ko\": \"…\", \"en\": \"…\"}; got %(entry)r") % {"value": value, "entry": entry},
+                               field=f"{field}.{value}")
+        for language, name in entry.items():
+            where = f"{field}.{value}.{language}"
+            if language not in languages:
+                raise ServiceError(_("unknown language %(language)r; expected one of %(languages)s")
+                                   % {"language": language, "languages": ", ".join(languages)}, field=where)
+            if not isinstance(name, str) or not name.strip() or "\n" in name or len(name) > LABEL_NAME_MAX:
+                raise ServiceError(_("a label's name must be one line of 1 to %(max)d characters; got %(name)r")
+                                   % {"max": LABEL_NAME_MAX, "name": name}, field=where)

@@ -27,5 +27,6 @@ urlpatterns = [
     path("projects/<int:project_id>/mine/", views.my_submissions, name="my-submissions"),
     path("projects/<int:project_id>/mine/<int:annotation_id>/", views.my_submission_revise,
          name="my-submission-revise"),
+    path("projects/<int:project_id>/settings/", views.project_settings, name="project-settings"),
     path("", include(urls_review.urlpatterns)),
 ]

@@ -31,11 +31,12 @@ from .forms import (
     MemberAddForm,
     MemberRoleForm,
     ProjectCreateForm,
+    ProjectSettingsForm,
 )
 from .models import AuditObject, FlagKind, Guideline, Project, Role, ScreeningStatus
 from .permissions import ANNOTATE, CURATE, MANAGE, MEMBERS, can_create_projects
 from .rendering import render_markdown
-from .workspace_strings import stage_title, workspace_strings
+from .workspace_strings import label_display, stage_title, task_title, workspace_strings
 
 ITEMS_PER_PAGE = 50
 GUIDELINE_SECTIONS = ("instructions", "ethics", "pii")
@@ -261,6 +262,27 @@ def project_items(request: HttpRequest, project_id: int) -> HttpResponse:
     return render(request, "annotation/project_items.html", context)
 
 
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_settings(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The manager's settings: every option that may change, through the service the API's PATCH uses;
+    what annotation has locked is shown with the reason."""
+    project, role = project_for(request, project_id, MANAGE)
+    locks = services.project_locks(project)
+    form = ProjectSettingsForm(request.POST or None, project=project, locks=locks)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.project_update(project=project, changes=form.changes(), by=request.user)
+        except services.ServiceError as error:
+            form.add_service_error(error)
+        else:
+            messages.success(request, _("Settings saved."))
+            return redirect("annotation:project-settings", project.pk)
+    context = _project_context(project, role, "settings")
+    context.update({"form": form, "locks": locks, "task_title": task_title(project.task.title)})
+    return render(request, "annotation/project_settings.html", context)
+
+
 def _as_json(value: object) -> str:
     return "" if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True)
 
@@ -341,6 +363,7 @@ def annotate(request: HttpRequest, project_id: int) -> HttpResponse:
         "widget": static(project.task.widget),
         # The project's own labels, ontology and score range: what the widget offers, nothing about others' work.
         "schema": project.label_schema,
+        "label_names": label_display(project),
         "stages": {stage.name: stage_title(stage.title) for stage in project.task.stages},
         "api": {
             "next": reverse("api:next-item", kwargs=scoped),

@@ -28,7 +28,7 @@ from .models import GoldStatus, Item, JobStatus, Project
 from .permissions import CURATE, MANAGE
 from .services import ServiceError
 from .views import project_for
-from .workspace_strings import workspace_strings
+from .workspace_strings import label_display, workspace_strings
 
 PER_PAGE = 50
 # The per-item pages import the measures (numpy/pandas) inside the views: loading the URL configuration
@@ -44,8 +44,10 @@ def _name(report: dict[str, Any], annotator: int | str) -> str:
     return report.get("annotator_names", {}).get(str(annotator), str(annotator))
 
 
-def dashboard_plots(report: dict[str, Any]) -> dict[str, Any]:
-    """The dashboard's SVG charts from a report (empty charts are left out)."""
+def dashboard_plots(report: dict[str, Any], label_names: dict[str, str] | None = None) -> dict[str, Any]:
+    """The dashboard's SVG charts from a report (empty charts are left out); labels by their display names
+    (``label_names``: ``workspace_strings.label_display``)."""
+    label_names = label_names or {}
     charts: dict[str, Any] = {}
     primary = report.get("primary") or {}
     timeline = report.get("timeline") or []
@@ -78,7 +80,8 @@ def dashboard_plots(report: dict[str, Any]) -> dict[str, Any]:
                                         x_label=_("annotator"), y_label=_("annotator"), value_range=(0.0, 1.0))
     confusion = report.get("confusion")
     if confusion and confusion.get("labels"):
-        charts["confusion"] = plots.heatmap(confusion["labels"], confusion["labels"], confusion["matrix"],
+        shown = [label_names.get(str(label), str(label)) for label in confusion["labels"]]
+        charts["confusion"] = plots.heatmap(shown, shown, confusion["matrix"],
                                             title=_("Label confusion between annotators (coincidences)"),
                                             x_label=_("label given by one annotator"),
                                             y_label=_("label given by another"), fmt=".0f")
@@ -86,7 +89,8 @@ def dashboard_plots(report: dict[str, Any]) -> dict[str, Any]:
     if distribution and distribution.get("labels"):
         total = sum(distribution["project"]) or 1
         charts["distribution"] = plots.bar_chart(
-            distribution["labels"], [100 * n / total for n in distribution["project"]],
+            [label_names.get(str(label), str(label)) for label in distribution["labels"]],
+            [100 * n / total for n in distribution["project"]],
             title=_("Label distribution"), value_label=_("share of all labels (%)"), fmt=".1f")
     alpha = (report.get("assist") or {}).get("alpha")
     if alpha:
@@ -123,7 +127,8 @@ def dashboard(request: HttpRequest, project_id: int) -> HttpResponse:
     report = shown.data if shown else None
     return render(request, "review/dashboard.html", _context(
         project, role, job=job, report=report, stale=shown is not None and shown.pk != job.pk,
-        charts=dashboard_plots(report) if report else {}, annotators=annotator_rows(report) if report else [],
+        charts=dashboard_plots(report, label_display(project)) if report else {},
+        annotators=annotator_rows(report) if report else [],
         refresh=job.status in (JobStatus.PENDING, JobStatus.RUNNING)))
 
 
@@ -141,8 +146,8 @@ def items(request: HttpRequest, project_id: int) -> HttpResponse:
     counts = gold_selectors.gold_counts(project)
     gold_statuses = [(value, label) for value, label in GoldStatus.choices if counts.get(value)]
     return render(request, "review/items.html", _context(
-        project, role, page=page, filters=filters, offset=offset, gold_statuses=gold_statuses,
-        query=urlencode({k: v for k, v in filters.items() if v}),
+        project, role, page=page, filters=filters, names=label_display(project), offset=offset,
+        gold_statuses=gold_statuses, query=urlencode({k: v for k, v in filters.items() if v}),
         previous=max(offset - PER_PAGE, 0) if offset else None,
         next=offset + PER_PAGE if offset + PER_PAGE < page.total else None))
 
@@ -150,16 +155,19 @@ def items(request: HttpRequest, project_id: int) -> HttpResponse:
 def _comparison(project: Project, item_id: int) -> tuple[Item, dict[str, Any]]:
     from .agreement.disagreement import item_comparison
     from .agreement.measures import measure_for
-    from .agreement.rendering import payload_html
+    from .agreement.rendering import payload_html, payload_summary
 
     item = get_object_or_404(selectors.items_in(project), pk=item_id)
     comparison = item_comparison(item)
     measure = measure_for(project.task_type)
     schema = project.label_schema or {}
+    names = label_display(project)
     for row in comparison["annotations"]:
-        row["html"] = payload_html(measure, row["annotation"].payload, item.payload, schema)
+        row["html"] = payload_html(measure, row["annotation"].payload, item.payload, schema, names)
+        row["summary"] = payload_summary(measure, row["annotation"].payload, names)
     gold = comparison["gold"]
-    comparison["gold_html"] = payload_html(measure, gold.payload, item.payload, schema) if gold and gold.payload else ""
+    comparison["gold_html"] = (payload_html(measure, gold.payload, item.payload, schema, names)
+                               if gold and gold.payload else "")
     comparison["adjudications"] = gold_selectors.adjudications_of(item)
     return item, comparison
 
@@ -183,6 +191,7 @@ def _adjudication_widget(project: Project, item: Item, rows: list[dict[str, Any]
         "stage": stage.name,
         "item": {"id": item.pk, **project.task.annotator_view(item.payload, stage.name)},
         "schema": project.label_schema,
+        "label_names": label_display(project),
         "strings": workspace_strings(project.task),
         "initial": initial,
         "annotations": {str(row["annotation"].pk): row["annotation"].payload for row in rows
@@ -263,7 +272,13 @@ def gold(request: HttpRequest, project_id: int) -> HttpResponse:
         # Items waiting for adjudication first; otherwise the first status that has any.
         waiting = [GoldStatus.NEEDS_ADJUDICATION] if counts.get(GoldStatus.NEEDS_ADJUDICATION) else []
         status = next(iter(waiting + [v for v, _label, n in statuses if n]), GoldStatus.NEEDS_ADJUDICATION)
-    rows = gold_selectors.gold_list(project, status=status).order_by("item_id")[:200]
+    from .agreement.measures import measure_for
+    from .agreement.rendering import payload_summary
+
+    rows = list(gold_selectors.gold_list(project, status=status).order_by("item_id")[:200])
+    measure, names = measure_for(project.task_type), label_display(project)
+    for row in rows:
+        row.summary = payload_summary(measure, row.payload, names) if row.payload else ""
     return render(request, "review/gold.html", _context(
         project, role, tab="gold", rows=rows, status=status, status_label=GoldStatus(status).label,
         status_count=counts.get(status, 0), statuses=statuses))

@@ -1,15 +1,22 @@
 """The workspace's interface text, translated on the server and handed to the JavaScript as JSON.
 
-The widgets carry no message catalogue of their own: Django's ``ko`` catalogue covers them too, and
-labels from the project's schema (topics, relations, DEPRELs, slots) are shown as the project wrote them.
+The widgets carry no message catalogue of their own: Django's ``ko`` catalogue covers them too. Labels from
+the project's schema (topics, relations, DEPRELs, slots) are shown by their display names in the reader's
+language (:func:`label_display`), and sent back as their values.
 """
 
 from __future__ import annotations
 
-from django.utils.translation import gettext
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext as _
 
 from .task_types import TaskType
+
+if TYPE_CHECKING:
+    from .models import Project
 
 
 def stage_title(title: str) -> str:
@@ -20,6 +27,17 @@ def stage_title(title: str) -> str:
 def task_title(title: str) -> str:
     """A task type's title in the request's language (declared like the stage titles)."""
     return gettext(title)
+
+
+def reader_language() -> str:
+    """The request's language as the label schemas name it (``ko``, ``en``)."""
+    return (get_language() or settings.LANGUAGE_CODE).split("-")[0]
+
+
+def label_display(project: Project) -> dict[str, str]:
+    """The project's label values → their names in the request's language (values without a name are left
+    out: pages show the value)."""
+    return project.task.label_display(project.label_schema or {}, reader_language())
 
 
 def workspace_strings(task: TaskType) -> dict[str, str]:

@@ -5,12 +5,17 @@ listed, never raw JSON.
 a task type that names one of the measure kinds gets its rendering without a word here, and one with a
 measure of its own gets the one-line summary (``Measure.describe``) as a chip until it registers a function
 (``@payload_html.register``). The measures themselves (:mod:`.measures`) hold only the statistics.
+
+Labels are shown by their display names in the reader's language (``names``: value → name, from
+``workspace_strings.label_display``); a value without a name is shown as it is stored.
 """
 
 from __future__ import annotations
 
 import zlib
+from collections.abc import Mapping
 from functools import singledispatch
+from types import MappingProxyType
 from typing import Any
 
 from django.utils.html import format_html, format_html_join
@@ -18,27 +23,64 @@ from django.utils.safestring import SafeString, mark_safe
 
 from .measures import Measure
 from .measures.answers import AnswerMeasure
+from .measures.categorical import CategoricalMeasure
 from .measures.scores import ScoreMeasure
 from .measures.spans import SpanMeasure
 from .measures.states import StateMeasure
 from .measures.trees import TreeMeasure
 
+#: ``names`` of a caller that shows labels as stored.
+NO_NAMES: Mapping[str, str] = MappingProxyType({})
 #: Span colours: ``ent-c0`` … ``ent-c5`` in goldset.css, the same classes the NER widget (ner.js) marks with.
 SPAN_PALETTE_SIZE = 6
 
 
 @singledispatch
+def payload_summary(measure: Measure, payload: dict[str, Any], names: Mapping[str, str]) -> str:
+    """A payload on one line, its labels by their names (the gold list, the adjudication choices). The
+    default: the measure's own summary."""
+    return measure.describe(payload)
+
+
+@payload_summary.register
+def _label_summary(measure: CategoricalMeasure, payload: dict[str, Any], names: Mapping[str, str]) -> str:
+    label = str(payload.get("label", ""))
+    return names.get(label, label)
+
+
+def _score_name(score: Any, names: Mapping[str, str]) -> str:
+    """The name of a whole score (``4`` or ``4.0``); half points have none."""
+    if isinstance(score, int | float) and not isinstance(score, bool) and float(score).is_integer():
+        return names.get(str(int(score)), "")
+    return ""
+
+
+@payload_summary.register
+def _score_summary(measure: ScoreMeasure, payload: dict[str, Any], names: Mapping[str, str]) -> str:
+    name = _score_name(payload.get("score"), names)
+    return f"{payload.get('score')} ({name})" if name else measure.describe(payload)
+
+
+@payload_summary.register
+def _spans_summary(measure: SpanMeasure, payload: dict[str, Any], names: Mapping[str, str]) -> str:
+    return ", ".join(f"[{e['start']},{e['end']}) {names.get(str(e['type']), e['type'])}"
+                     for e in payload.get("entities") or []) or "—"
+
+
+@singledispatch
 def payload_html(measure: Measure, payload: dict[str, Any], item: dict[str, Any],
-                 schema: dict[str, Any]) -> SafeString:
+                 schema: dict[str, Any], names: Mapping[str, str] = NO_NAMES) -> SafeString:
     """``payload`` (an annotation's or the gold label's) on ``item`` as HTML; ``schema`` is the project's label
-    schema. The default: the measure's one-line summary as a chip."""
-    return format_html('<span class="chip">{}</span>', measure.describe(payload))
+    schema, ``names`` its labels' display names. The default: the payload's one-line summary as a chip."""
+    return format_html('<span class="chip">{}</span>', payload_summary(measure, payload, names))
 
 
 @payload_html.register
 def _score(measure: ScoreMeasure, payload: dict[str, Any], item: dict[str, Any],
-           schema: dict[str, Any]) -> SafeString:
-    return format_html('<span class="chip score">{}</span> / 5', payload.get("score"))
+           schema: dict[str, Any], names: Mapping[str, str] = NO_NAMES) -> SafeString:
+    name = _score_name(payload.get("score"), names)
+    return format_html('<span class="chip score">{}</span> / {}{}', payload.get("score"), schema.get("max", 5),
+                       format_html(' <span class="muted">{}</span>', name) if name else "")
 
 
 def span_colour(label: str, schema: dict[str, Any]) -> str:
@@ -51,14 +93,15 @@ def span_colour(label: str, schema: dict[str, Any]) -> str:
 
 @payload_html.register
 def _spans(measure: SpanMeasure, payload: dict[str, Any], item: dict[str, Any],
-           schema: dict[str, Any]) -> SafeString:
+           schema: dict[str, Any], names: Mapping[str, str] = NO_NAMES) -> SafeString:
     sentence = str(item.get("sentence", ""))
     parts, cursor = [], 0
     for e in sorted(payload.get("entities") or [], key=lambda e: (e["start"], e["end"])):
         label = str(e["type"])
         parts.append(format_html("{}", sentence[cursor:e["start"]]))
         parts.append(format_html('<mark class="ent {}" data-type="{}" title="{}">{}<sub>{}</sub></mark>',
-                                 span_colour(label, schema), label, label, sentence[e["start"]:e["end"]], label))
+                                 span_colour(label, schema), label, label, sentence[e["start"]:e["end"]],
+                                 f"{label} {names[label]}" if label in names else label))
         cursor = e["end"]
     parts.append(format_html("{}", sentence[cursor:]))
     # every part went through format_html, so the joined string is safe
@@ -67,11 +110,12 @@ def _spans(measure: SpanMeasure, payload: dict[str, Any], item: dict[str, Any],
 
 @payload_html.register
 def _tree(measure: TreeMeasure, payload: dict[str, Any], item: dict[str, Any],
-          schema: dict[str, Any]) -> SafeString:
+          schema: dict[str, Any], names: Mapping[str, str] = NO_NAMES) -> SafeString:
     forms = [str(t.get("form", "")) for t in item.get("tokens") or []]
     rows = format_html_join("", "<tr><td>{}</td><td>{}</td><td>→ {} {}</td><td>{}</td></tr>", (
         (i + 1, forms[i] if i < len(forms) else "", head, f"({forms[head - 1]})" if 0 < head <= len(forms)
-         else "(root)", deprel)
+         else "(root)", format_html('{} <span class="muted">{}</span>', deprel, names[str(deprel)])
+         if str(deprel) in names else deprel)
         for i, (head, deprel) in enumerate(zip(payload.get("heads") or [], payload.get("deprels") or [],
                                                strict=False))))
     return format_html('<table class="tree"><thead><tr><th>#</th><th>eojeol</th><th>head</th><th>DEPREL</th>'
@@ -80,9 +124,12 @@ def _tree(measure: TreeMeasure, payload: dict[str, Any], item: dict[str, Any],
 
 @payload_html.register
 def _answer(measure: AnswerMeasure, payload: dict[str, Any], item: dict[str, Any],
-            schema: dict[str, Any]) -> SafeString:
+            schema: dict[str, Any], names: Mapping[str, str] = NO_NAMES) -> SafeString:
     answer = (payload or {}).get("answer")
-    question = format_html('<p class="question">{}</p>', payload["question"]) if payload.get("question") else ""
+    kind = str(payload.get("question_type", ""))
+    question = format_html('<p class="question">{}{}</p>', payload["question"],
+                           format_html(' <span class="chip">{}</span>', names[kind]) if kind in names else ""
+                           ) if payload.get("question") else ""
     if answer is None:
         return format_html('{}<p class="unanswerable">unanswerable</p>', question)
     context, start = str(item.get("context", "")), int(answer.get("start", 0))
@@ -94,7 +141,7 @@ def _answer(measure: AnswerMeasure, payload: dict[str, Any], item: dict[str, Any
 
 @payload_html.register
 def _states(measure: StateMeasure, payload: dict[str, Any], item: dict[str, Any],
-            schema: dict[str, Any]) -> SafeString:
+            schema: dict[str, Any], names: Mapping[str, str] = NO_NAMES) -> SafeString:
     turns = [str(t.get("text", "")) for t in item.get("dialogue") or [] if t.get("role") == "user"]
     rows = format_html_join("", '<li><span class="muted">{}</span><br>{}</li>', (
         (turns[t] if t < len(turns) else "", ", ".join(state) or "—")

@@ -22,7 +22,7 @@ from ..models import (
     Role,
 )
 from ..project_settings import label_schema_validate, options_validate
-from ..services import ServiceError
+from ..services import ServiceError, project_changes_checked
 from ..task_types import slugs
 
 
@@ -45,8 +45,18 @@ class ProjectSerializer(serializers.ModelSerializer):
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         """Options and label schema checked as the services check them, the error keyed by the bad field
-        (``options.lease_minutes``), so nothing that would break ``next/`` or a submission is stored."""
-        task_type = self.instance.task_type if self.instance is not None else attrs.get("task_type", "")
+        (``options.lease_minutes``), so nothing that would break ``next/`` or a submission is stored. A change
+        to a project is checked by the settings page's service (``services.project_changes_checked``), which
+        also refuses what annotation has locked (a 409 with the reason)."""
+        if self.instance is not None:
+            try:
+                project_changes_checked(self.instance, attrs)
+            except ServiceError as error:
+                if error.code != "invalid":
+                    raise
+                raise serializers.ValidationError({error.field: [error.message]}) from None
+            return attrs
+        task_type = attrs.get("task_type", "")
         try:
             if "options" in attrs:
                 options_validate(attrs["options"])
@@ -233,6 +243,7 @@ class TaskTypeSerializer(serializers.Serializer):
     title = serializers.CharField()
     stages = serializers.ListField(child=serializers.DictField())
     default_schema = serializers.DictField()
+    label_list = serializers.CharField(allow_null=True)
 
 
 class AuditEventSerializer(serializers.ModelSerializer):

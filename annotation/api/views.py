@@ -101,7 +101,7 @@ class ProjectViewSet(viewsets.ModelViewSet):
 
     def perform_update(self, serializer: s.ProjectSerializer) -> None:
         serializer.instance = services.project_update(project=serializer.instance,
-                                                      changes=dict(serializer.validated_data))
+                                                      changes=dict(serializer.validated_data), by=self.request.user)
 
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         services.project_delete(project=self.get_object())

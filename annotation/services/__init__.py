@@ -29,8 +29,10 @@ from .projects import (
     guideline_publish,
     membership_remove,
     membership_set,
+    project_changes_checked,
     project_create,
     project_delete,
+    project_locks,
     project_update,
 )
 from .queue import (
@@ -89,8 +91,10 @@ __all__ = [
     "item_delete_refusal",
     "membership_remove",
     "membership_set",
+    "project_changes_checked",
     "project_create",
     "project_delete",
+    "project_locks",
     "project_update",
     "queue_priorities_refresh",
     "queue_priority_set",

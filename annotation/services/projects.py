@@ -6,6 +6,8 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from ..audit import audit_record
 from ..models import (
@@ -23,7 +25,7 @@ from ..models import (
 from ..selectors import (
     current_guideline,
 )
-from ..task_types import get_task_type
+from ..task_types import LABEL_NAMES, get_task_type
 from .errors import ServiceError
 from .queue import assignments_close
 
@@ -72,24 +74,103 @@ def project_create(
 PROJECT_EDITABLE = ("name", "slug", "description", "annotators_per_item", "label_schema", "options")
 
 
-@transaction.atomic
-def project_update(*, project: Project, changes: dict[str, Any]) -> Project:
-    """Change a project's plain fields, its label schema and options checked as on creation."""
+def annotation_count(project: Project) -> int:
+    """The project's annotations (imported ones included): once there is one, its labels are in use."""
+    return Annotation.objects.filter(item__project=project).count()
+
+
+def project_locks(project: Project, *, annotations: int | None = None) -> dict[str, str]:
+    """What cannot change now, each with the reason a manager reads: the task type always; once annotation
+    has started, the label schema beyond new labels, display names and gold settings (a removed or renamed
+    label, a changed score range or ontology would leave stored annotations outside the schema)."""
+    locks = {"task_type": _("The task type shapes every item, annotation and gold label; make a new project "
+                            "for another task type.")}
+    count = annotation_count(project) if annotations is None else annotations
+    if count:
+        locks["label_schema"] = ngettext(
+            "Annotation has started (%(n)d annotation uses these labels): labels cannot be removed or renamed, "
+            "and the rest of the schema cannot change. New labels and display names can still be added.",
+            "Annotation has started (%(n)d annotations use these labels): labels cannot be removed or renamed, "
+            "and the rest of the schema cannot change. New labels and display names can still be added.",
+            count) % {"n": count}
+    return locks
+
+
+def _schema_change_refused(project: Project, new: dict[str, Any], reason: str) -> None:
+    """Refuse (``ServiceError`` naming the field) a schema change beyond what stays safe once annotated: new
+    labels appended to the task's label list, display names and the gold settings."""
+    from ..project_settings import GOLD_KEYS  # it imports ServiceError
+
+    old = project.label_schema or {}
+    free = {LABEL_NAMES, *GOLD_KEYS}
+    task = project.task
+    for key in sorted((old.keys() | new.keys()) - free):
+        before, after = old.get(key), new.get(key)
+        if key == task.label_list and isinstance(before, list) and isinstance(after, list) \
+                and after[:len(before)] == before:
+            continue
+        if before != after:
+            if key == task.label_list and isinstance(before, list) and isinstance(after, list):
+                gone = [value for value in before if value not in after]
+                if gone:
+                    reason = _("%(labels)s cannot be removed or renamed: %(reason)s") % {
+                        "labels": ", ".join(map(str, gone)), "reason": reason}
+            raise ServiceError(reason, code="conflict", field=f"label_schema.{key}")
+
+
+def _changed(stored: Project, changes: dict[str, Any]) -> dict[str, Any]:
+    return {name: value for name, value in changes.items() if getattr(stored, name) != value}
+
+
+def project_changes_checked(project: Project, changes: dict[str, Any]) -> dict[str, Any]:
+    """``changes`` (field → new value) as :func:`project_update` stores them, or ``ServiceError`` naming the
+    field: a field that never changes, a label schema change that annotation has locked (``conflict``, with
+    the reason), invalid options or schema. Only what differs from ``project`` is kept. The API's serializer
+    calls it too, to key an invalid field like its other errors."""
     from ..project_settings import label_schema_validate, options_validate  # it imports ServiceError
 
     for name in changes:
         if name not in PROJECT_EDITABLE:
-            raise ServiceError(f"{name} cannot be changed once the project exists", field=name)
+            reason = project_locks(project, annotations=0).get(name, _("it is fixed when the project is made"))
+            raise ServiceError(_("%(field)s cannot be changed once the project exists: %(reason)s")
+                               % {"field": name, "reason": reason}, field=name)
+    changes = _changed(project, changes)
+    if isinstance(changes.get("label_schema"), dict):
+        # Before the schema's own checks: a label removed once annotated is refused for that reason.
+        reason = project_locks(project).get("label_schema")
+        if reason:
+            _schema_change_refused(project, changes["label_schema"], reason)
     if "options" in changes:
         changes = {**changes, "options": options_validate(changes["options"])}
-    if changes.get("label_schema") is not None:
+    if "label_schema" in changes:
         changes = {**changes, "label_schema": label_schema_validate(changes["label_schema"],
                                                                     task_type=project.task_type)}
     if "annotators_per_item" in changes and int(changes["annotators_per_item"]) < 1:
         raise ServiceError("annotators_per_item must be at least 1", field="annotators_per_item")
+    return changes
+
+
+@transaction.atomic
+def project_update(*, project: Project, changes: dict[str, Any], by: User | None = None) -> Project:
+    """Change a project's settings (:func:`project_changes_checked`: validated as on creation, and what
+    annotation has locked refused with the reason) and audit the change with the values before and after.
+    The API's PATCH and the settings page both call it."""
+    from .suggestions import queue_priorities_refresh
+
+    # One change at a time, checked against the stored row (the admin hands over an instance already changed).
+    stored = Project.objects.select_for_update().get(pk=project.pk)
+    changes = project_changes_checked(stored, changes)
+    if not changes:
+        return project
+    before = {name: getattr(stored, name) for name in changes}
+    old_order = (stored.options or {}).get("queue_order")
     for name, value in changes.items():
         setattr(project, name, value)
     project.save(update_fields=[*changes, "updated_at"])
+    audit_record(project=project, actor=by, object_type=AuditObject.PROJECT, object_id=project.pk,
+                 action="update", before=before, after=dict(changes))
+    if (project.options or {}).get("queue_order") == "uncertainty" != old_order:
+        transaction.on_commit(lambda: queue_priorities_refresh(project))
     return project
 
 

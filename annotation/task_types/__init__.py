@@ -13,6 +13,7 @@ from .base import (
     CHAR_TSV,
     EOJEOL_TSV,
     JSON_ARRAY,
+    LABEL_NAMES,
     LABEL_STAGE,
     SQUAD,
     GuidelineTemplate,
@@ -27,9 +28,9 @@ from .base import (
     reject_nul_characters,
 )
 
-__all__ = ["CHAR_TSV", "EOJEOL_TSV", "JSON_ARRAY", "LABEL_STAGE", "SQUAD", "GuidelineTemplate", "KlueFile",
-           "MissingLayer", "ParsedRecord", "PayloadError", "RecordAnnotation", "SpanField", "Stage", "TaskType",
-           "all_task_types", "get_task_type", "register", "reject_nul_characters", "slugs", "unregister"]
+__all__ = ["CHAR_TSV", "EOJEOL_TSV", "JSON_ARRAY", "LABEL_NAMES", "LABEL_STAGE", "SQUAD", "GuidelineTemplate",
+           "KlueFile", "MissingLayer", "ParsedRecord", "PayloadError", "RecordAnnotation", "SpanField", "Stage",
+           "TaskType", "all_task_types", "get_task_type", "register", "reject_nul_characters", "slugs", "unregister"]
 
 _REGISTRY: dict[str, TaskType] = {}
 

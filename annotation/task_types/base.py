@@ -24,6 +24,16 @@ from django.utils.translation import gettext_noop
 
 #: The stage name used by every single-stage task type.
 LABEL_STAGE = "label"
+#: The label schema key holding the labels' display names: ``{value: {language: name}}``. Payloads, files
+#: and the API keep the values; pages show the name in the reader's language.
+LABEL_NAMES = "label_names"
+#: Display names a task type ships for its labels: value → {language code: name}.
+Names = dict[str, dict[str, str]]
+
+
+def copy_names(names: Names) -> Names:
+    """A copy a project's schema may change without touching the task type's table."""
+    return {value: dict(entry) for value, entry in names.items()}
 
 
 class PayloadError(ValueError):
@@ -191,6 +201,10 @@ class TaskType:
     widget: ClassVar[str]
     #: The widget's stylesheet under ``annotation/static/``, loaded after the workspace's; ``None`` for none.
     widget_styles: ClassVar[str | None] = None
+    #: The schema key of the label list a manager may extend with a new label once annotation has started
+    #: (``labels``, ``deprels``); ``None`` where the labels are fixed by the KLUE format (MRC question types,
+    #: STS scores, the WoS ontology's slots).
+    label_list: ClassVar[str | None] = None
 
     # -- what the other layers use, found here (each raises MissingLayer when not declared) --------
 
@@ -258,8 +272,35 @@ class TaskType:
         return record
 
     def default_schema(self) -> dict[str, Any]:
-        """The project's label schema when it is created (editable afterwards)."""
+        """The project's label schema when it is created (editable afterwards); it carries
+        :meth:`default_label_names` under :data:`LABEL_NAMES`."""
         raise NotImplementedError
+
+    def default_label_names(self) -> Names:
+        """The Korean and English display names the task type ships for its default labels."""
+        return {}
+
+    def label_values(self, schema: dict[str, Any]) -> list[str]:
+        """The label values of ``schema`` that may carry a display name (as strings, the schema's JSON keys);
+        the default: the entries of :attr:`label_list`."""
+        values = schema.get(self.label_list) if self.label_list else None
+        return [str(value) for value in values] if isinstance(values, list) else []
+
+    def label_display(self, schema: dict[str, Any], language: str) -> dict[str, str]:
+        """Each label value's name in ``language`` (``ko``, ``en``): the schema's own name, else the one the
+        task type ships; values with neither are left out (pages show the value)."""
+        ours = schema.get(LABEL_NAMES)
+        ours = ours if isinstance(ours, dict) else {}
+        shipped = self.default_label_names()
+        names: dict[str, str] = {}
+        for value in (*self.label_values(schema), *ours):
+            for source in (ours, shipped):
+                entry = source.get(value)
+                name = entry.get(language) if isinstance(entry, dict) else None
+                if isinstance(name, str) and name.strip():
+                    names[value] = name
+                    break
+        return names
 
     def guideline_template(self) -> GuidelineTemplate:
         raise NotImplementedError
@@ -358,4 +399,5 @@ class TaskType:
                 for s in self.stages
             ],
             "default_schema": self.default_schema(),
+            "label_list": self.label_list,
         }

@@ -22,13 +22,16 @@ from ._records import CORPUS, external_id, first_payload, ordered, rest, split_f
 from ._synthetic import NOUNS, PEOPLE, VERBS
 from .base import (
     EOJEOL_TSV,
+    LABEL_NAMES,
     LABEL_STAGE,
     GuidelineTemplate,
     KlueFile,
+    Names,
     ParsedRecord,
     PayloadError,
     RecordAnnotation,
     TaskType,
+    copy_names,
 )
 
 #: The Hugging Face klue/dp columns (one list per column, one entry per eojeol), as the TSV reader yields.
@@ -51,6 +54,26 @@ FUNCTIONS = {
     "SBJ": "주어", "OBJ": "목적어", "MOD": "관형어(체언 수식)", "AJT": "부사어(용언 수식)", "CMP": "보어",
     "CNJ": "접속",
 }
+PHRASE_TAGS_EN = {
+    "NP": "noun phrase", "VP": "verb phrase", "AP": "adverb phrase", "VNP": "copula phrase",
+    "DP": "determiner phrase", "IP": "interjection phrase", "X": "pseudo phrase", "L": "left bracket",
+    "R": "right bracket",
+}
+FUNCTIONS_EN = {"SBJ": "subject", "OBJ": "object", "MOD": "noun modifier", "AJT": "adjunct", "CMP": "complement",
+                "CNJ": "conjunct"}
+
+
+def _deprel_names(deprel: str) -> dict[str, str]:
+    """A DEPREL's name from its phrase tag and function (``NP_SBJ``: 체언구·주어). A function the guideline
+    does not describe (KLUE's ``SVJ``) keeps its tag."""
+    phrase, _, function = deprel.partition("_")
+    if not function:
+        return {"ko": PHRASE_TAGS[phrase], "en": PHRASE_TAGS_EN[phrase]}
+    return {"ko": f"{PHRASE_TAGS[phrase]}·{FUNCTIONS.get(function, function)}",
+            "en": f"{PHRASE_TAGS_EN[phrase]}, {FUNCTIONS_EN.get(function, function)}"}
+
+
+NAMES: Names = {deprel: _deprel_names(deprel) for deprel in DEPRELS}
 
 INSTRUCTIONS = """\
 ## 작업 개요
@@ -136,6 +159,7 @@ class DependencyParsing(TaskType):
     standard_formats = ("conllu",)
     widget = "annotation/widgets/dp.js"
     widget_styles = "annotation/widgets/dp.css"
+    label_list = "deprels"
 
     def widget_strings(self) -> dict[str, str]:
         from django.utils.translation import gettext as _
@@ -225,7 +249,11 @@ class DependencyParsing(TaskType):
         return {**record, **morph.analyse_sentence(record["sentence"])}
 
     def default_schema(self) -> dict[str, Any]:
-        return {"deprels": list(DEPRELS), "phrase_tags": dict(PHRASE_TAGS), "functions": dict(FUNCTIONS)}
+        return {"deprels": list(DEPRELS), "phrase_tags": dict(PHRASE_TAGS), "functions": dict(FUNCTIONS),
+                LABEL_NAMES: self.default_label_names()}
+
+    def default_label_names(self) -> Names:
+        return copy_names(NAMES)
 
     def guideline_template(self) -> GuidelineTemplate:
         return GuidelineTemplate(instructions=INSTRUCTIONS, ethics=ETHICS, pii=PII)

@@ -18,7 +18,18 @@ from ._common import (
     str_field,
 )
 from ._records import CORPUS, external_id, first_payload, ordered, rest, split_from_guid
-from .base import LABEL_STAGE, GuidelineTemplate, KlueFile, ParsedRecord, PayloadError, RecordAnnotation, TaskType
+from .base import (
+    LABEL_NAMES,
+    LABEL_STAGE,
+    GuidelineTemplate,
+    KlueFile,
+    Names,
+    ParsedRecord,
+    PayloadError,
+    RecordAnnotation,
+    TaskType,
+    copy_names,
+)
 
 ROLES = ["user", "sys"]
 SPECIAL_VALUES = ["none", "dontcare"]
@@ -57,6 +68,27 @@ ONTOLOGY: dict[str, list[str]] = {
     "택시-종류": ["일반", "모범", "대형", "고급", "에코", "개인"],
     **{slot: [] for slot in FREE_VALUE_SLOTS},
 }
+
+DOMAINS_EN = {"관광": "attraction", "숙소": "hotel", "식당": "restaurant", "지하철": "subway", "택시": "taxi"}
+SLOTS_EN = {
+    "경치 좋은": "scenic", "교육적": "educational", "도보 가능": "within walking distance",
+    "문화 예술": "culture and arts", "역사적": "historic", "주차 가능": "parking", "수영장 유무": "pool",
+    "스파 유무": "spa", "인터넷 가능": "internet", "조식 가능": "breakfast", "헬스장 유무": "gym",
+    "흡연 가능": "smoking", "야외석 유무": "outdoor seating", "주류 판매": "serves alcohol",
+    "가격대": "price range", "지역": "area", "예약 요일": "booking day", "예약 명수": "booking people",
+    "예약 기간": "booking nights", "종류": "type", "이름": "name", "예약 시간": "booking time",
+    "출발 시간": "departure time", "도착 시간": "arrival time", "출발지": "departure", "도착지": "destination",
+}
+
+
+def _slot_names(slot: str) -> dict[str, str]:
+    domain, _, name = slot.partition("-")
+    return {"ko": slot, "en": f"{DOMAINS_EN[domain]} – {SLOTS_EN[name]}"}
+
+
+#: WoS's domains and slots are Korean: the English names are Goldset's.
+NAMES: Names = {**{domain: {"ko": domain, "en": en} for domain, en in DOMAINS_EN.items()},
+                **{slot: _slot_names(slot) for slot in ONTOLOGY}}
 
 INSTRUCTIONS = """\
 ## 작업 개요
@@ -208,7 +240,17 @@ class DialogueStateTracking(TaskType):
             "ontology": {slot: list(values) for slot, values in ONTOLOGY.items()},
             "special_values": list(SPECIAL_VALUES),
             "free_value_slots": list(FREE_VALUE_SLOTS),
+            LABEL_NAMES: self.default_label_names(),
         }
+
+    def default_label_names(self) -> Names:
+        return copy_names(NAMES)
+
+    def label_values(self, schema: dict[str, Any]) -> list[str]:
+        # The ontology's slots and their domains: what the widget offers to pick.
+        ontology = schema.get("ontology")
+        slots = [str(slot) for slot in ontology] if isinstance(ontology, dict) else []
+        return [*dict.fromkeys(slot.partition("-")[0] for slot in slots), *slots]
 
     def guideline_template(self) -> GuidelineTemplate:
         return GuidelineTemplate(instructions=INSTRUCTIONS, ethics=ETHICS, pii=PII)

@@ -22,15 +22,18 @@ from ._common import (
 from ._records import CORPUS, external_id, first_payload, individual, ordered, rest, split_from_guid, text_key
 from ._synthetic import PEOPLE, PLACES
 from .base import (
+    LABEL_NAMES,
     SQUAD,
     GuidelineTemplate,
     KlueFile,
+    Names,
     ParsedRecord,
     PayloadError,
     RecordAnnotation,
     SpanField,
     Stage,
     TaskType,
+    copy_names,
 )
 
 WRITING = "writing"
@@ -38,6 +41,12 @@ VALIDATION = "validation"
 UNANSWERABLE = 3
 #: Keys are strings because schemas are stored as JSON, whose object keys are always strings.
 QUESTION_TYPES = {"1": "paraphrase", "2": "multi-sentence reasoning", "3": "unanswerable"}
+#: The guideline's names of the question types ("질문 유형").
+NAMES: Names = {
+    "1": {"ko": "바꿔 쓰기", "en": "paraphrase"},
+    "2": {"ko": "여러 문장 추론", "en": "multi-sentence reasoning"},
+    "3": {"ko": "답할 수 없음", "en": "unanswerable"},
+}
 #: One question of the SQuAD nesting, flattened: document fields, the paragraph's context, the qa fields.
 #: Where KLUE puts ``plausible_answers`` among the qa fields is not in the shared files; this is a guess.
 DOCUMENT_FIELDS = ("title", "news_category", "source")
@@ -222,7 +231,14 @@ class MachineReadingComprehension(TaskType):
                 "question_type": 1 if answerable else 3}
 
     def default_schema(self) -> dict[str, Any]:
-        return {"question_types": dict(QUESTION_TYPES)}
+        return {"question_types": dict(QUESTION_TYPES), LABEL_NAMES: self.default_label_names()}
+
+    def default_label_names(self) -> Names:
+        return copy_names(NAMES)
+
+    def label_values(self, schema: dict[str, Any]) -> list[str]:
+        types = schema.get("question_types")
+        return [str(key) for key in types] if isinstance(types, dict) else []
 
     def guideline_template(self) -> GuidelineTemplate:
         return GuidelineTemplate(instructions=INSTRUCTIONS, ethics=ETHICS, pii=PII)

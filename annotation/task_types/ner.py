@@ -25,18 +25,23 @@ from ._records import CORPUS, external_id, first_payload, ordered, rest, split_f
 from ._synthetic import NOUNS, ORGS, PEOPLE, PLACES
 from .base import (
     CHAR_TSV,
+    LABEL_NAMES,
     LABEL_STAGE,
     GuidelineTemplate,
     KlueFile,
+    Names,
     ParsedRecord,
     PayloadError,
     RecordAnnotation,
     SpanField,
     TaskType,
+    copy_names,
 )
 
 LABELS = ["PS", "LC", "OG", "DT", "TI", "QT"]
 DESCRIPTIONS = {"PS": "인물", "LC": "지명·장소", "OG": "기관·단체", "DT": "날짜", "TI": "시간", "QT": "수량"}
+ENGLISH = {"PS": "person", "LC": "location", "OG": "organization", "DT": "date", "TI": "time", "QT": "quantity"}
+NAMES: Names = {label: {"ko": DESCRIPTIONS[label], "en": ENGLISH[label]} for label in LABELS}
 
 INSTRUCTIONS = """\
 ## 작업 개요
@@ -100,6 +105,7 @@ class NamedEntityRecognition(TaskType):
     klue_file = KlueFile("klue-ner", "tsv", CHAR_TSV)
     widget = "annotation/widgets/ner.js"
     widget_styles = "annotation/widgets/ner.css"
+    label_list = "labels"
 
     def widget_strings(self) -> dict[str, str]:
         from django.utils.translation import gettext as _
@@ -191,7 +197,11 @@ class NamedEntityRecognition(TaskType):
         return {**record, "chars": chars, "tags": ["O"] * len(chars)}
 
     def default_schema(self) -> dict[str, Any]:
-        return {"labels": list(LABELS), "descriptions": dict(DESCRIPTIONS), "allow_overlap": False}
+        return {"labels": list(LABELS), "descriptions": dict(DESCRIPTIONS), "allow_overlap": False,
+                LABEL_NAMES: self.default_label_names()}
+
+    def default_label_names(self) -> Names:
+        return copy_names(NAMES)
 
     def guideline_template(self) -> GuidelineTemplate:
         return GuidelineTemplate(instructions=INSTRUCTIONS, ethics=ETHICS, pii=PII)

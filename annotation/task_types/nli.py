@@ -19,9 +19,25 @@ from ._common import (
 )
 from ._records import CORPUS, external_id, first_payload, individual, majority, ordered, rest, split_from_guid, text_key
 from ._synthetic import NOUNS, PEOPLE, PLACES, VERBS
-from .base import GuidelineTemplate, KlueFile, ParsedRecord, PayloadError, RecordAnnotation, Stage, TaskType
+from .base import (
+    LABEL_NAMES,
+    GuidelineTemplate,
+    KlueFile,
+    Names,
+    ParsedRecord,
+    PayloadError,
+    RecordAnnotation,
+    Stage,
+    TaskType,
+    copy_names,
+)
 
 LABELS = ["entailment", "neutral", "contradiction"]
+NAMES: Names = {
+    "entailment": {"ko": "함의", "en": "entailment"},
+    "neutral": {"ko": "중립", "en": "neutral"},
+    "contradiction": {"ko": "모순", "en": "contradiction"},
+}
 WRITING = "writing"
 VALIDATION = "validation"
 #: KLUE's per-annotator fields: the writer's intended label, then one per validator.
@@ -92,6 +108,7 @@ class NaturalLanguageInference(TaskType):
     klue_file = KlueFile("klue-nli", "json")
     widget = "annotation/widgets/nli.js"
     widget_styles = "annotation/widgets/nli.css"
+    label_list = "labels"
 
     def widget_strings(self) -> dict[str, str]:
         from django.utils.translation import gettext as _
@@ -166,7 +183,10 @@ class NaturalLanguageInference(TaskType):
                 "gold_label": label}
 
     def default_schema(self) -> dict[str, Any]:
-        return {"labels": list(LABELS), "gold_min_votes": 3}
+        return {"labels": list(LABELS), "gold_min_votes": 3, LABEL_NAMES: self.default_label_names()}
+
+    def default_label_names(self) -> Names:
+        return copy_names(NAMES)
 
     def guideline_template(self) -> GuidelineTemplate:
         return GuidelineTemplate(instructions=INSTRUCTIONS, ethics=ETHICS, pii=PII)

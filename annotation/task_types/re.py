@@ -21,14 +21,17 @@ from ._common import (
 from ._records import CORPUS, external_id, first_payload, ordered, rest, split_from_guid
 from ._synthetic import ORGS, PEOPLE, PLACES
 from .base import (
+    LABEL_NAMES,
     LABEL_STAGE,
     GuidelineTemplate,
     KlueFile,
+    Names,
     ParsedRecord,
     PayloadError,
     RecordAnnotation,
     SpanField,
     TaskType,
+    copy_names,
 )
 
 #: The official order of klue-re-v1.1_relation_list.json (label ids follow it).
@@ -43,6 +46,38 @@ RELATIONS = [
     "per:product", "per:religion", "per:title",
 ]
 ENTITY_TYPES = ["PER", "ORG", "LOC", "DAT", "POH", "NOH"]
+NAMES: Names = {value: {"ko": ko, "en": en} for value, ko, en in (
+    ("no_relation", "관계 없음", "no relation"),
+    ("org:dissolved", "해산 날짜", "date dissolved"),
+    ("org:founded", "설립 날짜", "date founded"),
+    ("org:place_of_headquarters", "본사 위치", "headquarters location"),
+    ("org:alternate_names", "기관의 다른 이름", "other names of the organization"),
+    ("org:member_of", "상위 소속 기관", "member of"),
+    ("org:members", "소속 구성원", "members"),
+    ("org:political/religious_affiliation", "정치·종교 성향", "political or religious affiliation"),
+    ("org:product", "기관의 제품", "products"),
+    ("org:founded_by", "설립자", "founded by"),
+    ("org:top_members/employees", "대표·임원", "top members or employees"),
+    ("org:number_of_employees/members", "구성원 수", "number of employees or members"),
+    ("per:date_of_birth", "출생일", "date of birth"),
+    ("per:date_of_death", "사망일", "date of death"),
+    ("per:place_of_birth", "출생지", "place of birth"),
+    ("per:place_of_death", "사망지", "place of death"),
+    ("per:place_of_residence", "거주지", "place of residence"),
+    ("per:origin", "출신", "origin"),
+    ("per:employee_of", "소속 기관", "employee of"),
+    ("per:schools_attended", "출신 학교", "schools attended"),
+    ("per:alternate_names", "인물의 다른 이름", "other names of the person"),
+    ("per:parents", "부모", "parents"),
+    ("per:children", "자녀", "children"),
+    ("per:siblings", "형제자매", "siblings"),
+    ("per:spouse", "배우자", "spouse"),
+    ("per:other_family", "그 밖의 가족", "other family"),
+    ("per:colleagues", "동료", "colleagues"),
+    ("per:product", "인물의 작품·제품", "works or products"),
+    ("per:religion", "종교", "religion"),
+    ("per:title", "직함·직업", "title"),
+)}
 
 INSTRUCTIONS = """\
 ## 작업 개요
@@ -134,6 +169,7 @@ class RelationExtraction(TaskType):
     klue_file = KlueFile("klue-re", "json")
     widget = "annotation/widgets/re.js"
     widget_styles = "annotation/widgets/re.css"
+    label_list = "labels"
 
     def widget_strings(self) -> dict[str, str]:
         from django.utils.translation import gettext as _
@@ -210,7 +246,10 @@ class RelationExtraction(TaskType):
                 "object_entity": entity(obj_type), "label": label, "source": "synthetic"}
 
     def default_schema(self) -> dict[str, Any]:
-        return {"labels": list(RELATIONS), "entity_types": list(ENTITY_TYPES)}
+        return {"labels": list(RELATIONS), "entity_types": list(ENTITY_TYPES), LABEL_NAMES: self.default_label_names()}
+
+    def default_label_names(self) -> Names:
+        return copy_names(NAMES)
 
     def guideline_template(self) -> GuidelineTemplate:
         return GuidelineTemplate(instructions=INSTRUCTIONS, ethics=ETHICS, pii=PII)

@@ -21,8 +21,28 @@ from ._common import (
 )
 from ._records import CORPUS, external_id, individual, ordered, rest, split_from_guid
 from ._synthetic import FILLER, NOUNS, ORGS, PEOPLE, PLACES
-from .base import LABEL_STAGE, GuidelineTemplate, KlueFile, ParsedRecord, PayloadError, RecordAnnotation, TaskType
+from .base import (
+    LABEL_NAMES,
+    LABEL_STAGE,
+    GuidelineTemplate,
+    KlueFile,
+    Names,
+    ParsedRecord,
+    PayloadError,
+    RecordAnnotation,
+    TaskType,
+    copy_names,
+)
 
+#: The guideline's meaning of each whole score (its "점수 기준").
+NAMES: Names = {
+    "0": {"ko": "공유하는 의미 없음", "en": "nothing in common"},
+    "1": {"ko": "주제만 같음", "en": "same topic only"},
+    "2": {"ko": "일부 정보만 겹침", "en": "some information shared"},
+    "3": {"ko": "대체로 같음", "en": "roughly the same"},
+    "4": {"ko": "핵심 의미가 같음", "en": "same core meaning"},
+    "5": {"ko": "의미가 같음", "en": "same meaning"},
+}
 #: KLUE's ``binary-label``: 1 when the mean score is at least this.
 BINARY_THRESHOLD = 3.0
 
@@ -162,7 +182,18 @@ class SemanticTextualSimilarity(TaskType):
 
     def default_schema(self) -> dict[str, Any]:
         # KLUE collected integer scores; a project may set step 0.5 for finer judgements.
-        return {"min": 0, "max": 5, "step": 1}
+        return {"min": 0, "max": 5, "step": 1, LABEL_NAMES: self.default_label_names()}
+
+    def default_label_names(self) -> Names:
+        return copy_names(NAMES)
+
+    def label_values(self, schema: dict[str, Any]) -> list[str]:
+        # The whole scores of the range: a half-point grid's in-between scores carry no name of their own.
+        low, high = schema.get("min", 0), schema.get("max", 5)
+        if isinstance(low, bool) or isinstance(high, bool) or not isinstance(low, int | float) \
+                or not isinstance(high, int | float):
+            return []
+        return [str(score) for score in range(math.ceil(low), math.floor(high) + 1)]
 
     def guideline_template(self) -> GuidelineTemplate:
         return GuidelineTemplate(instructions=INSTRUCTIONS, ethics=ETHICS, pii=PII)

@@ -21,9 +21,29 @@ from ._common import (
 )
 from ._records import CORPUS, external_id, individual, majority, ordered, rest, split_from_guid
 from ._synthetic import FILLER
-from .base import LABEL_STAGE, GuidelineTemplate, KlueFile, ParsedRecord, PayloadError, RecordAnnotation, TaskType
+from .base import (
+    LABEL_NAMES,
+    LABEL_STAGE,
+    GuidelineTemplate,
+    KlueFile,
+    Names,
+    ParsedRecord,
+    PayloadError,
+    RecordAnnotation,
+    TaskType,
+    copy_names,
+)
 
 LABELS = ["IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치"]
+NAMES: Names = {
+    "IT과학": {"ko": "IT과학", "en": "IT and science"},
+    "경제": {"ko": "경제", "en": "economy"},
+    "사회": {"ko": "사회", "en": "society"},
+    "생활문화": {"ko": "생활문화", "en": "life and culture"},
+    "세계": {"ko": "세계", "en": "world"},
+    "스포츠": {"ko": "스포츠", "en": "sports"},
+    "정치": {"ko": "정치", "en": "politics"},
+}
 #: YNAT writes "no 2nd/3rd topic" as this string; Goldset payloads use null instead.
 NONE_LABEL = "해당없음"
 
@@ -104,6 +124,7 @@ class TopicClassification(TaskType):
     klue_file = KlueFile("ynat", "json")
     widget = "annotation/widgets/tc.js"
     widget_styles = "annotation/widgets/tc.css"
+    label_list = "labels"
 
     def widget_strings(self) -> dict[str, str]:
         from django.utils.translation import gettext as _
@@ -164,7 +185,10 @@ class TopicClassification(TaskType):
         return {"guid": f"ynat-v1_train_{n:05d}", "title": " ".join(words), "label": label}
 
     def default_schema(self) -> dict[str, Any]:
-        return {"labels": list(LABELS), "none_label": NONE_LABEL}
+        return {"labels": list(LABELS), "none_label": NONE_LABEL, LABEL_NAMES: self.default_label_names()}
+
+    def default_label_names(self) -> Names:
+        return copy_names(NAMES)
 
     def guideline_template(self) -> GuidelineTemplate:
         return GuidelineTemplate(instructions=INSTRUCTIONS, ethics=ETHICS, pii=PII)

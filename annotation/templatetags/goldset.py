@@ -37,6 +37,13 @@ def stage_title_filter(title: str) -> str:
     return stage_title(title)
 
 
+@register.filter
+def label_name(value: object, names: dict[str, str]) -> str:
+    """``{{ label|label_name:names }}``: a label value's display name (``workspace_strings.label_display``),
+    or the value itself when it has none."""
+    return names.get(str(value), str(value))
+
+
 @register.simple_tag(name="project_tabs")
 def project_tabs_tag(project_id: int, role: str | None, active: str) -> list[dict[str, object]]:
     """``{% project_tabs project.pk role tab as tabs %}``: every app's tabs this role sees."""

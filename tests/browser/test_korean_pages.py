@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 HANGUL = re.compile(r"[가-힣]")
 #: Text that is the same in every language: project, user and file-format names, numbers, identifiers.
 LATIN_ONLY = re.compile(r"^[\W\d_]*$|^(KLUE|NER|Goldset|Demo ner|manager-ner|maintainer|annotator|API"
-                        r"|klue|jsonl|csv|parquet)\b")
+                        r"|klue|jsonl|csv|parquet|URL)\b")
 
 
 def korean_page(browser: Any, live_server: Any) -> Any:

@@ -18,7 +18,7 @@ def test_re_arrows_then_enter_submits_the_highlighted_relation(page, seed) -> No
     sign_in_and_acknowledge(page, seeded)
     labels = seeded.project.label_schema["labels"]
     page.keyboard.press("Space")  # picks the first relation
-    assert page.locator(".re-chosen").inner_text() == labels[0]
+    assert page.locator(".re-chosen").inner_text() == f"no relation ({labels[0]})"  # its name, then its value
     page.keyboard.press("ArrowDown")
     page.keyboard.press("ArrowDown")
     assert page.locator(".re-option.active").get_attribute("data-label") == labels[2]
@@ -47,8 +47,11 @@ def test_dst_shows_no_stray_null(page, seed) -> None:
 def test_sts_buttons_show_each_score_once(page, seed) -> None:
     seeded = seed("sts", schema={"min": 0, "max": 5, "step": 0.5})
     sign_in_and_acknowledge(page, seeded)
-    texts = [t.strip() for t in page.locator("button.score").all_inner_texts()]
+    texts = [t.strip().split("\n")[0] for t in page.locator("button.score").all_inner_texts()]
     assert texts == ["0", "0.5", "1", "1.5", "2", "2.5", "3", "3.5", "4", "4.5", "5"]
+    # A whole score carries the guideline's meaning under its number (the reader's language), once.
+    assert page.locator("button.score[data-score='5'] .score-name").inner_text() == "same meaning"
+    assert page.locator("button.score[data-score='4.5'] .score-name").count() == 0
     assert page.locator("button.score[data-score='3']").get_attribute("aria-keyshortcuts") == "3"
 
 
@@ -88,7 +91,7 @@ def test_language_switch_and_all_tabs_fit_at_1366(browser, live_server, seed, lo
         english, korean = (switch.locator(f"button[value={code}]").bounding_box() for code in ("en", "ko"))
         assert korean["x"] - (english["x"] + english["width"]) >= 6
         tabs = page.locator("nav.tabs a")
-        assert tabs.count() == 12
+        assert tabs.count() == 13
         nav = page.locator("nav.tabs")
         assert nav.evaluate("n => n.scrollWidth <= n.clientWidth")
         right = nav.bounding_box()["x"] + nav.bounding_box()["width"]

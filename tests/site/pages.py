@@ -74,6 +74,8 @@ PAGES = [
          get=(302, 404, 200, 403, 403, 403), post=(302, 404, 400, 403, 403, 403)),
     Page(PR + "audit/", lambda sc: project_url(sc, "audit/"), get=(302, 404, 403, 200, 403, 200),
          post=(302, 405, 405, 405, 405, 405)),
+    Page(PR + "settings/", lambda sc: project_url(sc, "settings/"), get=(302, 404, 403, 200, 403, 200),
+         post=(302, 404, 403, 200, 403, 200)),
     # Import and screening (datasets_build).
     Page(PR + "import/", lambda sc: project_url(sc, "import/"), get=(302, 404, 403, 200, 403, 200),
          post=(302, 404, 403, 200, 403, 200)),

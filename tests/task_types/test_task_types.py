@@ -94,8 +94,9 @@ def test_stages() -> None:
 def test_default_schemas_match_klue() -> None:
     assert schema_of("tc")["labels"] == ["IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치"]
     assert schema_of("tc")["none_label"] == "해당없음"
-    assert schema_of("sts") == {"min": 0, "max": 5, "step": 1}
-    assert schema_of("nli") == {"labels": ["entailment", "neutral", "contradiction"], "gold_min_votes": 3}
+    assert {k: v for k, v in schema_of("sts").items() if k != "label_names"} == {"min": 0, "max": 5, "step": 1}
+    assert {k: v for k, v in schema_of("nli").items() if k != "label_names"} == {
+        "labels": ["entailment", "neutral", "contradiction"], "gold_min_votes": 3}
     assert schema_of("ner")["labels"] == ["PS", "LC", "OG", "DT", "TI", "QT"]
     assert schema_of("ner")["allow_overlap"] is False
     re_schema = schema_of("re")
@@ -682,3 +683,16 @@ def test_klue_wos_values_outside_the_ontology_are_all_in_free_value_slots() -> N
     assert_rejects(lambda: dst.validate_annotation({"states": states}, item=item, schema=closed,
                                                    stage=LABEL_STAGE),
                    "states[2][8]", "'매일식사' is not a value of '식당-이름'")
+
+
+@pytest.mark.parametrize("slug", slugs())
+def test_every_task_type_names_each_default_label_in_korean_and_english(slug: str) -> None:
+    task = get_task_type(slug)
+    schema = task.default_schema()
+    values = task.label_values(schema)
+    assert values, "the task type offers labels a page shows"
+    assert schema["label_names"] == task.default_label_names()
+    assert set(schema["label_names"]) == set(values)
+    for value, names in schema["label_names"].items():
+        assert set(names) == {"ko", "en"} and all(name.strip() for name in names.values()), value
+    assert set(task.label_display(schema, "ko")) == set(values) == set(task.label_display(schema, "en"))

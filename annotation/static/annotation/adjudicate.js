@@ -26,7 +26,7 @@ function mount(payload, { focus = false } = {}) {
   const body = h("div", {});
   root.append(body);
   widget = module.mount(body, {
-    item: config.item, stage: config.stage, schema: config.schema, strings: config.strings,
+    item: config.item, stage: config.stage, schema: config.schema, strings: config.strings, names: config.label_names,
     draft: payload ? (module.draftFromPayload ? module.draftFromPayload(payload) : payload) : null,
     suggestion: null, say, onChange: () => { if (!remounting) editChoice.checked = true; },
   });

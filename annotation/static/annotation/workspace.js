@@ -269,6 +269,7 @@ async function loadNext(handed = null) {
   els.item.replaceChildren(...(suggestion ? [suggestionBanner(suggestion)] : []), root);
   const widget = module.mount(root, {
     item: data.item.payload, itemId: data.item.id, stage: data.stage, schema: config.schema, strings: T,
+    names: config.label_names,
     draft: prefill, suggestion: suggestion ? suggestion.payload : null, onChange: onWidgetChange, say,
   });
   current = { assignment: data.assignment, stage: data.stage, itemId: data.item.id, widget, suggestion,

@@ -36,7 +36,7 @@ export function headFinal(n) {
   return Array.from({ length: n }, (_, i) => (i < n - 1 ? i + 2 : 0));
 }
 
-export function mount(root, { item, schema, strings: T, draft, suggestion = null, onChange }) {
+export function mount(root, { item, schema, strings: T, names = {}, draft, suggestion = null, onChange }) {
   const tokens = item.tokens || [];
   const n = tokens.length;
   const deprelList = schema.deprels || [];
@@ -82,7 +82,7 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
     h("table", { class: "table dp-table" },
       h("thead", {}, h("tr", {}, [T.dp_token, "", T.dp_pos, T.dp_head, T.dp_deprel].map((t) => h("th", {}, t)))),
       h("tbody", {}, rows)),
-    h("datalist", { id: datalistId }, deprelList.map((d) => h("option", { value: d }))),
+    h("datalist", { id: datalistId }, deprelList.map((d) => h("option", { value: d, label: names[d] ?? null }))),
     errors,
   );
 

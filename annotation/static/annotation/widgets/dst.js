@@ -3,7 +3,7 @@
 // not touched carries over the state of the previous user turn.
 import { Incomplete, fmt, h, isTyping, plain } from "./_util.js";
 
-export function mount(root, { item, schema, strings: T, draft, suggestion = null, onChange }) {
+export function mount(root, { item, schema, strings: T, names = {}, draft, suggestion = null, onChange }) {
   const ontology = schema.ontology || {};
   const special = schema.special_values || ["none", "dontcare"];
   const free = new Set(schema.free_value_slots || []);
@@ -26,7 +26,8 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
   const fromModel = (t, entry) => Boolean(offered) && offered[t].includes(entry);
 
   const uid = Math.random().toString(36).slice(2);
-  const list = (id, values) => h("datalist", { id: `${uid}-${id}` }, values.map((v) => h("option", { value: v })));
+  const list = (id, values) => h("datalist", { id: `${uid}-${id}` },
+    values.map((v) => h("option", { value: v, label: names[v] ?? null })));
   const domainList = list("domains", [...slotsByDomain.keys()]);
   const slotList = list("slots", []);
   const valueList = list("values", []);
@@ -64,7 +65,8 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
 
   function refreshLists() {
     const slots = slotsByDomain.get(domainInput.value.trim()) || [];
-    slotList.replaceChildren(...slots.map((s) => h("option", { value: s })));
+    const domain = domainInput.value.trim();
+    slotList.replaceChildren(...slots.map((s) => h("option", { value: s, label: names[`${domain}-${s}`] ?? null })));
     const values = ontology[`${domainInput.value.trim()}-${slotInput.value.trim()}`] || [];
     valueList.replaceChildren(...[...new Set([...values, ...special])].map((v) => h("option", { value: v })));
   }

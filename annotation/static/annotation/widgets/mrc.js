@@ -16,7 +16,7 @@ export function draftFromPayload(payload) {
   return { answer: payload?.answer ?? null, unanswerable: payload?.answer === null };
 }
 
-export function mount(root, { item, stage, schema, strings: T, draft, suggestion = null, onChange }) {
+export function mount(root, { item, stage, schema, strings: T, names = {}, draft, suggestion = null, onChange }) {
   const writing = stage === "writing";
   const types = Object.entries(schema.question_types || { 1: "paraphrase", 2: "multi-sentence reasoning",
                                                            3: "unanswerable" })
@@ -33,7 +33,7 @@ export function mount(root, { item, stage, schema, strings: T, draft, suggestion
   let question = null;
   const typeButtons = types.map(([key, name]) =>
     h("button", { type: "button", class: "choice", dataset: { qtype: String(key) }, onclick: () => setType(key) },
-      kbd(`Alt+${key}`), " ", `${key} ${name}`));
+      kbd(`Alt+${key}`), " ", `${key} ${names[String(key)] ?? name}`));
   if (writing) {
     question = h("textarea", { class: "mrc-question", rows: "2", lang: "ko", "aria-label": T.mrc_question,
                                oninput: () => onChange() });

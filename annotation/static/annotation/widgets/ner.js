@@ -13,7 +13,7 @@ export function draftFromPayload(payload) {
 
 const spanKey = (e) => `${e.start}:${e.end}:${e.type}`;
 
-export function mount(root, { item, schema, strings: T, draft, suggestion = null, onChange, say }) {
+export function mount(root, { item, schema, strings: T, names = {}, draft, suggestion = null, onChange, say }) {
   const types = schema.labels || [];
   const descriptions = schema.descriptions || {};
   const allowOverlap = Boolean(schema.allow_overlap);
@@ -27,7 +27,7 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
     h("button", { type: "button", class: "choice", dataset: { type },
                   onclick: () => label(type) },
       i < 9 ? kbd(String(i + 1)) : null, " ", h("span", { class: `type-tag ${typeClass(type)}` }, type), " ",
-      descriptions[type] ? h("span", { lang: "ko" }, descriptions[type]) : null));
+      names[type] ? h("span", {}, names[type]) : descriptions[type] ? h("span", { lang: "ko" }, descriptions[type]) : null));
   const list = h("ul", { class: "entity-list", "aria-live": "polite" });
   root.append(
     h("p", { class: "ws-instruction" }, T.ner_instruction),

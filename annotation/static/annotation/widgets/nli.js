@@ -2,7 +2,7 @@
 // annotator writes a hypothesis. Validation: the premise and someone else's hypothesis; three labels.
 import { Incomplete, digitOf, h, isTyping, kbd, plain } from "./_util.js";
 
-export function mount(root, { item, stage, schema, strings: T, draft, suggestion = null, onChange }) {
+export function mount(root, { item, stage, schema, strings: T, names = {}, draft, suggestion = null, onChange }) {
   const labels = schema.labels || ["entailment", "neutral", "contradiction"];
   const writing = stage === "writing";
   const target = writing && labels.includes(item.target_label) ? item.target_label : null;
@@ -12,7 +12,7 @@ export function mount(root, { item, stage, schema, strings: T, draft, suggestion
     h("button", { type: "button", class: "choice", dataset: { label: value, suggested: String(suggestion?.label === value) },
                   disabled: target !== null && value !== target,
                   onclick: () => set(value) },
-      kbd(String(i + 1)), " ", value));
+      kbd(String(i + 1)), " ", names[value] ?? value));
   const premise = h("div", { class: "nli-text" }, h("h3", {}, T.nli_premise), h("p", { lang: "ko" }, item.premise));
   root.append(premise);
 

@@ -2,7 +2,7 @@
 // project's relations in a searchable list grouped by org:/per: (no_relation on 0).
 import { Incomplete, codePoints, h, isTyping, kbd, plain } from "./_util.js";
 
-export function mount(root, { item, schema, strings: T, draft, suggestion = null, onChange }) {
+export function mount(root, { item, schema, strings: T, names = {}, draft, suggestion = null, onChange }) {
   const labels = schema.labels || [];
   let chosen = labels.includes(draft?.label) ? draft.label : null;
   let query = "";
@@ -47,7 +47,8 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
 
   function filtered() {
     const q = query.trim().toLowerCase();
-    return labels.filter((label) => !q || label.toLowerCase().includes(q));
+    // The search finds a relation by its value (per:parents) or its name in the reader's language (부모).
+    return labels.filter((label) => !q || label.toLowerCase().includes(q) || (names[label] ?? "").toLowerCase().includes(q));
   }
 
   function choose(label) {
@@ -74,10 +75,12 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
                         "aria-selected": String(label === chosen), tabindex: "-1",
                         dataset: { label, suggested: String(suggestion?.label === label) },
                         onclick: () => choose(label) },
-            label === "no_relation" ? [kbd("0"), " "] : null, label,
+            label === "no_relation" ? [kbd("0"), " "] : null, names[label] ?? label,
+            names[label] ? [" ", h("code", { class: "re-value" }, label)] : null,
             suggestion?.label === label ? [" ", h("span", { class: "suggested-tag" }, T.suggested_part)] : null)))))));
     picker.querySelector(".re-option.active")?.scrollIntoView({ block: "nearest" });
-    chosenView.replaceChildren(T.re_chosen, ": ", h("span", { class: "re-chosen" }, chosen ?? T.none));
+    chosenView.replaceChildren(T.re_chosen, ": ", h("span", { class: "re-chosen" },
+      chosen === null ? T.none : names[chosen] ? `${names[chosen]} (${chosen})` : chosen));
   }
   renderList();
 

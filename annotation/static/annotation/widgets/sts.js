@@ -2,7 +2,7 @@
 // (integers, or half points when the schema's step is 0.5).
 import { Incomplete, digitOf, h, isTyping, plain } from "./_util.js";
 
-export function mount(root, { item, schema, strings: T, draft, suggestion = null, onChange }) {
+export function mount(root, { item, schema, strings: T, names = {}, draft, suggestion = null, onChange }) {
   const low = Number(schema.min ?? 0);
   const high = Number(schema.max ?? 5);
   const step = Number(schema.step ?? 1) || 1;
@@ -16,7 +16,7 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
                   "aria-keyshortcuts": Number.isInteger(value) ? String(value) : null,
                   dataset: { score: String(value), suggested: String(suggestion?.score === value) },
                   onclick: () => set(value) },
-      String(value)));
+      String(value), names[String(value)] ? h("small", { class: "score-name" }, names[String(value)]) : null));
   root.append(
     h("p", { class: "ws-instruction" }, T.sts_instruction),
     h("div", { class: "sts-pair" },

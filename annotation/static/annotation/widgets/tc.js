@@ -7,7 +7,7 @@ export function draftFromPayload(payload) {
   return { ranked: [payload?.label, payload?.second, payload?.third].filter((l) => typeof l === "string") };
 }
 
-export function mount(root, { item, schema, strings: T, draft, suggestion = null, onChange }) {
+export function mount(root, { item, schema, strings: T, names = {}, draft, suggestion = null, onChange }) {
   const labels = schema.labels || [];
   let ranked = Array.isArray(draft?.ranked) ? draft.ranked.filter((l) => labels.includes(l)).slice(0, 3) : [];
   const rankNames = [T.first, T.second, T.third];
@@ -15,7 +15,7 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
   const buttons = labels.map((label, i) =>
     h("button", { type: "button", class: "choice", dataset: { label, suggested: String(suggestion?.label === label) },
                   onclick: () => toggle(label) },
-      i < 9 ? kbd(String(i + 1)) : null, " ", h("span", { lang: "ko" }, label), h("span", { class: "rank" })));
+      i < 9 ? kbd(String(i + 1)) : null, " ", h("span", {}, names[label] ?? label), h("span", { class: "rank" })));
   const summary = h("p", { class: "tc-summary", "aria-live": "polite" });
   root.append(
     h("p", { class: "ws-instruction" }, T.tc_instruction),
@@ -37,7 +37,8 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
       button.dataset.rank = rank >= 0 ? String(rank + 1) : "";
       button.querySelector(".rank").textContent = rank >= 0 ? ` ${rankNames[rank]}` : "";
     });
-    summary.textContent = rankNames.map((name, i) => `${name}: ${ranked[i] ?? T.none}`).join(" · ");
+    summary.textContent = rankNames.map((name, i) => `${name}: ${ranked[i] === undefined ? T.none : names[ranked[i]] ?? ranked[i]}`)
+      .join(" · ");
   }
   render();
 
