@@ -12,12 +12,17 @@ processes to start.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
 import logging
 import multiprocessing
 import os
 import signal
+import stat
+import sys
+import threading
+import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -346,15 +351,72 @@ def _refresh_tokens(before: list[Any], after: list[Any]) -> None:
 _worker_preparer: RecordPreparer | None = None
 
 
-def _start_worker(preparer: RecordPreparer | None = None) -> None:
-    """A worker forked from a Celery worker inherits its signal handlers; the pool stops workers with SIGTERM,
-    which must simply end them. A preparation worker also gives way to the importer (:data:`PREPARATION_NICENESS`)."""
+def _start_worker(parent: int, preparer: RecordPreparer | None = None) -> None:
+    """Start a process forked by the import (``parent``: the importer's pid). It lets go of every socket it
+    inherited and dies with the importer (:func:`_drop_inherited_sockets`, :func:`_die_with`). A worker forked
+    from a Celery worker inherits its signal handlers; the pool stops workers with SIGTERM, which must simply
+    end them. A preparation worker also gives way to the importer (:data:`PREPARATION_NICENESS`)."""
     global _worker_preparer
+    _drop_inherited_sockets()
+    _die_with(parent)
     _worker_preparer = preparer
     if preparer is not None:
         os.nice(PREPARATION_NICENESS)
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
         signal.signal(signum, signal.SIG_DFL)
+
+
+def _drop_inherited_sockets() -> None:
+    """Point every socket descriptor inherited from the importer at ``/dev/null``. The processes use none of
+    them, and holding one keeps its connection open on the server's side after the importer is gone: the
+    database's, with the import's open transaction and the job's row lock, which the redelivered job would wait
+    for forever (issue 35). ``dup2`` over the descriptor, not ``close``: the connection objects the fork copied
+    still name it, and anything that ever wrote to it (psycopg's Terminate message when the object is finalised,
+    or Django's ``close()``) would end the importer's session on the shared socket, or write into whatever file
+    took the number next; ``/dev/null`` swallows it. No shutdown is sent, so the importer's connections live on."""
+    try:
+        descriptors = [int(name) for name in os.listdir("/proc/self/fd")]
+    except FileNotFoundError:  # no /proc (not Linux): the database connections, which Django knows, at least
+        from django.db import connections
+
+        descriptors = [c.connection.fileno() for c in connections.all(initialized_only=True)
+                       if c.connection is not None and c.vendor == "postgresql"]
+    null = os.open(os.devnull, os.O_RDWR)
+    try:
+        for fd in descriptors:
+            try:
+                if fd != null and stat.S_ISSOCK(os.fstat(fd).st_mode):
+                    os.dup2(null, fd)
+            except OSError:  # the listing's own descriptor, closed since
+                continue
+    finally:
+        os.close(null)
+
+
+#: ``prctl`` option: the signal a process receives when the thread that forked it ends (linux/prctl.h).
+_PR_SET_PDEATHSIG = 1
+#: How often the fallback watchdog looks for the importer, in seconds.
+_PARENT_WATCH_SECONDS = 1.0
+
+
+def _die_with(parent: int) -> None:
+    """End this process when the importer (``parent``) ends, however it ends (SIGKILL included, where no handler
+    of its own runs): the kernel sends SIGKILL when it dies (Linux's ``PR_SET_PDEATHSIG``), and a watchdog thread
+    that sees this process adopted by another (systems without it) ends it too. Without them, a process
+    waiting for its next chunk would wait forever: its siblings hold the task queue's pipe open."""
+    if sys.platform == "linux":
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            logger.warning("prctl(PR_SET_PDEATHSIG) failed: errno %d", ctypes.get_errno())
+    if os.getppid() != parent:  # it died before the line above
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(_PARENT_WATCH_SECONDS)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="importer-watchdog", daemon=True).start()
 
 
 #: A worker's result: entries with each Prepared as a tuple of these fields, and the chunk's signatures and
@@ -399,7 +461,8 @@ def prepared_records(preparer: RecordPreparer, entries: Iterable[tuple[int, dict
         return
     logger.info("preparing records in %d worker processes", processes)
     # The workers never touch the database: the parent's connection, inherited with its open transaction,
-    # is left alone (workers end with os._exit, which closes nothing on the server's side).
+    # is let go of without a word to the server (_drop_inherited_sockets), and they die with the importer
+    # (_die_with), so a killed importer's transaction and locks end with it.
     # Fork: the workers inherit the preparer (as the initializer's argument: two imports in one process's
     # threads each give their own), the task registry and the loaded lexicons instead of starting afresh.
     # An executor rather than multiprocessing.Pool: a worker killed in the middle (the OOM killer) breaks it,
@@ -435,7 +498,7 @@ class _Processes:
 
     def __init__(self, processes: int, initargs: tuple[Any, ...] = ()) -> None:
         self._executor = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"),
-                                             initializer=_start_worker, initargs=initargs)
+                                             initializer=_start_worker, initargs=(os.getpid(), *initargs))
         self._before = set(multiprocessing.active_children())
         self._processes: list[multiprocessing.process.BaseProcess] = []
 
@@ -513,8 +576,8 @@ class WorkerDied(RuntimeError):
 def _children_allowed() -> Iterator[None]:
     """Let a daemonic process start the pool: Celery's prefork workers are daemons, and multiprocessing
     refuses them children because it could not stop those when the daemon is killed. The executor here
-    is shut down before the import returns or raises, and a worker whose parent died exits when its task
-    pipe closes, so none outlives its import."""
+    is shut down before the import returns or raises, and a process whose importer is killed is killed with
+    it (:func:`_die_with`), so none outlives its import."""
     config = multiprocessing.current_process()._config  # type: ignore[attr-defined]
     daemon = config.get("daemon")
     config["daemon"] = False
