@@ -147,6 +147,28 @@ class LaterScreening:
 
 
 @dataclass
+class Screened:
+    """What :meth:`RecordPreparer.screened` makes of an item: its payload, labels, meta and ids as stored, its PII
+    findings, its flags (kind, note; with ``later``, its PII flags only so far) and screening hits."""
+
+    payload: dict[str, Any]
+    content_hash: str
+    annotations: list[tuple[str, str, dict[str, Any]]]
+    external_id: str
+    group_key: str
+    meta: dict[str, Any]
+    findings: list[dict[str, Any]]
+    flags: list[tuple[str, str]]
+    hits: list[ScreenHit]
+    later: LaterScreening | None
+    text: str
+
+    @property
+    def screening_status(self) -> str:
+        return ScreeningStatus.NEEDS_REVIEW if self.flags else ScreeningStatus.CLEAR
+
+
+@dataclass
 class Failed:
     """A record that cannot be imported (its message already has the record's PII taken out): one that was
     read but is wrong, or (``read`` false) a line that could not be read; ``fatal`` when the file cannot be
@@ -222,44 +244,65 @@ class RecordPreparer:
             raise RecordError(record_no, error.field, error.message) from None
         annotations = [(a.annotator, a.stage, a.payload) for a in parsed.annotations]
         annotations += [(a["annotator"], a["stage"], a["payload"]) for a in split_labels]
-        (payload, text_hash), annotations = self._validate(record_no, parsed.payload, annotations, prefix="")
+        screened = self.screened(record_no, parsed.payload, meta=parsed.meta, annotations=annotations,
+                                 external_id=parsed.external_id, group_key=parsed.group_key, models_later=models_later)
+        item = ITEM_ROWS.encode({
+            "project_id": self.project_id, "source_id": self.source_id, "payload": screened.payload,
+            "external_id": screened.external_id, "meta": screened.meta, "content_hash": screened.content_hash,
+            "group_key": screened.group_key, "split": parsed.split, "pii_findings": screened.findings,
+        })
+        return Prepared(
+            record_no, screened.external_id, screened.content_hash, screened.group_key,
+            dedup_key(task, screened.payload, screened.content_hash), item,
+            [(who, ANNOTATION_ROWS.encode({"stage": stage, "payload": label, "imported": True}))
+             for who, stage, label in screened.annotations],
+            screened.flags, pii=[(f["type"], f["action"]) for f in screened.findings],
+            hits=_summarised(screened.hits), later=screened.later, text=screened.text)
+
+    def screened(self, record_no: int, payload: dict[str, Any], *, meta: dict[str, Any],
+                 annotations: list[tuple[str, str, dict[str, Any]]], external_id: str, group_key: str,
+                 models_later: bool = False) -> Screened:
+        """An item's payload, labels, meta and ids checked, pseudonymized under the policy and screened: what
+        every item gets before it is stored, imported or created one at a time (:mod:`.item_screening`).
+        Raises :class:`RecordError` naming the field."""
+        task = self.task
+        (checked, text_hash), annotations = self._validate(record_no, payload, annotations, prefix="")
         try:
-            task.validate_carried(parsed.meta, item=payload, schema=self.label_schema)
+            task.validate_carried(meta, item=checked, schema=self.label_schema)
         except PayloadError as error:
             raise RecordError(record_no, error.field, error.message) from None
 
-        tokens = parsed.payload.get("tokens")
+        tokens = payload.get("tokens")
         scrubber = Scrubber(self.policy, single_words=isinstance(tokens, list))
         scrubbed = scrub_record(
             scrubber=scrubber, task_slug=task.slug, text_fields=task.text_fields,
-            payload=parsed.payload, meta=parsed.meta, annotations=[p for _, _, p in annotations],
+            payload=payload, meta=meta, annotations=[p for _, _, p in annotations],
         )
         if scrubbed.leaks:
             raise RecordError(record_no, "pii", f"{len(scrubbed.leaks)} pseudonymized value(s) still appear in the "
                                                 f"record after replacement; the record was not imported")
-        annotations = [(who, stage, payload) for (who, stage, _), payload in zip(annotations, scrubbed.annotations,
-                                                                                 strict=True)]
+        annotations = [(who, stage, label) for (who, stage, _), label in zip(annotations, scrubbed.annotations,
+                                                                             strict=True)]
         if scrubber.replaced and isinstance(tokens, list):
             _refresh_tokens(tokens, scrubbed.payload.get("tokens") or [])
         if scrubber.replaced:  # otherwise the item checked above stands as it is
-            (payload, text_hash), annotations = self._validate(record_no, scrubbed.payload, annotations,
+            (checked, text_hash), annotations = self._validate(record_no, scrubbed.payload, annotations,
                                                                prefix="after pseudonymizing: ")
 
         # The guid is exported and shown like the text: screened under the same policy.
-        external_id, guid_findings = scrub_identifier(parsed.external_id, self.policy)
-        group_key = parsed.group_key
+        screened_id, guid_findings = scrub_identifier(external_id, self.policy)
         findings = scrubbed.findings
         if guid_findings:
             findings = [*findings, *guid_findings]
-            if group_key == parsed.external_id:  # WoS: a dialogue's group is its guid
-                group_key = external_id
+            if group_key == external_id:  # WoS: a dialogue's group is its guid
+                group_key = screened_id
         flags: list[tuple[str, str]] = []
         # Most records have no finding, and a Counter costs more to build than the rest of this.
         detected = Counter(f["type"] for f in findings if f["action"] == "detected") if findings else None
         if detected:
             flags.append((FlagKind.PII, "PII detected and kept for review: "
                           + ", ".join(f"{t} ×{n}" for t, n in sorted(detected.items()))))
-        text = task.item_text(payload)
+        text = task.item_text(checked)
         hits, to_models = screen_without_models(text)
         later = None
         if to_models and models_later:
@@ -268,16 +311,8 @@ class RecordPreparer:
             if to_models:
                 hits += screen_with_models(text)
             flags += _screening_flags(hits)
-        item = ITEM_ROWS.encode({
-            "project_id": self.project_id, "source_id": self.source_id, "payload": payload,
-            "external_id": external_id, "meta": scrubbed.meta, "content_hash": text_hash,
-            "group_key": group_key, "split": parsed.split, "pii_findings": findings,
-        })
-        return Prepared(
-            record_no, external_id, text_hash, group_key, dedup_key(task, payload, text_hash), item,
-            [(who, ANNOTATION_ROWS.encode({"stage": stage, "payload": label, "imported": True}))
-             for who, stage, label in annotations],
-            flags, pii=[(f["type"], f["action"]) for f in findings], hits=_summarised(hits), later=later, text=text)
+        return Screened(checked, text_hash, annotations, screened_id, group_key, scrubbed.meta, findings, flags, hits,
+                        later, text)
 
     def _validate(self, record_no: int, payload: dict[str, Any], annotations: list[tuple[str, str, dict[str, Any]]],
                   *, prefix: str) -> tuple[tuple[dict[str, Any], str], list[tuple[str, str, dict[str, Any]]]]:

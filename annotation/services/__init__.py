@@ -17,9 +17,13 @@ from .flags import (
     flag_resolve,
 )
 from .items import (
-    item_build,
+    ScreenedItem,
     item_checked,
     item_create,
+    item_screened,
+    item_screening_register,
+    item_update,
+    items_create,
 )
 from .projects import (
     guideline_acknowledge,
@@ -63,11 +67,12 @@ from .workspace import (
 )
 
 __all__ = [
-    "DRAFT_MAX_BYTES", "ServiceError", "Submission", "annotation_submit", "annotation_submit_and_next",
-    "assignment_next", "assignment_skip", "assignments_expire", "assist_settings_update", "draft_save", "flag_create",
-    "flag_resolve", "guideline_acknowledge", "guideline_create", "guideline_publish", "item_build", "item_checked",
-    "item_create", "membership_remove", "membership_set", "project_create", "project_delete", "project_update",
-    "queue_priorities_refresh", "queue_priority_set", "queue_slots_ensure", "queue_slots_sync", "suggestion_decide",
-    "suggestions_clear", "suggestions_replace", "token_issue", "tokens_revoke_on_password_change", "user_ensure",
-    "user_shortcuts_set",
+    "DRAFT_MAX_BYTES", "ScreenedItem", "ServiceError", "Submission", "annotation_submit",
+    "annotation_submit_and_next", "assignment_next", "assignment_skip", "assignments_expire",
+    "assist_settings_update", "draft_save", "flag_create", "flag_resolve", "guideline_acknowledge",
+    "guideline_create", "guideline_publish", "item_checked", "item_create", "item_screened",
+    "item_screening_register", "item_update", "items_create", "membership_remove", "membership_set",
+    "project_create", "project_delete", "project_update", "queue_priorities_refresh", "queue_priority_set",
+    "queue_slots_ensure", "queue_slots_sync", "suggestion_decide", "suggestions_clear", "suggestions_replace",
+    "token_issue", "tokens_revoke_on_password_change", "user_ensure", "user_shortcuts_set",
 ]
