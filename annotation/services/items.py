@@ -106,7 +106,9 @@ def items_create(*, project: Project, items: Iterable[dict[str, Any]], source: S
             Flag.objects.bulk_create([Flag(item=item, user=None, kind=kind, note=note)
                                       for item, flags in built for kind, note in flags], batch_size=2000)
     except IntegrityError:
-        raise ServiceError("an item with one of these external ids already exists in the project", code="conflict",
+        # The id as it would have been stored: the one given may hold the PII its screening took out.
+        which = f"external id {built[0][0].external_id!r}" if len(built) == 1 else "one of these external ids"
+        raise ServiceError(f"an item with {which} already exists in the project", code="conflict",
                            field="external_id") from None
     return created
 
@@ -114,14 +116,8 @@ def items_create(*, project: Project, items: Iterable[dict[str, Any]], source: S
 def item_create(*, project: Project, payload: Any, external_id: str = "", source: Source | None = None,
                 split: str = "", meta: dict[str, Any] | None = None, group_key: str = "") -> Item:
     """One item, screened like an import's (:func:`items_create`)."""
-    try:
-        (item,) = items_create(project=project, source=source, items=[{
-            "payload": payload, "external_id": external_id, "split": split, "meta": meta, "group_key": group_key}])
-    except ServiceError as error:
-        if error.code != "conflict":
-            raise
-        raise ServiceError(f"an item with external id {external_id!r} already exists", code="conflict",
-                           field="external_id") from None
+    (item,) = items_create(project=project, source=source, items=[{
+        "payload": payload, "external_id": external_id, "split": split, "meta": meta, "group_key": group_key}])
     return item
 
 
@@ -145,6 +141,6 @@ def item_update(*, item: Item, payload: Any, external_id: str, meta: dict[str, A
         with transaction.atomic():
             item.save()
     except IntegrityError:
-        raise ServiceError(f"an item with external id {item.external_id!r} already exists", code="conflict",
-                           field="external_id") from None
+        raise ServiceError(f"an item with external id {item.external_id!r} already exists in the project",
+                           code="conflict", field="external_id") from None
     return item

@@ -87,6 +87,10 @@ def test_every_write_path_screens_like_an_import_and_the_release_carries_no_raw_
         created[key] = Item.objects.get(pk=response.data["id"])
         assert client.patch(f"/api/projects/{project.pk}/items/{response.data['id']}/", {
             "payload": {"title": planted("수정")}}, format="json").status_code in (403, 405)
+    again = client.post(f"/api/projects/{project.pk}/items/", {
+        "payload": {"title": "다른 기사"}, "external_id": records["api"]["guid"]}, format="json")
+    assert again.status_code == 409  # the same guid, named as stored: the conflict does not echo the raw value
+    assert not any(raw in json.dumps(again.data, ensure_ascii=False) for raw in RAW)
     assert created["api-threat"].screening_status == ScreeningStatus.NEEDS_REVIEW
     assert [kind for kind, _ in flags_of(created["api-threat"])] == ["toxic"]
 
