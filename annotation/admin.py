@@ -222,7 +222,8 @@ class ItemAdminForm(forms.ModelForm):
         cleaned = super().clean()
         project = cleaned.get("project") or (self.instance.project if self.instance.pk else None)
         payload = cleaned.get("payload")
-        if project is not None and payload is not None:
+        unchanged = self.instance.pk and not {"payload", "external_id", "meta", "group_key"} & set(self.changed_data)
+        if project is not None and payload is not None and not unchanged:
             try:  # a dry run: ItemAdmin.save_model stores it through the services, which screen it again
                 services.item_screened(project, payload=payload, meta=cleaned.get("meta"),
                                        external_id=cleaned.get("external_id") or "",

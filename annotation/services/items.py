@@ -124,19 +124,23 @@ def item_create(*, project: Project, payload: Any, external_id: str = "", source
 @transaction.atomic
 def item_update(*, item: Item, payload: Any, external_id: str, meta: dict[str, Any] | None, group_key: str,
                 split: str, source: Source | None) -> Item:
-    """Change an item's content (the admin's form): screened again as if it came in now. Its new findings replace
-    the old ones and its new flags are raised; it waits for review when one of them or an earlier open flag says
-    so, stays dropped when a reviewer dropped it, and is otherwise clear (the new text has not been reviewed)."""
-    screened = item_screened(item.project, payload=payload, external_id=external_id, meta=meta, group_key=group_key)
+    """Change an item (the admin's form). New content (payload, external id, meta or group key) is screened again as
+    if it came in now: its findings replace the old ones and its flags are raised; it waits for review when one of
+    them or an earlier open flag says so, stays dropped when a reviewer dropped it, and is otherwise clear (the new
+    text has not been reviewed). Content as stored is left alone: screened again, a pseudonym of the ``fake`` kind
+    would be taken for a name and replaced once more."""
     item = Item.objects.select_for_update().get(pk=item.pk)
-    item.payload, item.external_id, item.meta = screened.payload, screened.external_id, screened.meta
-    item.group_key, item.content_hash, item.pii_findings = screened.group_key, screened.content_hash, \
-        screened.pii_findings
     item.split, item.source = split, source
-    Flag.objects.bulk_create([Flag(item=item, user=None, kind=kind, note=note) for kind, note in screened.flags])
-    if item.screening_status != ScreeningStatus.DROPPED:
-        waiting = screened.flags or Flag.objects.filter(item=item, resolution=FlagResolution.OPEN).exists()
-        item.screening_status = ScreeningStatus.NEEDS_REVIEW if waiting else ScreeningStatus.CLEAR
+    if (payload, external_id, meta or {}, group_key) != (item.payload, item.external_id, item.meta, item.group_key):
+        screened = item_screened(item.project, payload=payload, external_id=external_id, meta=meta,
+                                 group_key=group_key)
+        item.payload, item.external_id, item.meta = screened.payload, screened.external_id, screened.meta
+        item.group_key, item.content_hash = screened.group_key, screened.content_hash
+        item.pii_findings = screened.pii_findings
+        Flag.objects.bulk_create([Flag(item=item, user=None, kind=kind, note=note) for kind, note in screened.flags])
+        if item.screening_status != ScreeningStatus.DROPPED:
+            waiting = screened.flags or Flag.objects.filter(item=item, resolution=FlagResolution.OPEN).exists()
+            item.screening_status = ScreeningStatus.NEEDS_REVIEW if waiting else ScreeningStatus.CLEAR
     try:
         with transaction.atomic():
             item.save()

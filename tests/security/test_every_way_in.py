@@ -120,6 +120,17 @@ def test_every_write_path_screens_like_an_import_and_the_release_carries_no_raw_
     for key, item in created.items():
         assert_screened_as_imported(item, imported[key])
 
+    # The admin changing only the split leaves the screened content, its findings and its flags as they are.
+    changed = created["admin-change"]
+    changed.refresh_from_db()
+    response = browser.post(reverse("admin:annotation_item_change", args=[changed.pk]), {
+        "external_id": changed.external_id, "payload": json.dumps(changed.payload, ensure_ascii=False),
+        "meta": json.dumps(changed.meta), "group_key": changed.group_key, "split": "dev", "source": ""})
+    assert response.status_code == 302
+    after = Item.objects.get(pk=changed.pk)
+    assert (after.split, after.payload, after.pii_findings, flags_of(after)) == (
+        "dev", changed.payload, changed.pii_findings, flags_of(changed))
+
     # A release built afterwards (every clear item labelled by an annotator) carries no raw value anywhere.
     annotator = annotator_in(project)
     while (assignment := services.assignment_next(project=project, user=annotator)) is not None:
