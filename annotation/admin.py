@@ -39,11 +39,9 @@ from .models import (
     Source,
     Suggestion,
     User,
-    content_hash,
 )
 from .project_settings import label_schema_validate, options_validate
 from .services.projects import PROJECT_EDITABLE
-from .task_types import PayloadError
 
 
 @admin.register(User)
@@ -212,7 +210,8 @@ class SourceAdmin(LargeTableAdmin):
 
 
 class ItemAdminForm(forms.ModelForm):
-    """Checks the payload against the project's task type, as every importer does."""
+    """Checks the payload against the project's task type and screens it, as every importer does (the screening's
+    refusals are the form's errors); :class:`ItemAdmin` stores it through the item services."""
 
     class Meta:
         model = Item
@@ -221,12 +220,17 @@ class ItemAdminForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
-        project, payload = cleaned.get("project"), cleaned.get("payload")
-        if project is not None and payload is not None:
-            try:
-                cleaned["payload"] = project.task.validate_item(payload)
-            except PayloadError as error:
-                self.add_error("payload", error.message if not error.field else f"{error.field}: {error.message}")
+        project = cleaned.get("project") or (self.instance.project if self.instance.pk else None)
+        payload = cleaned.get("payload")
+        unchanged = self.instance.pk and not {"payload", "external_id", "meta", "group_key"} & set(self.changed_data)
+        if project is not None and payload is not None and not unchanged:
+            try:  # a dry run: ItemAdmin.save_model stores it through the services, which screen it again
+                services.item_screened(project, payload=payload, meta=cleaned.get("meta"),
+                                       external_id=cleaned.get("external_id") or "",
+                                       group_key=cleaned.get("group_key") or "")
+            except services.ServiceError as error:
+                self.add_error("payload", error.message if error.field in ("", "payload")
+                               else f"{error.field.removeprefix('payload.')}: {error.message}")
         return cleaned
 
 
@@ -246,9 +250,18 @@ class ItemAdmin(LargeTableAdmin):
         return (*self.readonly_fields, "project") if obj is not None else self.readonly_fields
 
     def save_model(self, request: HttpRequest, obj: Item, form: forms.ModelForm, change: bool) -> None:
-        # Deduplication relies on the hash matching the text, so it follows every payload edit.
-        obj.content_hash = content_hash(obj.project.task.item_text(obj.payload))
-        super().save_model(request, obj, form, change)
+        # Through the item services, which screen the item as an import does (PII, toxicity, flags, status)
+        # and keep its content hash, which deduplication relies on, matching its text.
+        fields = {"payload": form.cleaned_data["payload"], "external_id": obj.external_id, "meta": obj.meta,
+                  "group_key": obj.group_key, "split": obj.split, "source": obj.source}
+        if change:
+            stored = services.item_update(item=obj, **fields)
+        else:
+            stored = services.item_create(project=obj.project, **fields)
+        for name in ("pk", "payload", "external_id", "meta", "group_key", "content_hash", "pii_findings",
+                     "screening_status", "created_at"):
+            setattr(obj, name, getattr(stored, name))
+        obj._state.adding = False
 
     def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple[Any, Any, Any, list[Any]]:
         # The deletion service removes the item's annotations, assignments and gold itself (audited), so their

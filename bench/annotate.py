@@ -86,19 +86,15 @@ def create_project(n: int) -> tuple[int, list[str]]:
     from rest_framework.authtoken.models import Token
 
     from annotation import services
-    from annotation.models import Item, Membership, Role, User
+    from annotation.models import Membership, Role, User
 
     manager = User.objects.create(username="bench-manager")
     project = services.project_create(name="bench annotate", slug="bench-annotate", task_type="tc",
                                       created_by=manager, annotators_per_item=K)
-    batch: list[Item] = []
-    for i in range(n):
-        title = " ".join(WORDS[(i * 7 + j * 3) % len(WORDS)] for j in range(6)) + f" {i}"
-        batch.append(services.item_build(project=project, payload={"title": title}, external_id=f"bench-{i:06d}"))
-        if len(batch) == 2000:
-            Item.objects.bulk_create(batch)
-            batch = []
-    Item.objects.bulk_create(batch)
+    for start in range(0, n, 2000):
+        services.items_create(project=project, items=[
+            {"payload": {"title": " ".join(WORDS[(i * 7 + j * 3) % len(WORDS)] for j in range(6)) + f" {i}"},
+             "external_id": f"bench-{i:06d}"} for i in range(start, min(n, start + 2000))])
     services.queue_slots_ensure(project, "label")  # what the first take would do, outside the timed part
     annotators = User.objects.bulk_create([User(username=f"bench-annotator-{i:02d}", password="!")
                                            for i in range(CLIENTS)])

@@ -1,4 +1,5 @@
-"""Answer 503 with Retry-After, not a 500 traceback, while the database cannot be reached.
+"""Answer 503 with Retry-After, not a 500 traceback, while the database cannot be reached; 507 or 503 when a file
+cannot be stored (the disk full, the storage failing).
 
 A database restart (or failover) closes every connection: the requests in flight and those arriving before
 it is back fail with ``OperationalError``/``InterfaceError``. Clients are told to retry; writes are
@@ -13,13 +14,17 @@ from collections.abc import Callable
 
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.shortcuts import render
 from django.utils.translation import gettext as _
 
 from config.jobs import error_summary
+from config.storage import StorageError, storage_error
 
 logger = logging.getLogger(__name__)
 
 RETRY_AFTER_SECONDS = 5
+#: When to try again after the storage failed (not full: that waits for someone to free space).
+STORAGE_RETRY_AFTER_SECONDS = 60
 MESSAGE = ("The database is unavailable (restarting or unreachable), so this request was not completed. "
            "Work saved before is kept; try again in a few seconds.")
 
@@ -40,6 +45,47 @@ class DatabaseUnavailableMiddleware:
         else:
             response = HttpResponse(MESSAGE, status=503, content_type="text/plain; charset=utf-8")
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response
+
+
+def storage_error_message(failure: StorageError) -> str:
+    """What people are told when a file could not be stored, in their language."""
+    if failure.full:
+        return _("The server has no storage space left, so the file was not stored and nothing was changed. "
+                 "Ask an administrator to free some space, then try again.")
+    return _("The server's file storage is not available right now, so the file was not stored and nothing was "
+             "changed. Try again in a few minutes.")
+
+
+def storage_error_body(failure: StorageError) -> dict[str, str]:
+    """The JSON body of a storage failure (the API's exception handler answers with it too)."""
+    return {"detail": storage_error_message(failure), "code": failure.code}
+
+
+class StorageErrorMiddleware:
+    """A file that could not be stored (``config.storage.StorageError``, or the disk's ``OSError`` from anywhere:
+    a full temporary folder while an upload is received) answers 507 Insufficient Storage when the disk is full,
+    503 with Retry-After when the storage fails otherwise: JSON on API routes, a page in the user's language
+    elsewhere — never a 500. The storage removed whatever was half written (config/storage.py)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        failure = storage_error(exception)
+        if failure is None:
+            return None
+        logger.error("storage failure for %s %s: %s", request.method, request.path, error_summary(exception))
+        if request.path.startswith("/api/"):
+            response: HttpResponse = JsonResponse(storage_error_body(failure), status=failure.status)
+        else:
+            response = render(request, "storage_error.html", {"message": storage_error_message(failure),
+                                                              "full": failure.full}, status=failure.status)
+        if not failure.full:
+            response["Retry-After"] = str(STORAGE_RETRY_AFTER_SECONDS)
         return response
 
 

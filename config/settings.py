@@ -71,6 +71,8 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     # A lost database connection becomes a 503 with Retry-After (see config/middleware.py).
     "config.middleware.DatabaseUnavailableMiddleware",
+    # A full disk or a failing storage becomes a 507 / 503 (JSON on API routes), not a 500.
+    "config.middleware.StorageErrorMiddleware",
     # Last, so it sees the lockout flag set by the authentication backend and answers 429.
     "axes.middleware.AxesMiddleware",
 ]

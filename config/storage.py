@@ -13,7 +13,9 @@ way it is read, listed and deleted through a :class:`~django.core.files.storage.
 
 from __future__ import annotations
 
+import errno
 import io
+import logging
 import os
 import secrets
 import shutil
@@ -28,6 +30,8 @@ from typing import IO, Any
 from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import FileSystemStorage, Storage, storages
+
+logger = logging.getLogger(__name__)
 
 UPLOADS = "uploads"
 RELEASES = "releases"
@@ -105,6 +109,33 @@ class UploadTooLarge(Exception):
     """The upload passed the size limit while it was being stored."""
 
 
+#: ``OSError`` numbers meaning the storage has no room left (disk full, quota reached): 507 Insufficient Storage.
+FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+class StorageError(Exception):
+    """A file could not be stored: the storage is full (``full``) or failing (read-only, I/O error, the bucket
+    unreachable). Whatever was written of it has been removed. ``config.middleware`` and the API's exception
+    handler answer it with 507 (full) or 503 (failing) and a message for people."""
+
+    def __init__(self, cause: BaseException) -> None:
+        self.full = isinstance(cause, OSError) and cause.errno in FULL
+        detail = os.strerror(cause.errno) if isinstance(cause, OSError) and cause.errno else type(cause).__name__
+        super().__init__(f"the file could not be stored: {detail.lower()}")
+        self.status = 507 if self.full else 503
+        self.code = "storage_full" if self.full else "storage_unavailable"
+
+
+def storage_error(error: BaseException) -> StorageError | None:
+    """``error`` as a :class:`StorageError` when it is one, or an ``OSError`` of the disk rather than of the
+    program (full, over quota, read-only, I/O error); ``None`` otherwise."""
+    if isinstance(error, StorageError):
+        return error
+    if isinstance(error, OSError) and error.errno in (*FULL, errno.EROFS, errno.EIO):
+        return StorageError(error)
+    return None
+
+
 class _Capped(io.RawIOBase):
     """A reader over ``source`` that raises :class:`UploadTooLarge` once more than ``limit`` bytes came."""
 
@@ -134,10 +165,33 @@ def upload_save(upload: IO[bytes], folder: str, suffix: str, limit: int) -> tupl
     capped = _Capped(upload, limit)
     try:
         name = storage.save(name, File(io.BufferedReader(capped, COPY_BLOCK), name=name))
-    except UploadTooLarge:
-        storage.delete(name)
-        raise
+    except BaseException as error:
+        # Nothing half-written stays: a partial file on a full disk would keep it full for every later upload.
+        _delete_quietly(storage, name)
+        if not isinstance(error, (OSError, *_bucket_errors())):
+            raise
+        if not isinstance(error, OSError):
+            logger.warning("could not store %s", describe(storage, name), exc_info=True)
+        raise StorageError(error) from error
     return record(storage, name), capped.read_bytes
+
+
+def _bucket_errors() -> tuple[type[Exception], ...]:
+    """The errors of an S3-compatible bucket's client (the bucket unreachable, a request refused), when installed."""
+    try:
+        from botocore.exceptions import BotoCoreError, ClientError
+    except ImportError:
+        return ()
+    return BotoCoreError, ClientError
+
+
+def _delete_quietly(storage: Storage, name: str) -> None:
+    """Delete ``name`` if it is there; a storage failing again only leaves it where it was (the failure that
+    brought us here is the one to report)."""
+    try:
+        storage.delete(name)
+    except Exception:
+        logger.warning("could not remove the partly stored %s", describe(storage, name), exc_info=True)
 
 
 def upload_delete(location: str) -> None:

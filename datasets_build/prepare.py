@@ -12,12 +12,17 @@ processes to start.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
 import logging
 import multiprocessing
 import os
 import signal
+import stat
+import sys
+import threading
+import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -142,6 +147,28 @@ class LaterScreening:
 
 
 @dataclass
+class Screened:
+    """What :meth:`RecordPreparer.screened` makes of an item: its payload, labels, meta and ids as stored, its PII
+    findings, its flags (kind, note; with ``later``, its PII flags only so far) and screening hits."""
+
+    payload: dict[str, Any]
+    content_hash: str
+    annotations: list[tuple[str, str, dict[str, Any]]]
+    external_id: str
+    group_key: str
+    meta: dict[str, Any]
+    findings: list[dict[str, Any]]
+    flags: list[tuple[str, str]]
+    hits: list[ScreenHit]
+    later: LaterScreening | None
+    text: str
+
+    @property
+    def screening_status(self) -> str:
+        return ScreeningStatus.NEEDS_REVIEW if self.flags else ScreeningStatus.CLEAR
+
+
+@dataclass
 class Failed:
     """A record that cannot be imported (its message already has the record's PII taken out): one that was
     read but is wrong, or (``read`` false) a line that could not be read; ``fatal`` when the file cannot be
@@ -221,44 +248,65 @@ class RecordPreparer:
         annotations = [(a.annotator, a.stage, a.payload) for a in parsed.annotations]
         annotations += [(a["annotator"], a["stage"], a["payload"]) for a in split_labels]
         self._check_one_label_each(record_no, annotations)
-        (payload, text_hash), annotations = self._validate(record_no, parsed.payload, annotations, prefix="")
+        screened = self.screened(record_no, parsed.payload, meta=parsed.meta, annotations=annotations,
+                                 external_id=parsed.external_id, group_key=parsed.group_key, models_later=models_later)
+        item = ITEM_ROWS.encode({
+            "project_id": self.project_id, "source_id": self.source_id, "payload": screened.payload,
+            "external_id": screened.external_id, "meta": screened.meta, "content_hash": screened.content_hash,
+            "group_key": screened.group_key, "split": parsed.split, "pii_findings": screened.findings,
+        })
+        return Prepared(
+            record_no, screened.external_id, screened.content_hash, screened.group_key,
+            dedup_key(task, screened.payload, screened.content_hash), item,
+            [(who, ANNOTATION_ROWS.encode({"stage": stage, "payload": label, "imported": True}))
+             for who, stage, label in screened.annotations],
+            screened.flags, pii=[(f["type"], f["action"]) for f in screened.findings],
+            hits=_summarised(screened.hits), later=screened.later, text=screened.text)
+
+    def screened(self, record_no: int, payload: dict[str, Any], *, meta: dict[str, Any],
+                 annotations: list[tuple[str, str, dict[str, Any]]], external_id: str, group_key: str,
+                 models_later: bool = False) -> Screened:
+        """An item's payload, labels, meta and ids checked, pseudonymized under the policy and screened: what
+        every item gets before it is stored, imported or created one at a time (:mod:`.item_screening`).
+        Raises :class:`RecordError` naming the field."""
+        task = self.task
+        (checked, text_hash), annotations = self._validate(record_no, payload, annotations, prefix="")
         try:
-            task.validate_carried(parsed.meta, item=payload, schema=self.label_schema)
+            task.validate_carried(meta, item=checked, schema=self.label_schema)
         except PayloadError as error:
             raise RecordError(record_no, error.field, error.message) from None
 
-        tokens = parsed.payload.get("tokens")
+        tokens = payload.get("tokens")
         scrubber = Scrubber(self.policy, single_words=isinstance(tokens, list))
         scrubbed = scrub_record(
             scrubber=scrubber, task_slug=task.slug, text_fields=task.text_fields,
-            payload=parsed.payload, meta=parsed.meta, annotations=[p for _, _, p in annotations],
+            payload=payload, meta=meta, annotations=[p for _, _, p in annotations],
         )
         if scrubbed.leaks:
             raise RecordError(record_no, "pii", f"{len(scrubbed.leaks)} pseudonymized value(s) still appear in the "
                                                 f"record after replacement; the record was not imported")
-        annotations = [(who, stage, payload) for (who, stage, _), payload in zip(annotations, scrubbed.annotations,
-                                                                                 strict=True)]
+        annotations = [(who, stage, label) for (who, stage, _), label in zip(annotations, scrubbed.annotations,
+                                                                             strict=True)]
         if scrubber.replaced and isinstance(tokens, list):
             _refresh_tokens(tokens, scrubbed.payload.get("tokens") or [])
         if scrubber.replaced:  # otherwise the item checked above stands as it is
-            (payload, text_hash), annotations = self._validate(record_no, scrubbed.payload, annotations,
+            (checked, text_hash), annotations = self._validate(record_no, scrubbed.payload, annotations,
                                                                prefix="after pseudonymizing: ")
 
         # The guid is exported and shown like the text: screened under the same policy.
-        external_id, guid_findings = scrub_identifier(parsed.external_id, self.policy)
-        group_key = parsed.group_key
+        screened_id, guid_findings = scrub_identifier(external_id, self.policy)
         findings = scrubbed.findings
         if guid_findings:
             findings = [*findings, *guid_findings]
-            if group_key == parsed.external_id:  # WoS: a dialogue's group is its guid
-                group_key = external_id
+            if group_key == external_id:  # WoS: a dialogue's group is its guid
+                group_key = screened_id
         flags: list[tuple[str, str]] = []
         # Most records have no finding, and a Counter costs more to build than the rest of this.
         detected = Counter(f["type"] for f in findings if f["action"] == "detected") if findings else None
         if detected:
             flags.append((FlagKind.PII, "PII detected and kept for review: "
                           + ", ".join(f"{t} ×{n}" for t, n in sorted(detected.items()))))
-        text = task.item_text(payload)
+        text = task.item_text(checked)
         hits, to_models = screen_without_models(text)
         later = None
         if to_models and models_later:
@@ -267,16 +315,8 @@ class RecordPreparer:
             if to_models:
                 hits += screen_with_models(text)
             flags += _screening_flags(hits)
-        item = ITEM_ROWS.encode({
-            "project_id": self.project_id, "source_id": self.source_id, "payload": payload,
-            "external_id": external_id, "meta": scrubbed.meta, "content_hash": text_hash,
-            "group_key": group_key, "split": parsed.split, "pii_findings": findings,
-        })
-        return Prepared(
-            record_no, external_id, text_hash, group_key, dedup_key(task, payload, text_hash), item,
-            [(who, ANNOTATION_ROWS.encode({"stage": stage, "payload": label, "imported": True}))
-             for who, stage, label in annotations],
-            flags, pii=[(f["type"], f["action"]) for f in findings], hits=_summarised(hits), later=later, text=text)
+        return Screened(checked, text_hash, annotations, screened_id, group_key, scrubbed.meta, findings, flags, hits,
+                        later, text)
 
     def _check_one_label_each(self, record_no: int, annotations: list[tuple[str, str, dict[str, Any]]]) -> None:
         """An item holds one label per annotator and stage: a second one is the record's error (the database
@@ -361,15 +401,72 @@ def _refresh_tokens(before: list[Any], after: list[Any]) -> None:
 _worker_preparer: RecordPreparer | None = None
 
 
-def _start_worker(preparer: RecordPreparer | None = None) -> None:
-    """A worker forked from a Celery worker inherits its signal handlers; the pool stops workers with SIGTERM,
-    which must simply end them. A preparation worker also gives way to the importer (:data:`PREPARATION_NICENESS`)."""
+def _start_worker(parent: int, preparer: RecordPreparer | None = None) -> None:
+    """Start a process forked by the import (``parent``: the importer's pid). It lets go of every socket it
+    inherited and dies with the importer (:func:`_drop_inherited_sockets`, :func:`_die_with`). A worker forked
+    from a Celery worker inherits its signal handlers; the pool stops workers with SIGTERM, which must simply
+    end them. A preparation worker also gives way to the importer (:data:`PREPARATION_NICENESS`)."""
     global _worker_preparer
+    _drop_inherited_sockets()
+    _die_with(parent)
     _worker_preparer = preparer
     if preparer is not None:
         os.nice(PREPARATION_NICENESS)
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
         signal.signal(signum, signal.SIG_DFL)
+
+
+def _drop_inherited_sockets() -> None:
+    """Point every socket descriptor inherited from the importer at ``/dev/null``. The processes use none of
+    them, and holding one keeps its connection open on the server's side after the importer is gone: the
+    database's, with the import's open transaction and the job's row lock, which the redelivered job would wait
+    for forever (issue 35). ``dup2`` over the descriptor, not ``close``: the connection objects the fork copied
+    still name it, and anything that ever wrote to it (psycopg's Terminate message when the object is finalised,
+    or Django's ``close()``) would end the importer's session on the shared socket, or write into whatever file
+    took the number next; ``/dev/null`` swallows it. No shutdown is sent, so the importer's connections live on."""
+    try:
+        descriptors = [int(name) for name in os.listdir("/proc/self/fd")]
+    except FileNotFoundError:  # no /proc (not Linux): the database connections, which Django knows, at least
+        from django.db import connections
+
+        descriptors = [c.connection.fileno() for c in connections.all(initialized_only=True)
+                       if c.connection is not None and c.vendor == "postgresql"]
+    null = os.open(os.devnull, os.O_RDWR)
+    try:
+        for fd in descriptors:
+            try:
+                if fd != null and stat.S_ISSOCK(os.fstat(fd).st_mode):
+                    os.dup2(null, fd)
+            except OSError:  # the listing's own descriptor, closed since
+                continue
+    finally:
+        os.close(null)
+
+
+#: ``prctl`` option: the signal a process receives when the thread that forked it ends (linux/prctl.h).
+_PR_SET_PDEATHSIG = 1
+#: How often the fallback watchdog looks for the importer, in seconds.
+_PARENT_WATCH_SECONDS = 1.0
+
+
+def _die_with(parent: int) -> None:
+    """End this process when the importer (``parent``) ends, however it ends (SIGKILL included, where no handler
+    of its own runs): the kernel sends SIGKILL when it dies (Linux's ``PR_SET_PDEATHSIG``), and a watchdog thread
+    that sees this process adopted by another (systems without it) ends it too. Without them, a process
+    waiting for its next chunk would wait forever: its siblings hold the task queue's pipe open."""
+    if sys.platform == "linux":
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            logger.warning("prctl(PR_SET_PDEATHSIG) failed: errno %d", ctypes.get_errno())
+    if os.getppid() != parent:  # it died before the line above
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(_PARENT_WATCH_SECONDS)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="importer-watchdog", daemon=True).start()
 
 
 #: A worker's result: entries with each Prepared as a tuple of these fields, and the chunk's signatures and
@@ -414,7 +511,8 @@ def prepared_records(preparer: RecordPreparer, entries: Iterable[tuple[int, dict
         return
     logger.info("preparing records in %d worker processes", processes)
     # The workers never touch the database: the parent's connection, inherited with its open transaction,
-    # is left alone (workers end with os._exit, which closes nothing on the server's side).
+    # is let go of without a word to the server (_drop_inherited_sockets), and they die with the importer
+    # (_die_with), so a killed importer's transaction and locks end with it.
     # Fork: the workers inherit the preparer (as the initializer's argument: two imports in one process's
     # threads each give their own), the task registry and the loaded lexicons instead of starting afresh.
     # An executor rather than multiprocessing.Pool: a worker killed in the middle (the OOM killer) breaks it,
@@ -450,7 +548,7 @@ class _Processes:
 
     def __init__(self, processes: int, initargs: tuple[Any, ...] = ()) -> None:
         self._executor = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"),
-                                             initializer=_start_worker, initargs=initargs)
+                                             initializer=_start_worker, initargs=(os.getpid(), *initargs))
         self._before = set(multiprocessing.active_children())
         self._processes: list[multiprocessing.process.BaseProcess] = []
 
@@ -528,8 +626,8 @@ class WorkerDied(RuntimeError):
 def _children_allowed() -> Iterator[None]:
     """Let a daemonic process start the pool: Celery's prefork workers are daemons, and multiprocessing
     refuses them children because it could not stop those when the daemon is killed. The executor here
-    is shut down before the import returns or raises, and a worker whose parent died exits when its task
-    pipe closes, so none outlives its import."""
+    is shut down before the import returns or raises, and a process whose importer is killed is killed with
+    it (:func:`_die_with`), so none outlives its import."""
     config = multiprocessing.current_process()._config  # type: ignore[attr-defined]
     daemon = config.get("daemon")
     config["daemon"] = False

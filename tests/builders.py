@@ -2,10 +2,11 @@
 Goldset, kept here once (fixtures live in ``tests/conftest.py``; the KLUE dev files are read by
 ``tests/klue_loader.py``).
 
-Projects filled through ``parse_record`` + ``item_build`` (``load_records``, ``sample_records``): items and
+Projects filled through ``parse_record`` + ``item_checked`` (``load_records``, ``sample_records``): items and
 their corpus labels are stored the way ``import_items`` stores them (imported users named
 ``<source>:<original id>``, imported annotations) but without its duplicate skipping, so tests can plant
-exact duplicates. Records are hand-written samples, one generator per task type.
+exact duplicates, and without its screening (the samples hold no PII; tests of the screening go through the
+importer or the item services). Records are hand-written samples, one generator per task type.
 
 Clients, files and commands: a logged-in page client, a token API client, JSONL bytes and files, and the
 management commands' ``--json`` output.
@@ -49,9 +50,10 @@ def load_records(project: Project, records: Iterable[dict[str, Any]], *, split: 
     items = []
     for record in records:
         parsed = task.parse_record(record)
-        item = services.item_build(project=project, payload=parsed.payload, external_id=parsed.external_id,
-                                   split=parsed.split or split, meta=parsed.meta, group_key=parsed.group_key)
-        item.save()
+        payload, text_hash = services.item_checked(task, parsed.payload)
+        item = Item.objects.create(project=project, payload=payload, content_hash=text_hash,
+                                   external_id=parsed.external_id, split=parsed.split or split, meta=parsed.meta,
+                                   group_key=parsed.group_key)
         for annotation in parsed.annotations:
             payload = annotation.payload
             if annotation.stage in [s.name for s in task.stages]:

@@ -12,6 +12,9 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from config.middleware import STORAGE_RETRY_AFTER_SECONDS, storage_error_body
+from config.storage import storage_error
+
 from ..assist import AssistError
 from ..services import ServiceError
 from ..task_types import PayloadError
@@ -38,4 +41,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
                         status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, PayloadError):  # an item's payload the task type refuses, keyed like a serializer error
         return Response({"payload": [str(exc)], "field": exc.field}, status=status.HTTP_400_BAD_REQUEST)
+    if (failure := storage_error(exc)) is not None:  # a full disk, a failing storage (config/middleware.py)
+        response = Response(storage_error_body(failure), status=failure.status)
+        if not failure.full:
+            response["Retry-After"] = str(STORAGE_RETRY_AFTER_SECONDS)
+        return response
     return drf_exception_handler(exc, context)

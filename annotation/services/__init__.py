@@ -17,11 +17,9 @@ from .flags import (
     flag_resolve,
 )
 from .items import (
-    item_build,
+    ScreenedItem,
     item_checked,
     item_create,
-    item_delete,
-    item_delete_refusal,
 )
 from .projects import (
     guideline_acknowledge,
@@ -69,6 +67,7 @@ from .workspace import (
 
 __all__ = [
     "DRAFT_MAX_BYTES",
+    "ScreenedItem",
     "ServiceError",
     "Submission",
     "annotation_revise",
@@ -89,6 +88,10 @@ __all__ = [
     "item_create",
     "item_delete",
     "item_delete_refusal",
+    "item_screened",
+    "item_screening_register",
+    "item_update",
+    "items_create",
     "membership_remove",
     "membership_set",
     "project_changes_checked",

@@ -1,47 +1,88 @@
-"""Items: built from a payload the task type validates."""
+"""Items: built from a payload the task type validates, and screened before they are stored.
+
+Every item that is stored, whichever way it comes in (an import, ``POST /api/projects/{id}/items/``, the
+admin, a service), gets the same screening: its PII pseudonymized or detected under the project's policy
+(its text, meta and external id), its text screened for toxicity and bias, its findings recorded and its
+flags raised, its screening status set from them. The importer screens its records in
+``datasets_build.prepare``; the items created one at a time here go through the same code, which
+``datasets_build`` registers (:func:`item_screening_register`, from its ``AppConfig.ready``): the screening
+belongs to that app, which depends on this one and not the other way round (docs/ARCHITECTURE.md).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, Protocol
 
 from django.apps import apps
 from django.contrib.auth.models import User
+from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError, transaction
 from django.utils.module_loading import import_string
 
 from ..audit import audit_record
 from ..models import (
+    Flag,
+    FlagResolution,
     Item,
     Project,
     ScreeningStatus,
     Source,
     content_hash,
 )
-from ..task_types import TaskType, reject_nul_characters
+from ..task_types import PayloadError, TaskType, reject_nul_characters
 from .errors import ServiceError
 
-# -- items --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ScreenedItem:
+    """An item's fields as they are stored after screening, and the flags (kind, note) its screening raised."""
+
+    payload: dict[str, Any]
+    content_hash: str
+    external_id: str
+    group_key: str
+    meta: dict[str, Any]
+    pii_findings: list[dict[str, Any]]
+    flags: list[tuple[str, str]]
+
+    @property
+    def screening_status(self) -> str:
+        return ScreeningStatus.NEEDS_REVIEW if self.flags else ScreeningStatus.CLEAR
 
 
-def item_build(
-    *,
-    project: Project,
-    payload: dict[str, Any],
-    external_id: str = "",
-    source: Source | None = None,
-    split: str = "",
-    meta: dict[str, Any] | None = None,
-    group_key: str = "",
-    screening_status: str = ScreeningStatus.CLEAR,
-) -> Item:
-    """Validate an item payload and return an unsaved Item."""
-    normalised, text_hash = item_checked(project.task, payload)
-    return Item(
-        project=project, payload=normalised, external_id=external_id, source=source, split=split,
-        meta=meta or {}, group_key=group_key, content_hash=text_hash, screening_status=screening_status,
-    )
+class ItemScreening(Protocol):
+    """Checks, pseudonymizes and screens an item of ``project`` as an import does; raises :class:`ServiceError`
+    naming the field of a payload it refuses."""
+
+    def __call__(self, project: Project, *, payload: dict[str, Any], external_id: str, meta: dict[str, Any],
+                 group_key: str) -> ScreenedItem: ...
+
+
+_item_screening: ItemScreening | None = None
+
+
+def item_screening_register(screening: ItemScreening) -> None:
+    """Make ``screening`` the one every item goes through (``datasets_build``'s, registered when it is ready)."""
+    global _item_screening
+    _item_screening = screening
+
+
+def item_screened(project: Project, *, payload: Any, external_id: str = "", meta: dict[str, Any] | None = None,
+                  group_key: str = "") -> ScreenedItem:
+    """The item as it is to be stored: validated by its task type, PII pseudonymized, screened."""
+    if _item_screening is None:  # never store an unscreened item, even in a setup without datasets_build
+        raise ImproperlyConfigured("no item screening is registered: add datasets_build to INSTALLED_APPS")
+    try:
+        reject_nul_characters({"payload": payload, "meta": meta or {}, "external_id": external_id,
+                               "group_key": group_key})
+    except PayloadError as error:
+        raise ServiceError(error.message, field=error.field) from None
+    if not isinstance(payload, dict):
+        raise ServiceError("the payload must be an object", field="payload")
+    return _item_screening(project, payload=payload, external_id=external_id, meta=meta or {}, group_key=group_key)
 
 
 def item_checked(task: TaskType, payload: dict[str, Any]) -> tuple[dict[str, Any], str]:
@@ -51,15 +92,66 @@ def item_checked(task: TaskType, payload: dict[str, Any]) -> tuple[dict[str, Any
     return normalised, content_hash(task.item_text(normalised))
 
 
-def item_create(**kwargs: Any) -> Item:
-    reject_nul_characters(kwargs.get("payload"))  # importers check the whole raw record once, before item_build
-    item = item_build(**kwargs)
+def items_create(*, project: Project, items: Iterable[dict[str, Any]], source: Source | None = None) -> list[Item]:
+    """Items of ``project`` from dicts of ``payload`` and optionally ``external_id``, ``split``, ``meta`` and
+    ``group_key``, each screened (:func:`item_screened`), written in bulk with the flags their screening
+    raised. An external id the project already has fails the whole call (:class:`ServiceError`, ``conflict``)."""
+    built: list[tuple[Item, list[tuple[str, str]]]] = []
+    for fields in items:
+        screened = item_screened(project, payload=fields["payload"], external_id=fields.get("external_id", ""),
+                                 meta=fields.get("meta"), group_key=fields.get("group_key", ""))
+        built.append((Item(
+            project=project, source=source, split=fields.get("split", ""), payload=screened.payload,
+            external_id=screened.external_id, meta=screened.meta, group_key=screened.group_key,
+            content_hash=screened.content_hash, pii_findings=screened.pii_findings,
+            screening_status=screened.screening_status), screened.flags))
+    try:
+        with transaction.atomic():
+            created = Item.objects.bulk_create([item for item, _ in built], batch_size=2000)
+            Flag.objects.bulk_create([Flag(item=item, user=None, kind=kind, note=note)
+                                      for item, flags in built for kind, note in flags], batch_size=2000)
+    except IntegrityError:
+        # The id as it would have been stored: the one given may hold the PII its screening took out.
+        which = f"external id {built[0][0].external_id!r}" if len(built) == 1 else "one of these external ids"
+        raise ServiceError(f"an item with {which} already exists in the project", code="conflict",
+                           field="external_id") from None
+    return created
+
+
+def item_create(*, project: Project, payload: Any, external_id: str = "", source: Source | None = None,
+                split: str = "", meta: dict[str, Any] | None = None, group_key: str = "") -> Item:
+    """One item, screened like an import's (:func:`items_create`)."""
+    (item,) = items_create(project=project, source=source, items=[{
+        "payload": payload, "external_id": external_id, "split": split, "meta": meta, "group_key": group_key}])
+    return item
+
+
+@transaction.atomic
+def item_update(*, item: Item, payload: Any, external_id: str, meta: dict[str, Any] | None, group_key: str,
+                split: str, source: Source | None) -> Item:
+    """Change an item (the admin's form). New content (payload, external id, meta or group key) is screened again as
+    if it came in now: its findings replace the old ones and its flags are raised; it waits for review when one of
+    them or an earlier open flag says so, stays dropped when a reviewer dropped it, and is otherwise clear (the new
+    text has not been reviewed). Content as stored is left alone: screened again, a pseudonym of the ``fake`` kind
+    would be taken for a name and replaced once more."""
+    item = Item.objects.select_for_update().get(pk=item.pk)
+    item.split, item.source = split, source
+    if (payload, external_id, meta or {}, group_key) != (item.payload, item.external_id, item.meta, item.group_key):
+        screened = item_screened(item.project, payload=payload, external_id=external_id, meta=meta,
+                                 group_key=group_key)
+        item.payload, item.external_id, item.meta = screened.payload, screened.external_id, screened.meta
+        item.group_key, item.content_hash = screened.group_key, screened.content_hash
+        item.pii_findings = screened.pii_findings
+        Flag.objects.bulk_create([Flag(item=item, user=None, kind=kind, note=note) for kind, note in screened.flags])
+        if item.screening_status != ScreeningStatus.DROPPED:
+            waiting = screened.flags or Flag.objects.filter(item=item, resolution=FlagResolution.OPEN).exists()
+            item.screening_status = ScreeningStatus.NEEDS_REVIEW if waiting else ScreeningStatus.CLEAR
     try:
         with transaction.atomic():
             item.save()
     except IntegrityError:
-        raise ServiceError(f"an item with external id {item.external_id!r} already exists", code="conflict",
-                           field="external_id") from None
+        raise ServiceError(f"an item with external id {item.external_id!r} already exists in the project",
+                           code="conflict", field="external_id") from None
     return item
 
 

@@ -335,8 +335,8 @@ def test_project_without_annotations_can_be_deleted(api, make_project):
 
 def test_keeping_the_last_flag_of_a_screened_item_returns_it_to_the_queue(api, make_project):
     project = make_project("tc")
-    item = services.item_create(project=project, payload={"title": "검토가 필요한 기사"},
-                                screening_status="needs_review")
+    item = services.item_create(project=project, payload={"title": "검토가 필요한 기사"})
+    Item.objects.filter(pk=item.pk).update(screening_status="needs_review")  # as a screener would have left it
     flag = services.flag_create(item=item, user=None, kind="toxic", note="lexicon hit")
     manager = project.memberships.get(role=Role.MANAGER).user
     response = api(manager).post(f"/api/projects/{project.id}/flags/{flag.id}/resolve/", {"resolution": "kept"},

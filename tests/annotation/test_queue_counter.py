@@ -166,8 +166,7 @@ def test_bulk_created_items_get_their_slots(make_project, annotator_in) -> None:
     tc_items(project, 1)
     alice = annotator_in(project)
     services.assignment_next(project=project, user=alice)
-    built = [services.item_build(project=project, payload={"title": f"대량 기사 {i}"}) for i in range(3)]
-    created = project.items.model.objects.bulk_create(built)
+    created = services.items_create(project=project, items=[{"payload": {"title": f"대량 기사 {i}"}} for i in range(3)])
     assert services.assignment_next(project=project, user=annotator_in(project)).item_id == created[0].pk
     QueueSlot.objects.filter(item_id=created[1].pk).delete()  # as if an import committed after a newer item
     assert services.queue_slots_sync() == 1

@@ -204,11 +204,11 @@ def test_the_model_screeners_load_beside_the_workers_in_a_process_of_their_own(t
     loaded_in_worker = multiprocessing.get_context("fork").Array("i", [-1, -1])
     start = prepare._start_worker
 
-    def recording_start(preparer: prepare.RecordPreparer | None = None) -> None:
+    def recording_start(parent: int, preparer: prepare.RecordPreparer | None = None) -> None:
         if preparer is not None:  # a preparation worker, not the model screeners' process
             with loaded_in_worker.get_lock():
                 loaded_in_worker[loaded_in_worker[:].index(-1)] = morph._kiwi.cache_info().currsize
-        start(preparer)
+        start(parent, preparer)
 
     monkeypatch.setattr(prepare, "_start_worker", recording_start)
     settings.GOLDSET_IMPORT_PARALLEL_MIN_MB = 0

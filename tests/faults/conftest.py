@@ -14,7 +14,7 @@ from tests.faults.helpers import Worker, require_postgres_and_broker
 
 
 @pytest.fixture
-def start_worker() -> Iterator[Callable[[], Worker]]:
+def start_worker() -> Iterator[Callable[..., Worker]]:
     """Start workers on a queue of this test's own (so no other worker takes its jobs); stopped at the end."""
     require_postgres_and_broker()
     queue = f"goldset-faults-{os.getpid()}-{uuid.uuid4().hex[:8]}"
@@ -22,8 +22,8 @@ def start_worker() -> Iterator[Callable[[], Worker]]:
     celery_app.conf.task_default_queue = queue
     workers: list[Worker] = []
 
-    def start() -> Worker:
-        workers.append(Worker(queue, ROOT / "celery-faults-worker.log"))
+    def start(*, parallel: bool = False) -> Worker:
+        workers.append(Worker(queue, ROOT / "celery-faults-worker.log", parallel=parallel))
         return workers[-1]
 
     yield start

@@ -4,6 +4,7 @@ ends (the ``start_worker`` fixture is in this folder's ``conftest.py``)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -76,7 +77,9 @@ class Worker:
     its own queue, in its own process group
     so that the test can kill it and its pool child together (what a lost machine or ``docker kill`` does)."""
 
-    def __init__(self, queue: str, log: Path) -> None:
+    def __init__(self, queue: str, log: Path, *, parallel: bool = False) -> None:
+        """``parallel``: every import prepares its records in processes forked by the pool child (in production,
+        files from ``GOLDSET_IMPORT_PARALLEL_MIN_MB``)."""
         self.queue = queue
         self.name = f"faults-{os.getpid()}-{time.monotonic_ns()}@{socket.gethostname()}"
         celery = shutil.which("celery", path=str(Path(sys.executable).parent)) or "celery"
@@ -84,7 +87,9 @@ class Worker:
         self.process = subprocess.Popen(
             [celery, "-A", "tests.faults.celery_app", "worker", "--pool=prefork", "--concurrency=1", "--loglevel=INFO",
              "--without-mingle", "--without-gossip", "-Q", queue, "-n", self.name],
-            cwd=ROOT, env=subprocess_env(CELERY_VISIBILITY_TIMEOUT=str(VISIBILITY_TIMEOUT), GOLDSET_FAULTS_QUEUE=queue),
+            cwd=ROOT, env=subprocess_env(CELERY_VISIBILITY_TIMEOUT=str(VISIBILITY_TIMEOUT), GOLDSET_FAULTS_QUEUE=queue,
+                                         **({"GOLDSET_IMPORT_PARALLEL_MIN_MB": "0", "GOLDSET_IMPORT_PROCESSES": "2"}
+                                            if parallel else {})),
             stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
         )
         deadline = time.monotonic() + 60
@@ -111,6 +116,12 @@ class Worker:
         self.process.wait(timeout=30)
         self._log.close()
 
+    def kill_main_process(self) -> None:
+        """SIGKILL the worker's main process alone: what becomes of its pool child and of the processes that one
+        forked is up to them."""
+        os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=30)
+
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.terminate()
@@ -119,7 +130,37 @@ class Worker:
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(timeout=30)
-        self._log.close()
+        with contextlib.suppress(ProcessLookupError):  # an orphan that outlived the worker goes with the test
+            os.killpg(self.process.pid, signal.SIGKILL)
+        if not self._log.closed:
+            self._log.close()
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes ``pid`` forked, and theirs, and so on."""
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            parents.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        children = parents.get(todo.pop(), [])
+        found += children
+        todo += children
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, waiting for a parent to reap it, holds nothing and does not count)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
 
 
 def wait_until(condition: Callable[[], object], timeout: float, what: str, every: float = 0.05) -> object:
@@ -155,7 +196,7 @@ def wait_for_import_midway(api: Callable, project: Project, job: ImportJob) -> N
     assert not Item.objects.filter(project=project).exists()
 
 
-def wait_for_import_end(project: Project, job: ImportJob) -> ImportJob:
+def wait_for_import_end(project: Project, job: ImportJob, timeout: float = 240) -> ImportJob:
     """Until the job finishes; all along, the project has either none of the file's items or all of them."""
     seen: set[int] = set()
 
@@ -164,7 +205,7 @@ def wait_for_import_end(project: Project, job: ImportJob) -> ImportJob:
         job.refresh_from_db()
         return job.is_finished
 
-    wait_until(finished, 240, "the import to be redone", every=0.1)
+    wait_until(finished, timeout, "the import to be redone", every=0.1)
     assert seen <= {0, IMPORT_RECORDS}, f"a partial import was visible: {sorted(seen)} items"
     return job
 

@@ -3,13 +3,19 @@
 Each test starts its own ``celery worker --pool=prefork --concurrency=1`` on its own queue and the PostgreSQL
 test database, then kills either the pool child running the job (the worker requeues the message at once:
 ``task_reject_on_worker_lost``) or the whole worker, main process included (the message comes back from
-Redis after the visibility timeout, to a worker started afterwards). Meanwhile the test watches what users
-would see: no item of a half-done import, no release folder before it is complete. In the end the job is
-done exactly once, and delivering its message again changes nothing.
+Redis after the visibility timeout, to a worker started afterwards). An import prepared in forked processes is
+killed both ways too, the main process alone included (issue 35): the forked processes die with the pool
+child, so no orphan keeps the killed import's database session — its transaction and the job's row lock —
+alive, and the redelivered job finishes within the visibility timeout plus a minute, with no one's help.
+Meanwhile the test watches what users would see: no item of a half-done import, no release folder before it
+is complete. In the end the job is done exactly once, and delivering its message again changes nothing.
 """
 
 from __future__ import annotations
 
+import os
+import signal
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,7 +29,10 @@ from exports.integrity import verify_folder
 from exports.models import Release, ReleaseStatus
 from exports.tasks import release_build_task
 from tests.faults.helpers import (
+    VISIBILITY_TIMEOUT,
+    alive,
     assert_imported_once,
+    descendants,
     upload_import,
     wait_for_import_end,
     wait_for_import_midway,
@@ -65,6 +74,57 @@ def test_import_worker_killed_outright_is_redelivered_to_the_next_worker(start_w
     assert job.status == ImportStatus.RUNNING and not Item.objects.filter(project=project).exists()
     start_worker()  # takes the unacknowledged message once the visibility timeout has passed
     job = wait_for_import_end(project, job)
+    assert_imported_once(project, job)
+
+
+def forked_by_the_import(pool_child: int) -> list[int]:
+    """The processes the import running in ``pool_child`` forked (its preparation and model screening processes)."""
+    forked = descendants(pool_child)
+    assert len(forked) >= 2, "the import is not prepared in forked processes"
+    return forked
+
+
+def wait_until_gone(pids: list[int], what: str) -> None:
+    wait_until(lambda: not any(alive(pid) for pid in pids), 15, what, every=0.1)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_parallel_import_pool_child_killed_takes_its_forked_processes_and_is_imported_once(
+        start_worker, api, make_project, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path
+    project = make_project("tc")
+    worker = start_worker(parallel=True)
+    job = upload_import(api, project, tmp_path)
+    wait_for_import_midway(api, project, job)
+    (pool_child,) = worker.pool_children
+    forked = forked_by_the_import(pool_child)
+
+    os.kill(pool_child, signal.SIGKILL)
+    killed_at = time.monotonic()
+    wait_until_gone(forked, "the import's forked processes to die with the pool child")
+    job = wait_for_import_end(project, job, timeout=VISIBILITY_TIMEOUT + 60 - (time.monotonic() - killed_at))
+    assert worker.process.poll() is None
+    assert_imported_once(project, job)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_parallel_import_worker_main_process_killed_alone_is_redelivered_and_imported_once(
+        start_worker, api, make_project, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path
+    project = make_project("tc")
+    first = start_worker(parallel=True)
+    job = upload_import(api, project, tmp_path)
+    wait_for_import_midway(api, project, job)
+    (pool_child,) = first.pool_children
+    forked = forked_by_the_import(pool_child)
+
+    first.kill_main_process()  # SIGKILL: no handler of the worker's runs
+    killed_at = time.monotonic()
+    wait_until_gone([pool_child, *forked], "the pool child and the import's forked processes to die with the worker")
+    job.refresh_from_db()
+    assert job.status == ImportStatus.RUNNING and not Item.objects.filter(project=project).exists()
+    start_worker(parallel=True)  # what the worker's supervisor does; it takes the message after the timeout
+    job = wait_for_import_end(project, job, timeout=VISIBILITY_TIMEOUT + 60 - (time.monotonic() - killed_at))
     assert_imported_once(project, job)
 
 
