@@ -20,6 +20,12 @@ from .items import (
     ScreenedItem,
     item_checked,
     item_create,
+    item_delete,
+    item_delete_refusal,
+    item_screened,
+    item_screening_register,
+    item_update,
+    items_create,
 )
 from .projects import (
     guideline_acknowledge,
@@ -83,7 +89,6 @@ __all__ = [
     "guideline_acknowledge",
     "guideline_create",
     "guideline_publish",
-    "item_build",
     "item_checked",
     "item_create",
     "item_delete",
