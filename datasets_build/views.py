@@ -38,10 +38,11 @@ def project_import(request: HttpRequest, project_id: int) -> HttpResponse:
             job = services.import_job_create(
                 project=project, upload=data["file"], file_name=data["file"].name, fmt=data["format"],
                 user=request.user, source=data["source"], license=data["license"], pii=data["pii"] or None,
-                encoding=data["encoding"], duplicates=data["duplicates"],
+                encoding=data["encoding"], duplicates=data["duplicates"], ontology=data["ontology"],
+                ontology_file_name=data["ontology"].name if data["ontology"] else "",
             )
         except ServiceError as error:
-            form.add_error("file" if error.field == "file" else None, error.message)
+            form.add_error(error.field if error.field in ("file", "ontology") else None, error.message)
         else:
             return redirect(f"{reverse('datasets_build:project-import', args=[project.pk])}?job={job.pk}")
     job = None
