@@ -171,3 +171,5 @@ def test_the_import_page_takes_the_ontology(client, make_project, media, django_
     assert response.status_code == 302
     project.refresh_from_db()
     assert project.label_schema[ONTOLOGY_SLOTS] == list(SMALL) and project.items.count() == 3
+    tc = make_project("tc", manager=project.created_by)
+    assert 'name="ontology"' not in client.get(f"/projects/{tc.pk}/import/").content.decode()
