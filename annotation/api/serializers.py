@@ -9,6 +9,7 @@ from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from .. import selectors
 from ..models import (
     Annotation,
     Assignment,
@@ -211,7 +212,7 @@ class FlagSerializer(serializers.ModelSerializer):
             # An item of another project is refused as a missing one is: the answer tells nothing about
             # projects the caller is not in.
             fields["item"] = serializers.PrimaryKeyRelatedField(
-                queryset=Item.objects.filter(project=project),
+                queryset=selectors.items_in(project),
                 error_messages={"does_not_exist": _("There is no item %(pk)s in this project.") % {"pk": "{pk_value}"},
                                 "incorrect_type": _("An item is given by its id (a number).")})
         return fields
