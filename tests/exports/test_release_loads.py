@@ -89,3 +89,14 @@ def test_an_empty_squad_split_has_no_file_so_the_squad_v2_scorer_never_divides_b
         assert answers and _squad_v2_scores(dataset, answers) == (100.0, 100.0, len(answers))
     with pytest.raises(ZeroDivisionError):  # what an empty split's file made the scorer do
         _squad_v2_scores([], {})
+
+
+def test_a_jsonl_only_release_writes_no_file_for_an_empty_split_and_loads(make_project, tmp_path):
+    # A JSONL-only release streams its records' line heads (exports.writers.write_jsonl_heads), another path.
+    project = make_project("nli")
+    load_records(project, sample_records("nli", 12))
+    folder = Path(build(project, tmp_path / "out", "--version", "1.0.0", "--splits", "0.7,0.3,0", "--format",
+                        "jsonl")["out"])
+    assert sorted(p.name for p in (folder / "jsonl").iterdir()) == ["dev.jsonl", "train.jsonl"]
+    loaded = datasets.load_dataset(str(folder), cache_dir=str(tmp_path / "cache"))
+    assert sum(map(len, loaded.values())) == 12 and set(loaded) == {"train", "dev"}
