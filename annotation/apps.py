@@ -8,9 +8,14 @@ class AnnotationConfig(AppConfig):
     project_tabs = "annotation.tabs.PROJECT_TABS"
 
     def ready(self) -> None:
+        from django.core import checks
         from django.db.models.signals import post_save
 
+        from config.checks import proxy_trust
+
         from .services import tokens_revoke_on_password_change
+
+        checks.register(proxy_trust, checks.Tags.security, deploy=True)
 
         post_save.connect(tokens_revoke_on_password_change, sender=self.get_model("User"),
                           dispatch_uid="annotation.tokens_revoke_on_password_change")

@@ -142,9 +142,10 @@ AXES_RESET_ON_SUCCESS = True
 # Lockouts are lifted with `manage.py axes_reset_username <name>` (or axes_reset); axes' read-only admin
 # pages stay off so the admin only lists models that can be added and changed.
 AXES_ENABLE_ADMIN = False
-# Failures are counted per real client: behind GOLDSET_TRUSTED_PROXY_COUNT reverse proxies (production's
-# documented nginx in front: 1) the client address is read from X-Forwarded-For (see config/client_ip.py).
-GOLDSET_TRUSTED_PROXY_COUNT = int(os.environ.get("GOLDSET_TRUSTED_PROXY_COUNT", "1" if PRODUCTION else "0"))
+# Failures are counted per real client: behind GOLDSET_TRUSTED_PROXY_COUNT reverse proxies the client address is
+# read from X-Forwarded-For (see config/client_ip.py). 0 everywhere until the operator counts the proxies in front:
+# with gunicorn reachable directly, a trusted header would let every attempt name its own address (and a victim's).
+GOLDSET_TRUSTED_PROXY_COUNT = int(os.environ.get("GOLDSET_TRUSTED_PROXY_COUNT", "0"))
 AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip"
 
 # Content Security Policy (django-csp 4): only our own scripts, styles and images; no framing, no plugins.
@@ -308,7 +309,9 @@ LOGGING = {
 }
 
 if PRODUCTION:
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    if GOLDSET_TRUSTED_PROXY_COUNT > 0:
+        # Only a counted proxy's X-Forwarded-Proto says the client used HTTPS; without one, a client could claim it.
+        SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
     # A health check from inside the network may use plain HTTP.
     SECURE_REDIRECT_EXEMPT = [r"^healthz$"]

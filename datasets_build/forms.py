@@ -29,6 +29,9 @@ class ImportForm(forms.Form):
                                                                ("utf-8", "UTF-8"), ("cp949", "CP949 / EUC-KR")])
     duplicates = forms.ChoiceField(label=_("Exact duplicates"), choices=[("skip", _("Skip and report")),
                                                                          ("refuse", _("Refuse the file"))])
+    ontology = forms.FileField(label=_("Ontology (dialogue state tracking only)"), required=False,
+                               help_text=_("The ontology file the dialogues come with, e.g. wos-v1.1_ontology.json: "
+                                           "it becomes the project's ontology, and its releases ship it."))
 
 
 class ReviewForm(forms.Form):

@@ -26,6 +26,13 @@ class ImportJobSerializer(serializers.ModelSerializer):
     def get_progress(self, job: ImportJob) -> dict[str, int]:
         return selectors.import_job_progress(job)
 
+    def to_representation(self, job: ImportJob) -> dict[str, Any]:
+        data = super().to_representation(job)
+        ontology = data["options"].get("ontology")
+        if isinstance(ontology, dict):  # its file's name; where the upload is stored is the server's business
+            data["options"] = {**data["options"], "ontology": ontology.get("file")}
+        return data
+
 
 class ImportCreateSerializer(serializers.Serializer):
     file = serializers.FileField()
@@ -36,6 +43,9 @@ class ImportCreateSerializer(serializers.Serializer):
                                   default=None)
     encoding = serializers.ChoiceField(choices=["auto", "utf-8", "cp949"], required=False, default="auto")
     duplicates = serializers.ChoiceField(choices=["skip", "refuse"], required=False, default="skip")
+    ontology = serializers.FileField(required=False, help_text="WoS (dst) only: the ontology the dialogues come "
+                                                               "with (wos-v1.1_ontology.json); it becomes the "
+                                                               "project's, and its releases ship it")
 
 
 class ReviewItemSerializer(serializers.ModelSerializer):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -35,6 +36,7 @@ from config.storage import UploadTooLarge, upload_delete, upload_local, upload_s
 from . import heap, selectors
 from .licenses import normalise_spdx
 from .models import ImportJob, ImportStatus
+from .ontology import ontology_record, read_ontology
 from .pii import resolve_policy
 from .pii.redact import redact_message
 from .pipeline import DUPLICATE_POLICIES, FORMATS, ImportPipeline, ImportStopped, Progress
@@ -100,15 +102,20 @@ def items_import(
     encoding: str = "auto",
     duplicates: str = "skip",
     on_progress: Callable[[Progress], None] | None = None,
+    ontology: str | Path | None = None,
+    ontology_name: str = "",
 ) -> ImportResult:
     """Import one file into a project through the whole pipeline, synchronously; all of it or nothing.
 
     ``source``/``license`` name the corpus (SPDX id); ``pii`` overrides the project's PII policy for every
     type (``pseudonymize``, ``detect`` or ``off``); ``duplicates`` is ``skip`` (report exact duplicates and
     import the rest) or ``refuse`` (an exact duplicate is an error). ``user`` is recorded by the job that
-    calls this; the import itself needs no user.
+    calls this; the import itself needs no user. ``ontology`` is the WoS ontology file the dialogues come with
+    (``ontology_name`` what the user calls it): it becomes the project's before the states are read
+    (``ontology.py``).
     """
     path = Path(path)
+    schema_before = project.label_schema
     result = ImportResult(project=project)
     try:
         _check_options(fmt, encoding, duplicates)
@@ -127,6 +134,10 @@ def items_import(
             first = gold_selectors.gold_state_kept() and not Item.objects.filter(project=project).exists()
             result.source = source_ensure(name=source, license=license, project=project, fmt=fmt,
                                        file_name=path.name)
+            ontology_name = ontology_name or (Path(ontology).name if ontology is not None else "")
+            if ontology is not None:
+                recorded = read_ontology(Path(ontology), ontology_name)
+                changed = ontology_record(project, recorded, ontology_name)
             pipeline = ImportPipeline(project=project, path=path, fmt=fmt, source=result.source, policy=policy,
                                       encoding=encoding, duplicates=duplicates, on_progress=on_progress)
             outcome = pipeline.run()
@@ -142,9 +153,14 @@ def items_import(
             result.items, result.annotations = outcome.items, outcome.annotations
             if first and result.annotations:
                 _gold_of_import(project)
+            after = {"file": path.name, "format": fmt, "source": result.source.name, "items": result.items,
+                     "annotations": result.annotations}
+            if ontology is not None:
+                result.summary["ontology"] = after["ontology"] = {
+                    "file": ontology_name, "slots": len(recorded), "values": sum(map(len, recorded.values())),
+                    "recorded": changed}
             audit_record(project=project, actor=user, object_type=AuditObject.IMPORT, object_id=result.source.pk,
-                         action="import", after={"file": path.name, "format": fmt, "source": result.source.name,
-                                                 "items": result.items, "annotations": result.annotations})
+                         action="import", after=after)
     except _Rollback:
         result.source = None
     except RecordError as error:
@@ -156,6 +172,8 @@ def items_import(
         result.source = None
     finally:
         heap.trim()  # the worker that ran the import does not keep its peak for the next job
+    if result.errors:
+        project.label_schema = schema_before  # as the rolled-back transaction left it
     return result
 
 
@@ -227,8 +245,11 @@ def import_job_create(
     pii: str | None = None,
     encoding: str = "auto",
     duplicates: str = "skip",
+    ontology: IO[bytes] | None = None,
+    ontology_file_name: str = "",
 ) -> ImportJob:
-    """Store the upload and queue its import (after commit); the job's id is what clients poll."""
+    """Store the upload (and the WoS ontology the dialogues come with, checked now) and queue its import (after
+    commit); the job's id is what clients poll."""
     try:
         _check_options(fmt, encoding, duplicates)
         resolve_policy(project.options, pii or None)
@@ -238,9 +259,12 @@ def import_job_create(
     if suffix not in EXTENSIONS[fmt]:
         raise ServiceError(f"a {fmt} import takes {', '.join(EXTENSIONS[fmt])} files, not {suffix or 'no extension'}",
                            field="file")
+    stored_ontology = _ontology_upload(project, ontology, ontology_file_name) if ontology is not None else None
     stored = store_upload(upload, file_name)
-    options = {"source": source, "license": license, "pii": pii or None, "encoding": encoding,
-               "duplicates": duplicates}
+    options: dict[str, Any] = {"source": source, "license": license, "pii": pii or None, "encoding": encoding,
+                               "duplicates": duplicates}
+    if stored_ontology is not None:
+        options["ontology"] = {"file": Path(ontology_file_name).name, "stored": stored_ontology}
     job = ImportJob.objects.create(project=project, file_name=Path(file_name).name[:255], stored_path=stored,
                                    format=fmt, options=options, created_by=user)
     from .tasks import run_import
@@ -253,6 +277,33 @@ def import_job_create(
     return job
 
 
+def _ontology_upload(project: Project, upload: IO[bytes], file_name: str) -> str:
+    """Store an ontology upload once it reads as one for this project (else ``ServiceError`` on ``ontology``)."""
+    if not project.task.klue_file.ontology:
+        raise ServiceError(f"an ontology comes with WoS dialogues (dst); {project.slug} is a {project.task_type} "
+                           "project", field="ontology")
+    if Path(file_name).suffix.lower() != ".json":
+        raise ServiceError("the ontology is a .json file, like wos-v1.1_ontology.json", field="ontology")
+    stored = store_upload(upload, file_name)
+    problem = ""
+    with upload_local(stored) as path:
+        try:
+            read_ontology(path, Path(file_name).name)
+        except RecordError as error:  # a frozen exception: not raised through the context manager
+            problem = error.message
+    if problem:
+        upload_delete(stored)
+        raise ServiceError(problem, field="ontology")
+    return stored
+
+
+def _uploads_delete(job: ImportJob) -> None:
+    """The job's uploads, gone once the import no longer needs them (they may hold raw personal data)."""
+    upload_delete(job.stored_path)
+    if isinstance(job.options.get("ontology"), dict):
+        upload_delete(job.options["ontology"]["stored"])
+
+
 def import_job_run(job_id: int, *, on_progress: Callable[[Progress], None] | None = None) -> ImportJob:
     """Run a queued import job; safe to run twice (late acks redeliver a job whose worker died).
 
@@ -263,8 +314,8 @@ def import_job_run(job_id: int, *, on_progress: Callable[[Progress], None] | Non
     with transaction.atomic():
         job = ImportJob.objects.select_for_update().get(pk=job_id)
         if job.is_finished:
-            # Delivered again after the import committed: at most the upload's deletion is left to do.
-            upload_delete(job.stored_path)
+            # Delivered again after the import committed: at most the uploads' deletion is left to do.
+            _uploads_delete(job)
             return job
         job.status = ImportStatus.RUNNING
         job.started_at = timezone.now()
@@ -276,11 +327,14 @@ def import_job_run(job_id: int, *, on_progress: Callable[[Progress], None] | Non
             if job.is_finished:
                 return job
             options = job.options
-            with upload_local(job.stored_path) as path:
+            ontology = options.get("ontology") or None
+            with upload_local(job.stored_path) as path, (
+                    upload_local(ontology["stored"]) if ontology else nullcontext()) as ontology_path:
                 result = items_import(job.project, path, job.format, source=options.get("source") or "",
                                       license=options.get("license") or "", pii=options.get("pii") or None,
                                       user=job.created_by, encoding=options.get("encoding") or "auto",
-                                      duplicates=options.get("duplicates") or "skip", on_progress=on_progress)
+                                      duplicates=options.get("duplicates") or "skip", on_progress=on_progress,
+                                      ontology=ontology_path, ontology_name=ontology["file"] if ontology else "")
             job.status = ImportStatus.SUCCEEDED if result.ok else ImportStatus.FAILED
             job.records_read = result.progress.read
             job.records_screened = result.progress.screened
@@ -300,7 +354,7 @@ def import_job_run(job_id: int, *, on_progress: Callable[[Progress], None] | Non
         # import was rolled back; the job must end, never stay running, and the upload must go.
         job = _import_job_stopped(job_id, error)
     # The upload may hold raw personal data: keep it no longer than the import needs it.
-    upload_delete(job.stored_path)
+    _uploads_delete(job)
     return job
 
 
@@ -331,7 +385,7 @@ def import_job_abandon(job_id: int, error: Exception) -> None:
         job = ImportJob.objects.get(pk=job_id)
         if ImportJob.objects.filter(pk=job_id, status__in=(ImportStatus.QUEUED, ImportStatus.RUNNING)).update(
                 status=ImportStatus.FAILED, message=message[:500], finished_at=timezone.now()):
-            upload_delete(job.stored_path)
+            _uploads_delete(job)
     except DATABASE_LOST:
         logger.error("import job %s: %s; the database is still unavailable, so it stays running", job_id, message)
 

@@ -32,16 +32,19 @@ REVIEW_PER_PAGE = 25
 def project_import(request: HttpRequest, project_id: int) -> HttpResponse:
     project, role = project_for(request, project_id, MANAGE)
     form = ImportForm(request.POST or None, request.FILES or None)
+    if not project.task.klue_file.ontology:  # only WoS dialogues come with an ontology
+        del form.fields["ontology"]
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
             job = services.import_job_create(
                 project=project, upload=data["file"], file_name=data["file"].name, fmt=data["format"],
                 user=request.user, source=data["source"], license=data["license"], pii=data["pii"] or None,
-                encoding=data["encoding"], duplicates=data["duplicates"],
+                encoding=data["encoding"], duplicates=data["duplicates"], ontology=data.get("ontology"),
+                ontology_file_name=data["ontology"].name if data.get("ontology") else "",
             )
         except ServiceError as error:
-            form.add_error("file" if error.field == "file" else None, error.message)
+            form.add_error(error.field if error.field in ("file", "ontology") else None, error.message)
         else:
             return redirect(f"{reverse('datasets_build:project-import', args=[project.pk])}?job={job.pk}")
     job = None

@@ -164,6 +164,21 @@ class RaterIdsView(ProjectScoped, APIView):
         return Response(selectors.rater_ids(self.project))
 
 
+#: The media type of a release file by its suffix. Every release file but Parquet is UTF-8 text and says so:
+#: without a charset a client guesses the encoding of the Korean text (``SHA256SUMS`` has no suffix).
+_TEXT_TYPES = {".md": "text/markdown", ".json": "application/json", ".jsonl": "application/jsonl",
+               ".csv": "text/csv", ".tsv": "text/tab-separated-values", ".txt": "text/plain",
+               ".conllu": "text/plain", ".xml": "application/xml", "": "text/plain"}
+
+
+def download_type(path: str) -> str:
+    """The ``Content-Type`` of a release file's download."""
+    suffix = PurePosixPath(path).suffix
+    if suffix in _TEXT_TYPES:
+        return f"{_TEXT_TYPES[suffix]}; charset=utf-8"
+    return "application/vnd.apache.parquet" if suffix == ".parquet" else "application/octet-stream"
+
+
 def file_response(release: Release, file: ReleaseFile) -> FileResponse:
     """The file as a download streamed in blocks from the release's storage (a folder on disk or a bucket),
     refusing anything outside the release folder or a build still in progress."""
@@ -173,7 +188,8 @@ def file_response(release: Release, file: ReleaseFile) -> FileResponse:
         stream = selectors.release_file_open(release, file.path)
     except FileNotFoundError:
         raise NotFound("This file is not in the release folder.") from None
-    return FileResponse(stream, as_attachment=True, filename=PurePosixPath(file.path).name)
+    return FileResponse(stream, as_attachment=True, filename=PurePosixPath(file.path).name,
+                        content_type=download_type(file.path))
 
 
 class ReleaseVerifyView(ReleaseScoped, APIView):

@@ -1,22 +1,32 @@
-"""The dataset card (``dataset_card.md``), generated from the release record — never hand-written.
+"""The dataset card (``README.md``), generated from the release record — never hand-written.
 
-Layout: a Hugging Face card (YAML header with licence, language, task categories, sizes and the data
-files per split), then the sections of *Datasheets for Datasets* (Gebru et al.): motivation,
+Layout: a Hugging Face card (YAML header with licence, language, task categories, sizes and a ``configs``
+entry per layout ``datasets`` reads), then the sections of *Datasheets for Datasets* (Gebru et al.): motivation,
 composition, collection and annotation, agreement, PII and screening, splits, baseline results,
 known limitations. Everything comes from the manifest dict the release service writes (plus the
 guideline sections in force), so a card says exactly what the release holds. No timestamps: the same
 release state gives the same bytes.
+
+The card is named ``README.md`` because that is the file ``datasets.load_dataset(<folder>)`` (and the Hugging
+Face Hub) reads its ``configs`` from. What people typed (the project's name and description, sources, label
+names) is written so that no Markdown renderer turns it into HTML: plain text is escaped (:func:`plain`), the
+guidelines' Markdown keeps its formatting but not its raw HTML (:func:`no_html`).
 """
 
 from __future__ import annotations
 
 import json
+import re
+from pathlib import PurePosixPath
 from typing import Any
 
-from .writers import file_format
+from annotation.task_types import CHAR_TSV, EOJEOL_TSV, JSON_ARRAY, SQUAD
+from datasets_build.klue_formats import klue_spec
+
+from .writers import FORMATS, file_format
 from .writers.flat import FlatSchema
 
-CARD_NAME = "dataset_card.md"
+CARD_NAME = "README.md"
 
 #: SPDX identifiers whose Hugging Face licence id is not simply the lower-cased SPDX id.
 _HF_LICENSE = {"CC-BY-SA-4.0": "cc-by-sa-4.0", "CC-BY-4.0": "cc-by-4.0", "CC-BY-NC-SA-4.0": "cc-by-nc-sa-4.0",
@@ -40,6 +50,100 @@ def size_category(n: int) -> str:
     return "10M<n<100M"
 
 
+# -- what people typed, as text ------------------------------------------------------------------------
+
+#: The characters with which Markdown makes HTML inline: raw HTML and autolinks (``<``), entities (``&``), links
+#: and images (``[``, ``]``, ``!``), emphasis and strike-through (``*``, ``_``, ``~``), code (`` ` ``), and the
+#: backslash that escapes them. CommonMark shows a backslash-escaped ASCII punctuation character as itself.
+_INLINE = re.compile(r"([\\`*_\[\]<>!&~#])")
+#: What makes a line a block of its own (heading, quote, list item, rule, fence, table, setext underline).
+_BLOCK_START = re.compile(r"^(\d+)([.)])|^([-+=|:])")
+
+
+def plain(value: Any) -> str:
+    """``value`` as Markdown text that renders as itself on one line: nothing in it becomes a tag."""
+    return _INLINE.sub(r"\\\1", " ".join(str(value).split()))
+
+
+def _plain_block(text: str) -> list[str]:
+    """A text of several lines (the project's description) as Markdown paragraphs of plain text."""
+    lines = []
+    for line in text.strip().splitlines():
+        line = plain(line)
+        lines.append(_BLOCK_START.sub(lambda hit: f"{hit[1]}\\{hit[2]}" if hit[1] else f"\\{hit[3]}", line))
+    return lines
+
+
+def no_html(markdown: str) -> str:
+    """Markdown (a guideline) without raw HTML: every ``<`` is written as an entity, so no tag, comment or
+    autolink survives, while lists, emphasis and links stay Markdown."""
+    return markdown.replace("<", "&lt;")
+
+
+# -- the YAML header ------------------------------------------------------------------------------------
+
+#: The ``datasets`` builder that reads each layout's split files, and its options.
+_CONLL_2003 = ("conll", {"column_names": ["tokens", "pos_tags", "chunk_tags", "ner_tags"]})
+_CONLLU = ("conll", {"column_names": ["id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps",
+                                      "misc"], "delimiter": "\t", "comment_prefix": "#"})
+_KLUE = {JSON_ARRAY: ("json", {}), SQUAD: ("json", {"field": "data"}),
+         # KLUE's TSVs: ``##`` lines (header, one per sentence) are comments, a blank line ends a sentence.
+         CHAR_TSV: ("conll", {"column_names": ["chars", "tags"], "delimiter": "\t", "comment_prefix": "##"}),
+         EOJEOL_TSV: ("conll", {"column_names": ["index", "word_form", "lemma", "pos", "head", "deprel"],
+                                "delimiter": "\t", "comment_prefix": "##"})}
+_LOADERS: dict[str, tuple[str, dict[str, Any]]] = {
+    "jsonl": ("json", {}), "csv": ("csv", {}), "parquet": ("parquet", {}), "doccano": ("json", {}),
+    "labelstudio": ("json", {}), "squad": ("json", {"field": "data"}), "conll": _CONLL_2003, "conllu": _CONLLU}
+#: Which layout ``load_dataset(<folder>)`` gives without a config name, first of those the release has.
+_DEFAULT_ORDER = ("jsonl", "parquet", "csv", "klue")
+#: ``datasets`` reads a whole folder with one builder, which it infers from the first config's file names
+#: (``datasets.packaged_modules._EXTENSION_TO_MODULE``). A layout can be a config when that builder is the one that
+#: reads it: not KLUE's TSVs (``.tsv``: the CSV builder) nor CoNLL-2003's ``.txt`` (the text builder).
+_INFERRED = {".json": "json", ".jsonl": "json", ".parquet": "parquet", ".csv": "csv", ".conllu": "conll"}
+#: When the layouts need several builders, the folder's configs are those of the builder that reads the most
+#: layouts, first of these on a tie.
+_BUILDER_ORDER = ("json", "parquet", "csv", "conll")
+
+
+def loader(kind: str, task_slug: str) -> tuple[str, dict[str, Any]]:
+    """The ``datasets`` builder that reads a layout's split files and its options."""
+    return _KLUE[klue_spec(task_slug).layout] if kind == "klue" else _LOADERS[kind]
+
+
+def split_files(m: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Each layout's split files that hold records, in the order of :data:`FORMATS`. A split without records has
+    no file (``datasets`` refuses a configured split whose files hold no data)."""
+    by_kind: dict[str, list[dict[str, Any]]] = {}
+    for f in m["files"]:
+        if f.get("split") and f.get("records") and f["kind"] in FORMATS:
+            by_kind.setdefault(f["kind"], []).append(f)
+    return {kind: by_kind[kind] for kind in FORMATS if kind in by_kind}
+
+
+def folder_configs(m: dict[str, Any]) -> list[str]:
+    """The layouts the card's ``configs`` name (the default first): those ``datasets`` reads with the folder's
+    builder. The release's other layouts load with their own builder (:func:`load_call`)."""
+    by_builder: dict[str, list[str]] = {}
+    for kind, files in split_files(m).items():
+        builder = loader(kind, m["task_type"])[0]
+        if all(_INFERRED.get(PurePosixPath(f["path"]).suffix) == builder for f in files):
+            by_builder.setdefault(builder, []).append(kind)
+    if not by_builder:
+        return []
+    builder = max(by_builder, key=lambda b: (len(by_builder[b]), -_BUILDER_ORDER.index(b)))
+    chosen = by_builder[builder]
+    default = next((kind for kind in _DEFAULT_ORDER if kind in chosen), chosen[0])
+    return [default, *(kind for kind in chosen if kind != default)]
+
+
+def load_call(m: dict[str, Any], kind: str) -> str:
+    """The Python that loads one layout's splits with ``datasets`` (paths relative to the release folder)."""
+    builder, options = loader(kind, m["task_type"])
+    files = ", ".join(f"{json.dumps(f['split'])}: {json.dumps(f['path'])}" for f in split_files(m)[kind])
+    extra = "".join(f", {name}={json.dumps(value, ensure_ascii=False)}" for name, value in options.items())
+    return f"load_dataset({json.dumps(builder)}, data_files={{{files}}}{extra})"
+
+
 def _yaml_list(key: str, values: list[str], indent: str = "") -> list[str]:
     return [f"{indent}{key}:"] + [f"{indent}- {json.dumps(v, ensure_ascii=False)}" for v in values]
 
@@ -51,15 +155,38 @@ def _header(m: dict[str, Any], schema: FlatSchema) -> list[str]:
              *_yaml_list("task_ids", list(schema.hf_task_ids)),
              *_yaml_list("size_categories", [size_category(total)]),
              f"pretty_name: {json.dumps(m['project_name'] + ' ' + m['version'], ensure_ascii=False)}"]
-    data_files = [f for f in m["files"] if f["kind"] in ("jsonl", "parquet")]
-    kind = "parquet" if any(f["kind"] == "parquet" for f in data_files) else "jsonl"
-    # Only splits with records: ``datasets`` refuses a configured split whose files hold no data.
-    chosen = [f for f in data_files if f["kind"] == kind and f.get("records")]
-    if chosen:
-        lines += ["configs:", "- config_name: default", "  data_files:"]
-        for f in chosen:
+    configs = folder_configs(m)
+    if configs:
+        lines.append("configs:")
+    files = split_files(m)
+    for n, kind in enumerate(configs):
+        lines.append(f"- config_name: {kind}")
+        if n == 0:
+            lines.append("  default: true")
+        # JSON is YAML: lists and strings (a tab as "\t") as JSON.
+        lines += [f"  {name}: {json.dumps(value)}" for name, value in loader(kind, m["task_type"])[1].items()]
+        lines.append("  data_files:")
+        for f in files[kind]:
             lines += [f"  - split: {f['split']}", f"    path: {f['path']}"]
     return [*lines, "---", ""]
+
+
+def _loading(m: dict[str, Any]) -> list[str]:
+    """The card's section on loading the folder with ``datasets``."""
+    configs = folder_configs(m)
+    if not configs:
+        return []
+    others = [kind for kind in split_files(m) if kind not in configs]
+    out = ["### Loading with `datasets`", "",
+           f"`datasets.load_dataset(\"<folder>\")` loads the `{configs[0]}` files"
+           + ("; the other layouts it reads by name: "
+              + ", ".join(f'`load_dataset("<folder>", "{kind}")`' for kind in configs[1:]) if configs[1:] else "")
+           + ". A split without records has no file in any layout.", ""]
+    if others:
+        out += ["`datasets` reads a folder with one builder, so the other layouts load with their own (from "
+                "the release folder, after `from datasets import load_dataset`):", ""]
+        out += [f"- {kind}: `{load_call(m, kind)}`" for kind in others] + [""]
+    return out
 
 
 def _table(head: list[str], rows: list[list[Any]]) -> list[str]:
@@ -87,12 +214,12 @@ def render_card(m: dict[str, Any], schema: FlatSchema, guidelines: list[dict[str
     """The card's Markdown for a manifest ``m`` (see ``services._manifest``)."""
     total = sum(m["splits"].values())
     out = _header(m, schema)
-    out += [f"# {m['project_name']} — release {m['version']}", ""]
+    out += [f"# {plain(m['project_name'])} — release {m['version']}", ""]
     if description.strip():
-        out += [description.strip(), ""]
+        out += [*_plain_block(description), ""]
     out += [f"A Korean {m['task_title'].lower()} dataset in the format of {m['klue_name']} (KLUE), built with "
             f"Goldset from the project `{m['project']}`. "
-            f"{total} records in {len(m['splits'])} split(s).", ""]
+            f"{total} records in {sum(1 for n in m['splits'].values() if n)} split(s).", ""]
 
     out += ["## Motivation", "",
             f"This release was created to train and evaluate models on {m['task_title'].lower()} "
@@ -104,6 +231,7 @@ def render_card(m: dict[str, Any], schema: FlatSchema, guidelines: list[dict[str
     out += _table(["path", "format", "split", "records", "how to load"],
                   [[f"`{f['path']}`", file_format(f["kind"])[0], f.get("split") or "—", _number(f.get("records")),
                     file_format(f["kind"])[1]] for f in m["files"]])
+    out += _loading(m)
     out += ["### Data fields (JSONL, CSV, Parquet)", ""]
     out += _table(["column", "type", "from the KLUE record"],
                   [[f"`{c.name}`", str(c.type), " or ".join(f"`{p}`" for p in c.paths)] for c in schema.columns]
@@ -112,7 +240,7 @@ def render_card(m: dict[str, Any], schema: FlatSchema, guidelines: list[dict[str
 
     out += ["### Splits and label distribution", ""]
     labels = sorted({label for counts in m["label_counts"].values() for label in counts})
-    out += _table(["split", "records", *labels],
+    out += _table(["split", "records", *map(plain, labels)],
                   [[split, n, *(m["label_counts"].get(split, {}).get(label, 0) for label in labels)]
                    for split, n in m["splits"].items()])
     spec = m["split_spec"]
@@ -135,8 +263,8 @@ def render_card(m: dict[str, Any], schema: FlatSchema, guidelines: list[dict[str
     out += ["## Sources and licences", ""]
     if m["sources"]:
         out += _table(["source", "licence", "URL", "provenance"],
-                      [[s["name"], s["license"], s.get("url") or "—", s.get("provenance") or "—"]
-                       for s in m["sources"]])
+                      [[plain(s["name"]), plain(s["license"]), plain(s.get("url") or "—"),
+                        plain(s.get("provenance") or "—")] for s in m["sources"]])
     else:
         out += ["No source is recorded for these items; check the licence before redistributing.", ""]
 
@@ -161,8 +289,9 @@ def render_card(m: dict[str, Any], schema: FlatSchema, guidelines: list[dict[str
     versions = m["guideline_versions"]
     out += [f"Guideline versions used by the annotations: {', '.join(map(str, versions)) or 'none recorded'}.", ""]
     for guideline in guidelines:
-        out += [f"### Guideline v{guideline['version']}: ethics", "", *_quote(guideline["ethics"]),
-                f"### Guideline v{guideline['version']}: personal information", "", *_quote(guideline["pii"])]
+        out += [f"### Guideline v{guideline['version']}: ethics", "", *_quote(no_html(guideline["ethics"])),
+                f"### Guideline v{guideline['version']}: personal information", "",
+                *_quote(no_html(guideline["pii"]))]
 
     out += ["## Agreement", ""]
     agreement = m["agreement"]
@@ -175,7 +304,7 @@ def render_card(m: dict[str, Any], schema: FlatSchema, guidelines: list[dict[str
         out += [f"Items counted: {agreement.get('items_counted')}; excluded: "
                 f"{json.dumps(agreement.get('items_excluded') or {}, ensure_ascii=False)}.", ""]
     else:
-        out += [f"Not computed ({agreement.get('reason', 'no agreement report')}).", ""]
+        out += [f"Not computed ({plain(agreement.get('reason', 'no agreement report'))}).", ""]
 
     out += ["## Personal information and screening", ""]
     screening = m["screening"]
@@ -201,7 +330,7 @@ def render_card(m: dict[str, Any], schema: FlatSchema, guidelines: list[dict[str
     out += ["## Baseline check", ""]
     check = m["check"]
     if check.get("passed") is None:
-        out += [f"**Unchecked** — not run: {check.get('reason', 'pending')}.", ""]
+        out += [f"**Unchecked** — not run: {plain(check.get('reason', 'pending'))}.", ""]
     else:
         verdict = str(check.get("verdict") or ("passed" if check["passed"] else "failed"))
         interval = check.get("interval") or {}
@@ -210,7 +339,8 @@ def render_card(m: dict[str, Any], schema: FlatSchema, guidelines: list[dict[str
                 f"points, bootstrap 95 % interval [{_number(interval.get('low'))}, {_number(interval.get('high'))}] "
                 f"({interval.get('resamples', '—')} resamples). A verdict needs at least {check.get('min_dev')} dev "
                 "records and an interval above 0; see `docs/releases.md`.", ""]
-        out += [f"- {reason}" for reason in check.get("reasons") or []] + ([""] if check.get("reasons") else [])
+        out += [f"- {plain(reason)}" for reason in check.get("reasons") or []] + (
+            [""] if check.get("reasons") else [])
         metrics, trivial = check.get("metrics") or {}, check.get("trivial") or {}
         names = sorted(set(metrics) | set(trivial))
         out += _table(["metric", "baseline", "trivial"],
@@ -258,7 +388,7 @@ def limitations(m: dict[str, Any]) -> list[str]:
                      "the corpus's own label or its single annotation.")
     if not m["leakage"].get("clean"):
         notes.append("The leakage check found items that cross splits (see above).")
-    if "test" not in m["splits"]:
+    if not m["splits"].get("test"):
         notes.append("There is no test split in this release.")
     if not m["agreement"].get("coefficients"):
         notes.append("Inter-annotator agreement was not computed for this release.")

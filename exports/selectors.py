@@ -101,8 +101,10 @@ def release_file_open(release: Release, path: str) -> File:
 
 def release_card(release: Release) -> str:
     """The release's dataset card (Markdown with a YAML header), or "" when it has none."""
+    # Where its build put it: README.md, or dataset_card.md before the card took the name ``datasets`` reads.
+    path = release.files.filter(kind="card").values_list("path", flat=True).first() or CARD_NAME
     try:
-        with release_file_open(release, CARD_NAME) as stream:
+        with release_file_open(release, path) as stream:
             return stream.read().decode("utf-8")
     except FileNotFoundError:
         return ""

@@ -744,12 +744,18 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
         # scikit-learn loads with the first build that is checked, not with the web app or another build.
         from .release_check import check_samples
 
-        samples = check_samples(project.task_type, release.formats, names, _check_seed(release))
+        samples = check_samples(project.task_type, release.formats, [n for n in names if counts[n]],
+                                _check_seed(release))
+    # A split without records gets no file in any format: an empty file is not what every format's own reader
+    # accepts (the official SQuAD v2.0 scorer divides by the number of questions; ``datasets`` refuses a split of
+    # an empty file), and the manifest and card still list the split with its 0 records.
     if heads:
         report("files", 0, len(codes))
-        written += write_jsonl_heads(folder, schema, names, _line_chunks(work, codes))
+        written += write_jsonl_heads(folder, schema, names, _line_chunks(work, codes), counts)
     else:
         for index, name in enumerate(names):
+            if not counts[name]:
+                continue
             report("files", done, len(codes))
             records = _records_of(work, codes, index)
             if name in samples:  # the baseline check's sample, drawn as the split is written

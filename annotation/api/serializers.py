@@ -5,9 +5,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from .. import selectors
 from ..models import (
     Annotation,
     Assignment,
@@ -230,6 +232,18 @@ class FlagSerializer(serializers.ModelSerializer):
         fields = ["id", "item", "user", "kind", "note", "resolution", "resolution_note", "resolved_at",
                   "created_at"]
         read_only_fields = ["id", "user", "resolution", "resolution_note", "resolved_at", "created_at"]
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        project = self.context.get("project")
+        if project is not None:
+            # An item of another project is refused as a missing one is: the answer tells nothing about
+            # projects the caller is not in.
+            fields["item"] = serializers.PrimaryKeyRelatedField(
+                queryset=selectors.items_in(project),
+                error_messages={"does_not_exist": _("There is no item %(pk)s in this project.") % {"pk": "{pk_value}"},
+                                "incorrect_type": _("An item is given by its id (a number).")})
+        return fields
 
 
 class FlagResolveSerializer(serializers.Serializer):

@@ -349,11 +349,9 @@ class FlagViewSet(ProjectScoped, mixins.ListModelMixin, mixins.CreateModelMixin,
         return selectors.flags_visible_to(self.request.user, self.project)
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        serializer = s.FlagSerializer(data=request.data)
+        serializer = s.FlagSerializer(data=request.data, context={"project": self.project})
         serializer.is_valid(raise_exception=True)
         item = serializer.validated_data["item"]
-        if item.project_id != self.project.pk:
-            raise ValidationError({"item": ["this item belongs to another project"]})
         if self.role not in CURATE and not selectors.was_assigned(request.user, item):
             raise ValidationError({"item": ["you can flag only items assigned to you"]})
         flag = services.flag_create(item=item, user=request.user, kind=serializer.validated_data["kind"],

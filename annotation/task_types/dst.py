@@ -375,10 +375,14 @@ class DialogueStateTracking(TaskType):
 
 
 def release_ontology(schema: dict[str, Any]) -> dict[str, list[str]]:
-    """WoS's ontology file from the project's schema: each slot's special values first, then its values."""
+    """WoS's ontology file from the project's schema: its slots in their recorded order (an imported ontology's,
+    ``datasets_build.ontology``), each with the special values it lacks first, then its values as they are. An
+    ontology imported from KLUE (every slot starts with ``none``, ``dontcare``) comes out as it went in."""
+    from datasets_build.ontology import ontology_in_order
+
     special = list(schema.get("special_values") or ["none", "dontcare"])
-    return {slot: special + [v for v in values if v not in special]
-            for slot, values in (schema.get("ontology") or {}).items()}
+    return {slot: [*(s for s in special if s not in values), *values]
+            for slot, values in ontology_in_order(schema).items()}
 
 
 TASK_TYPE = DialogueStateTracking()

@@ -96,14 +96,15 @@ def jsonl_heads_fit(schema: FlatSchema, formats: Iterable[str]) -> bool:
 
 
 def write_jsonl_heads(folder: Path, schema: FlatSchema, names: list[str],
-                      chunks: Iterable[tuple[list[bytes], Any]]) -> list[WrittenFile]:
+                      chunks: Iterable[tuple[list[bytes], Any]], counts: dict[str, int]) -> list[WrittenFile]:
     """Write the splits of a JSONL-only release from its records' line heads, read once: ``chunks`` of heads
     (each followed by a line end) with each one's split (a numpy array of indexes into ``names``). The same
-    files as :func:`write_split` of the records; a chunk's lines of one split are written in one piece."""
-    writers = [JsonlWriter(folder, name, schema.names) for name in names]
+    files as :func:`write_split` of the records, for the splits that ``counts`` gives records; a chunk's lines
+    of one split are written in one piece."""
+    writers = [JsonlWriter(folder, name, schema.names) if counts.get(name) else None for name in names]
     for lines, codes in chunks:
         for index, writer in enumerate(writers):
             chosen = (codes == index).nonzero()[0].tolist()
-            if chosen:
+            if chosen and writer is not None:
                 writer.write_heads(b"".join([lines[i] for i in chosen]), len(chosen))
-    return [writer.close() for writer in writers]
+    return [writer.close() for writer in writers if writer is not None]

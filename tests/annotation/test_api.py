@@ -265,6 +265,25 @@ def test_skip_and_flag_leave_the_queue(api, make_project, annotator_in):
     assert again.status_code == 409
 
 
+def test_flagging_an_item_of_another_project_answers_as_a_missing_item(api, make_project, annotator_in):
+    # Issue 35, finding 10: "belongs to another project" told a member which ids exist elsewhere.
+    project, other = make_project("tc", k=1), make_project("tc", k=1)
+    add_items(project, 1)
+    foreign = add_items(other, 1)[0]
+    missing = Item.objects.order_by("-pk").first().pk + 1000
+    for user in (project.memberships.get(role=Role.MANAGER).user, annotator_in(project)):
+        answers = {}
+        for item_id in (foreign.pk, missing):
+            response = api(user).post(f"/api/projects/{project.id}/flags/", {"item": item_id, "kind": "pii"},
+                                      format="json")
+            assert response.status_code == 400, response.json()
+            answers[item_id] = response.json()
+        assert str(answers[foreign.pk]).replace(str(foreign.pk), "N") == str(answers[missing]).replace(
+            str(missing), "N")
+        assert "another project" not in str(answers[foreign.pk])
+    assert not foreign.flags.exists()
+
+
 def test_annotators_see_only_their_own_annotations(api, make_project, annotator_in):
     project = make_project("tc", k=2)
     add_items(project, 1)

@@ -364,7 +364,7 @@ def _card(project, tmp_path) -> str:
     stdout = StringIO()
     call_command("build_release", project.slug, "--version", "1.0.0", "--format", "jsonl", "--out", str(tmp_path),
                  "--json", stdout=stdout)
-    return (Path(json.loads(stdout.getvalue())["out"]) / "dataset_card.md").read_text(encoding="utf-8")
+    return (Path(json.loads(stdout.getvalue())["out"]) / "README.md").read_text(encoding="utf-8")
 
 
 def test_dataset_card_states_how_much_of_the_gold_was_assisted(api, make_project, annotator_in, tmp_path):

@@ -120,4 +120,4 @@ def test_the_card_counts_complete_items_with_the_same_rule(make_project, make_us
     folder = tmp_path / "out" / f"{project.slug}-1.0.0"
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["annotators"]["complete"] == {"label": {"k": 3, "items": 1}}
-    assert "| label | 1: 1, 2: 1, 3: 1 | 1 (k = 3) |" in (folder / "dataset_card.md").read_text(encoding="utf-8")
+    assert "| label | 1: 1, 2: 1, 3: 1 | 1 (k = 3) |" in (folder / "README.md").read_text(encoding="utf-8")

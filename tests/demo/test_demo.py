@@ -71,6 +71,13 @@ def test_demo_builds_eight_releases_that_pass_with_a_dev_split_of_twenty(tmp_pat
         line = next(line for line in printed if line.startswith(f"demo-{task}: "))
         assert re.fullmatch(rf"demo-{task}: \d+ items, α (0|1)\.\d\d, release 0\.1\.0 passed \(dev {check['n_dev']}: "
                             rf"{primary} [\d.]+ vs trivial ([\d.]+|n/a)\)", line), line
+    # Each demo release loads as users load a folder (issue 35): the card is README.md with its configs.
+    import datasets
+
+    for task, release in releases.items():
+        loaded = datasets.load_dataset(release.out_dir, cache_dir=str(tmp_path / "cache"))
+        assert {split: len(rows) for split, rows in loaded.items()} == {
+            split: n for split, n in release.split_counts.items() if n}, task
     # MRC gold resolves: three simulated validators answer every question they do not leave to people
     mrc = Project.objects.get(slug="demo-mrc")
     assert GoldLabel.objects.filter(item__project=mrc, status=GoldStatus.RESOLVED).count() >= 100

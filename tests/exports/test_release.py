@@ -26,7 +26,7 @@ pytestmark = pytest.mark.django_db
 
 def data_files(folder: Path) -> dict[str, bytes]:
     """Every data file (not the manifest, card or sums, which name the version) by path."""
-    skip = {"manifest.json", "dataset_card.md", "SHA256SUMS"}
+    skip = {"manifest.json", "README.md", "SHA256SUMS"}
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
             if p.is_file() and p.name not in skip}
 
@@ -93,7 +93,7 @@ def test_keep_splits_gives_back_the_klue_file(make_project, tmp_path):
     write_klue_file(original, "nli", records)
     result = build(project, tmp_path / "out", "--version", "1.0.0", "--keep-splits", "--format", "klue")
     assert result["splits"] == {"dev": 12}
-    assert result["files"] == sorted(["SHA256SUMS", "dataset_card.md", "manifest.json", "klue-nli-v1.1_dev.json"])
+    assert result["files"] == sorted(["SHA256SUMS", "README.md", "manifest.json", "klue-nli-v1.1_dev.json"])
     written = Path(result["out"]) / "klue-nli-v1.1_dev.json"
     assert written.read_bytes() == original.read_bytes()
 
@@ -284,7 +284,7 @@ def test_card_is_generated_from_the_release(make_project, tmp_path):
     project = make_project("nli")
     load_records(project, sample_records("nli", 60))
     folder = Path(build(project, tmp_path, "--version", "2.0.0", "--seed", "1")["out"])
-    card = (folder / "dataset_card.md").read_text(encoding="utf-8")
+    card = (folder / "README.md").read_text(encoding="utf-8")
     assert card.startswith("---\nlicense: ")
     assert "- \"ko\"" in card and "natural-language-inference" in card and "size_categories" in card
     for section in ("## Motivation", "## Dataset structure", "### Splits and label distribution",
@@ -306,7 +306,7 @@ def test_a_sampled_baseline_check_is_recorded_and_noted_in_the_card(make_project
     folder = Path(build(project, tmp_path, "--version", "2.0.0", "--seed", "1")["out"])
     check = Release.objects.get(project=project).baseline_check
     assert check["n_train"] == 30 and check["sampled_from"]["train"] > 30
-    card = (folder / "dataset_card.md").read_text(encoding="utf-8")
+    card = (folder / "README.md").read_text(encoding="utf-8")
     assert f"seeded sample of 30 train and {check['n_dev']} dev records (of train: {check['sampled_from']['train']})" \
         in card
 

@@ -42,14 +42,14 @@ def test_build_poll_download_verify_publish(team, api, release_root, django_capt
     # The baseline check ran on the written KLUE files (the sample headlines name their topic).
     assert data["check"]["passed"] is True and data["check"]["metrics"]
     assert data["leakage"]["clean"] and data["created_by"] == manager.username
-    assert (release_root / f"{project.slug}-1.0.0" / "dataset_card.md").is_file()
+    assert (release_root / f"{project.slug}-1.0.0" / "README.md").is_file()
 
     listed = api(maintainer).get(base)
     assert [r["version"] for r in listed.data] == ["1.0.0"]
 
     files = api(maintainer).get(f"{base}{release_id}/files/").data
     by_path = {f["path"]: f for f in files}
-    assert {"SHA256SUMS", "manifest.json", "dataset_card.md", "ynat-v1.1_train.json", "jsonl/dev.jsonl",
+    assert {"SHA256SUMS", "manifest.json", "README.md", "ynat-v1.1_train.json", "jsonl/dev.jsonl",
             "parquet/test.parquet"} <= set(by_path)
     download = api(maintainer).get(f"{base}{release_id}/files/{by_path['ynat-v1.1_train.json']['id']}/")
     assert download.status_code == 200

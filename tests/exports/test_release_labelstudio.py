@@ -80,7 +80,7 @@ def test_the_release_is_the_file_that_went_into_label_studio(task, tmp_path):
                              ("labelstudio/config.xml", f"goldset_labelstudio_{task}.config.xml"),
                              ("doccano/train.jsonl", f"goldset_doccano_{task}.jsonl")):
         assert (folder / written).read_bytes() == (INTEROP / fixture).read_bytes(), written
-    card = (folder / "dataset_card.md").read_text("utf-8")
+    card = (folder / "README.md").read_text("utf-8")
     assert "| `labelstudio/train.json` | Label Studio JSON tasks | train |" in card
     assert "| `labelstudio/config.xml` | Label Studio JSON tasks |" in card
 

@@ -264,7 +264,7 @@ def test_api_and_form_offer_the_formats_that_fit(make_project, api, tmp_path, se
     assert made.json()["formats"] == ["klue", "conllu"]
     release = project.releases.get(version="1.0.0")
     assert release.status in BUILT, release.error
-    card = (Path(release.out_dir) / "dataset_card.md").read_text("utf-8")
+    card = (Path(release.out_dir) / "README.md").read_text("utf-8")
     assert "| `conllu/train.conllu` | CoNLL-U (Universal Dependencies) | train | 6 | `conllu.parse_incr(" in card
     client.force_login(manager)
     page = client.get(f"/projects/{project.pk}/releases/").content.decode()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 import tarfile
 from io import StringIO
 from pathlib import Path
@@ -89,7 +88,7 @@ def test_items_awaiting_review_or_flagged_never_reach_any_release_file(make_proj
     assert result["excluded"] == {"open_flag": 1, "screening_needs_review": 3}
     # The progress page counts the same items with the same rule.
     assert project_progress(project)["releasable"] == 56 == releasable_items(project).count()
-    card = (Path(result["out"]) / "dataset_card.md").read_text(encoding="utf-8")
+    card = (Path(result["out"]) / "README.md").read_text(encoding="utf-8")
     assert "Only releasable items are released" in card and "screening_needs_review: 3" in card
 
 
@@ -319,7 +318,7 @@ def test_released_files_carry_stable_opaque_rater_ids_never_usernames(make_proje
     assert "sim-gaeun" not in text and "annotator1" not in text
     rows = [json.loads(line) for line in (Path(result["out"]) / "jsonl" / "train.jsonl").read_text().splitlines()]
     assert {tuple(row["annotators"]) for row in rows} == {("r01", "r02")}
-    card = (Path(result["out"]) / "dataset_card.md").read_text(encoding="utf-8")
+    card = (Path(result["out"]) / "README.md").read_text(encoding="utf-8")
     assert "opaque ids" in card
 
     # A later annotator gets the next id; the first two keep theirs.
@@ -375,11 +374,9 @@ def test_datasets_loads_every_format_of_every_task_even_with_an_empty_split(slug
     present = {split: n for split, n in result["splits"].items() if n}
     cache = str(tmp_path / "cache")
 
-    # As the Hugging Face Hub reads it: the card as README.md, its configs choose the files.
-    hub = tmp_path / "hub"
-    shutil.copytree(folder, hub)
-    (hub / "README.md").write_text((folder / "dataset_card.md").read_text(encoding="utf-8"), encoding="utf-8")
-    loaded = datasets.load_dataset(str(hub), cache_dir=cache)
+    # As the Hugging Face Hub reads it: the card is README.md, its configs choose the files
+    # (tests/exports/test_release_loads.py loads every layout).
+    loaded = datasets.load_dataset(str(folder), cache_dir=cache)
     assert {split: len(rows) for split, rows in loaded.items()} == present
 
     for builder, kind in (("json", "jsonl"), ("csv", "csv"), ("parquet", "parquet")):

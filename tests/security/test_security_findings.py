@@ -456,7 +456,7 @@ def test_production_settings_put_the_schema_behind_a_login_and_keep_healthz_on_p
 
     prod = production_settings()
     assert prod.GOLDSET_API_SCHEMA_PUBLIC is False
-    assert prod.GOLDSET_TRUSTED_PROXY_COUNT == 1
+    assert prod.GOLDSET_TRUSTED_PROXY_COUNT == 0
     assert prod.SECURE_REDIRECT_EXEMPT == [r"^healthz$"]
 
 

@@ -186,11 +186,11 @@ def test_import_release_download_verify_publish_delete_through_the_bucket(
     stored = bucket.objects(f"releases/{project.slug}-1.0.0/")
     assert sorted(f"releases/{project.slug}-1.0.0/{path}" for path in release.files.values_list("path", flat=True)) \
         == stored
-    assert {"dataset_card.md", "SHA256SUMS", "manifest.json", "ynat-v1.1_train.json", "parquet/dev.parquet"} <= {
+    assert {"README.md", "SHA256SUMS", "manifest.json", "ynat-v1.1_train.json", "parquet/dev.parquet"} <= {
         key.split("/", 2)[2] for key in stored}
 
     bodies = check_release_downloads(api(maintainer), f"{base}releases/", release.pk)
-    assert bodies["dataset_card.md"] == bucket.read(f"releases/{project.slug}-1.0.0/dataset_card.md")
+    assert bodies["README.md"] == bucket.read(f"releases/{project.slug}-1.0.0/README.md")
 
     # The release page renders the card read from the bucket and serves a file from it.
     client.force_login(manager)

@@ -12,6 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotation import selectors
 from annotation.services import project_create, project_delete
 from annotation.task_types import slugs
+from datasets_build.ontology import ontology_beside
 from datasets_build.pipeline import FORMATS
 from datasets_build.services import items_import
 
@@ -30,6 +31,9 @@ class Command(BaseCommand):
                             help="one PII action for every type in this import (overrides the project's policy)")
         parser.add_argument("--encoding", choices=["auto", "utf-8", "cp949"], default="auto")
         parser.add_argument("--duplicates", choices=["skip", "refuse"], default="skip")
+        parser.add_argument("--ontology", default=None,
+                            help="dst (WoS) only: the ontology file the dialogues come with; it becomes the project's "
+                                 "(default for a KLUE file: the wos-v*_ontology.json beside it, if any)")
         parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -45,8 +49,14 @@ class Command(BaseCommand):
                                      task_type=options["task_type"], created_by=None)
         elif options["task_type"] and options["task_type"] != project.task_type:
             raise CommandError(f"project {project.slug} is a {project.task_type} project, not {options['task_type']}")
+        ontology = Path(options["ontology"]) if options["ontology"] else None
+        if ontology is not None and not ontology.is_file():
+            raise CommandError(f"no such file: {ontology}")
+        if ontology is None and options["format"] == "klue":
+            ontology = ontology_beside(path, project.task_type)  # KLUE ships WoS's ontology beside its dialogues
         result = items_import(project, path, options["format"], source=options["source"], license=options["license"],
-                              pii=options["pii"], encoding=options["encoding"], duplicates=options["duplicates"])
+                              pii=options["pii"], encoding=options["encoding"], duplicates=options["duplicates"],
+                              ontology=ontology)
         if options["json"]:
             self.stdout.write(json.dumps(result.as_json(), ensure_ascii=False))
         else:

@@ -1,0 +1,102 @@
+"""Issue 35, finding 9: a release folder loads as users load it. ``datasets.load_dataset(<folder>)`` reads the
+card (``README.md``) and its ``configs``; each layout ``datasets`` reads with the folder's builder is a config of
+its own, the others load with the call the card gives; an empty split has no file in any format, so neither
+``datasets`` nor the official SQuAD v2.0 scorer meets an empty one."""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import partial
+from pathlib import Path
+
+import pytest
+import yaml
+
+from annotation.task_types import get_task_type, slugs
+from exports.card import CARD_NAME
+from tests.builders import build_release as build
+from tests.builders import load_records, sample_records
+
+pytestmark = pytest.mark.django_db
+
+datasets = pytest.importorskip("datasets")
+
+
+def card_header(folder: Path) -> dict:
+    text = (folder / CARD_NAME).read_text(encoding="utf-8")
+    assert text.startswith("---\n")
+    return yaml.safe_load(text[4:text.index("\n---\n", 4)])
+
+
+def rows_by_split(loaded) -> dict[str, int]:
+    return {split: len(rows) for split, rows in loaded.items()}
+
+
+@pytest.mark.parametrize("slug", slugs())
+def test_a_release_of_every_format_loads_as_a_folder_and_by_config_even_with_an_empty_split(
+        slug, make_project, tmp_path, monkeypatch):
+    project = make_project(slug)
+    load_records(project, sample_records(slug, 12))
+    formats = ",".join(["klue", "jsonl", "csv", "parquet", *get_task_type(slug).standard_formats])
+    result = build(project, tmp_path / "out", "--version", "1.0.0", "--splits", "0.7,0.3,0", "--format", formats)
+    folder = Path(result["out"])
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["splits"] == {"train": 8, "dev": 4, "test": 0}
+    # The empty split has no file in any format; the card is README.md (listed and checksummed), nothing else.
+    assert not [f for f in manifest["files"] if f["split"] == "test"]
+    assert not list(folder.rglob("*test*"))
+    assert "README.md" in {f["path"] for f in manifest["files"]}
+    assert "  README.md" in (folder / "SHA256SUMS").read_text() and not (folder / "dataset_card.md").exists()
+
+    cache = str(tmp_path / "cache")
+    present = {"train": 8, "dev": 4}
+    loaded = datasets.load_dataset(str(folder), cache_dir=cache)
+    assert rows_by_split(loaded) == present
+
+    header = card_header(folder)
+    configs = [c["config_name"] for c in header["configs"]]
+    assert configs[0] == "jsonl" and header["configs"][0]["default"] is True
+    layouts = formats.split(",")
+    card = (folder / CARD_NAME).read_text(encoding="utf-8")
+    calls = dict(re.findall(r"^- (\w+): `(load_dataset\(.*\))`$", card, flags=re.MULTILINE))
+    # Every layout loads: by config name from the folder, or with the call the card gives for it.
+    assert sorted([*configs, *calls]) == sorted(layouts)
+    monkeypatch.chdir(folder)  # the card's calls name files relative to the release folder
+    for kind in layouts:
+        if kind in configs:
+            loaded = datasets.load_dataset(str(folder), kind, cache_dir=cache)
+        else:
+            loaded = eval(calls[kind], {"load_dataset": partial(datasets.load_dataset, cache_dir=cache)})
+        assert set(loaded) == set(present), kind
+        if kind not in ("squad",) and not (kind == "klue" and slug == "mrc"):  # those are rows of passages
+            assert rows_by_split(loaded) == present, kind
+
+
+def test_an_empty_squad_split_has_no_file_so_the_squad_v2_scorer_never_divides_by_zero(make_project, tmp_path):
+    from tests.exports.test_release_standard import _squad_v2_scores  # the official evaluate-v2.0.py's scores
+
+    project = make_project("mrc")
+    load_records(project, sample_records("mrc", 12))
+    result = build(project, tmp_path / "out", "--version", "1.0.0", "--splits", "0.7,0.3,0", "--format",
+                   "klue,squad")
+    folder = Path(result["out"])
+    assert sorted(path.name for path in (folder / "squad").iterdir()) == ["dev.json", "train.json"]
+    for split in ("train", "dev"):
+        dataset = json.loads((folder / "squad" / f"{split}.json").read_text(encoding="utf-8"))["data"]
+        answers = {qa["id"]: (qa["answers"][0]["text"] if qa["answers"] else "")
+                   for doc in dataset for p in doc["paragraphs"] for qa in p["qas"]}
+        assert answers and _squad_v2_scores(dataset, answers) == (100.0, 100.0, len(answers))
+    with pytest.raises(ZeroDivisionError):  # what an empty split's file made the scorer do
+        _squad_v2_scores([], {})
+
+
+def test_a_jsonl_only_release_writes_no_file_for_an_empty_split_and_loads(make_project, tmp_path):
+    # A JSONL-only release streams its records' line heads (exports.writers.write_jsonl_heads), another path.
+    project = make_project("nli")
+    load_records(project, sample_records("nli", 12))
+    folder = Path(build(project, tmp_path / "out", "--version", "1.0.0", "--splits", "0.7,0.3,0", "--format",
+                        "jsonl")["out"])
+    assert sorted(p.name for p in (folder / "jsonl").iterdir()) == ["dev.jsonl", "train.jsonl"]
+    loaded = datasets.load_dataset(str(folder), cache_dir=str(tmp_path / "cache"))
+    assert sum(map(len, loaded.values())) == 12 and set(loaded) == {"train", "dev"}
