@@ -30,7 +30,9 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
 
   const search = h("input", { type: "search", class: "re-search", placeholder: T.re_search, "aria-label": T.re_search,
                               autocomplete: "off", oninput: () => { query = search.value; active = 0; renderList(); } });
-  const picker = h("div", { class: "re-picker", role: "listbox", "aria-label": T.re_search });
+  // The list scrolls: it is reachable with Tab, and the arrow keys move its highlight (aria-activedescendant).
+  const picker = h("div", { class: "re-picker", role: "listbox", "aria-label": T.re_search, tabindex: "0" });
+  const optionPrefix = `re-option-${Math.random().toString(36).slice(2)}`;
   const chosenView = h("p", { "aria-live": "polite" });
   root.append(
     h("p", { class: "re-sentence", lang: "ko" }, pieces),
@@ -71,12 +73,16 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
       h("section", { class: "re-group", role: "none" }, h("h4", { "aria-hidden": "true" }, group || "—"),
         h("ul", { role: "group", "aria-label": group || "—" }, members.map((label) => h("li", { role: "none" },
           h("button", { type: "button", role: "option", class: `re-option${visible[active] === label ? " active" : ""}`,
+                        id: `${optionPrefix}-${labels.indexOf(label)}`,
                         "aria-selected": String(label === chosen), tabindex: "-1",
                         dataset: { label, suggested: String(suggestion?.label === label) },
                         onclick: () => choose(label) },
             label === "no_relation" ? [kbd("0"), " "] : null, label,
             suggestion?.label === label ? [" ", h("span", { class: "suggested-tag" }, T.suggested_part)] : null)))))));
-    picker.querySelector(".re-option.active")?.scrollIntoView({ block: "nearest" });
+    const highlighted = picker.querySelector(".re-option.active");
+    if (highlighted) picker.setAttribute("aria-activedescendant", highlighted.id);
+    else picker.removeAttribute("aria-activedescendant");
+    highlighted?.scrollIntoView({ block: "nearest" });
     chosenView.replaceChildren(T.re_chosen, ": ", h("span", { class: "re-chosen" }, chosen ?? T.none));
   }
   renderList();
