@@ -312,11 +312,14 @@ def project_progress(project: Project) -> dict[str, object]:
 
 
 def annotator_progress(project: Project, user: User) -> dict[str, int]:
-    """The annotator's own counts: done, skipped, and how many items the queue could still give them."""
+    """The annotator's own counts: done, skipped, and what is still open to them: the items the queue could
+    still give them plus the ones they hold a live lease on (the item on screen), so the count is the same
+    before the workspace takes its first item and after each submission."""
     mine = Assignment.objects.filter(item__project=project, annotator=user)
     done = mine.filter(status=AssignmentStatus.SUBMITTED).count()
     skipped = mine.filter(status__in=[AssignmentStatus.SKIPPED, AssignmentStatus.FLAGGED]).count()
-    remaining = sum(eligible_items(project, user, stage).count() for stage in project.stage_names)
+    leased = mine.filter(status=AssignmentStatus.LEASED, lease_expires_at__gt=timezone.now()).count()
+    remaining = leased + sum(eligible_items(project, user, stage).count() for stage in project.stage_names)
     return {"done": done, "skipped": skipped, "remaining": remaining}
 
 

@@ -149,6 +149,25 @@ def test_home_and_project_page_show_own_progress_and_start_link(tc_project, anno
     assert reverse("annotation:annotate", args=[tc_project.pk]) not in manager_home
 
 
+def test_still_open_counts_the_item_on_screen_on_first_load_and_after_each_submission(tc_project, annotator_in,
+                                                                                     api) -> None:
+    """"Still open to you" is one count from the page's first render through every submission: the item on
+    screen (leased to the annotator) is still open to them until they submit it."""
+    annotator = annotator_in(tc_project)
+    client = api(annotator)
+    progress = f"/api/projects/{tc_project.id}/progress/"
+    page = page_client(annotator).get(reverse("annotation:annotate", args=[tc_project.pk]))
+    assert page.context["mine"]["remaining"] == 3  # rendered before the page asks for its first item
+    task = client.get(f"/api/projects/{tc_project.id}/next/").json()
+    assert client.get(progress).json()["remaining"] == 3  # the item on screen is still open
+    answer = client.post(f"/api/projects/{tc_project.id}/annotations/", {"item": task["item"]["id"], "payload": TC},
+                         format="json").json()
+    assert answer["next"] is not None
+    assert client.get(progress).json() == {"done": 1, "skipped": 0, "remaining": 2}
+    reloaded = page_client(annotator).get(reverse("annotation:annotate", args=[tc_project.pk]))
+    assert reloaded.context["mine"]["remaining"] == 2  # a reload shows what the workspace showed
+
+
 # -- blind annotation ------------------------------------------------------------------------------
 
 

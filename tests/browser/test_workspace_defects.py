@@ -27,6 +27,25 @@ def test_re_arrows_then_enter_submits_the_highlighted_relation(page, seed) -> No
     assert stored == {"label": labels[2]}
 
 
+def test_re_one_enter_after_picking_submits(page, seed) -> None:
+    """As docs/workspace.md says: Enter in the search box picks the highlighted relation and submits it, and so does
+    Enter after clicking a relation; neither needs a second Enter."""
+    seeded = seed("re")
+    first, second = seeded.items
+    sign_in_and_acknowledge(page, seeded)
+    page.keyboard.press("/")
+    page.keyboard.type("founded_by")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(f".widget[data-item='{second.pk}']")
+    settle(page)
+    assert Annotation.objects.get(item=first).payload == {"label": "org:founded_by"}
+    page.locator(".re-option[data-label='per:title']").click()
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#ws-empty")
+    settle(page)
+    assert Annotation.objects.get(item=second).payload == {"label": "per:title"}
+
+
 def test_re_long_labels_are_not_clipped(page, seed) -> None:
     seeded = seed("re")
     sign_in_and_acknowledge(page, seeded)

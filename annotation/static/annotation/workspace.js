@@ -486,8 +486,11 @@ document.addEventListener("keydown", (event) => {
   // outside a text field (Enter, Space on a focused button, arrows and Tab keep their usual meaning).
   const singleKey = event.key.length === 1 && event.key !== " " && !event.altKey && !event.ctrlKey && !event.metaKey;
   if (!config.single_keys && singleKey && !isTyping(event.target)) return;
-  if (current.widget.handleKey?.(event)) {
+  // A widget answers true when it handled the key, or "submit" when the key also submits (RE's Enter).
+  const handled = current.widget.handleKey?.(event);
+  if (handled) {
     event.preventDefault();
+    if (handled === "submit") submit();
     return;
   }
   // Enter on a widget's choice button submits too (the choice is already made by then); on other

@@ -96,8 +96,8 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
   }
 
   return {
-    shortcuts: [["/", T.re_key_search], ["↑ / ↓", T.re_key_updown], ["Space / Enter", T.re_key_enter],
-                ["0", T.re_key_zero]],
+    shortcuts: [["/", T.re_key_search], ["↑ / ↓", T.re_key_updown], ["Space", T.re_key_enter],
+                ["Enter", T.re_key_submit], ["0", T.re_key_zero]],
     handleKey(event) {
       const inSearch = event.target === search;
       if (inSearch) {
@@ -106,10 +106,12 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
           return true;
         }
         if (event.key === "Enter" && !event.ctrlKey && !event.metaKey) {
+          // One Enter picks the highlighted relation and submits it; with no match it only leaves the box.
           const visible = filtered();
-          if (visible.length) choose(visible[active]);
-          search.blur(); // the next Enter submits
-          return true;
+          search.blur();
+          if (!visible.length) return true;
+          choose(visible[active]);
+          return "submit";
         }
         if (event.key === "Escape") {
           search.blur();
@@ -132,10 +134,16 @@ export function mount(root, { item, schema, strings: T, draft, suggestion = null
         if (visible.length) choose(visible[active]);
         return true;
       }
-      if (event.key === "Enter" && browsing) {
+      if (event.key === "Enter" && !event.shiftKey) {
+        // Enter on a relation (clicked, or highlighted with the arrow keys) picks it and submits it at once;
+        // on the workspace's own buttons (skip, flag, …) it keeps their meaning.
+        if (event.target instanceof Element && event.target.matches("button, a, summary")
+            && !picker.contains(event.target)) return false;
+        const clicked = event.target instanceof Element ? event.target.closest(".re-option")?.dataset.label : null;
         const visible = filtered();
-        if (visible.length) choose(visible[active]);
-        return false; // the workspace goes on to submit the relation just picked
+        if (clicked) choose(clicked);
+        else if (browsing && visible.length) choose(visible[active]);
+        return "submit";
       }
       if (event.key === "0" && labels.includes("no_relation")) {
         choose("no_relation");
