@@ -71,6 +71,21 @@ def test_sts_buttons_show_each_score_once(page, seed) -> None:
     assert page.locator("button.score[data-score='3']").get_attribute("aria-keyshortcuts") == "3"
 
 
+def test_mrc_question_type_buttons_show_one_shortcut_each(page, seed) -> None:
+    context = "가람시는 이달부터 시립도서관의 평일 운영 시간을 밤 10시까지 연장한다."
+    seeded = seed("mrc", payloads=[{"title": "도서관", "context": context}])  # no question yet: the writing stage
+    sign_in_and_acknowledge(page, seeded)
+    buttons = page.locator("button[data-qtype]")
+    assert buttons.count() == 3
+    for i in range(3):
+        button = buttons.nth(i)
+        assert button.locator("kbd").all_inner_texts() == [f"Alt+{i + 1}"]
+        label = button.evaluate("b => [...b.childNodes].filter(n => n.nodeName !== 'KBD')"
+                                ".map(n => n.textContent).join('').trim()")
+        assert not any(word.isdigit() for word in label.split()), label  # no second, bare "1" badge
+        assert button.get_attribute("aria-keyshortcuts") == f"Alt+{i + 1}"
+
+
 def test_flag_dialog_offers_ambiguous_with_radios_next_to_their_labels(page, seed) -> None:
     seeded = seed("tc")
     sign_in_and_acknowledge(page, seeded)
