@@ -125,6 +125,8 @@ def test_language_switch_and_all_tabs_fit_at_1366(browser, live_server, seed, lo
         assert tabs.count() == 12
         nav = page.locator("nav.tabs")
         assert nav.evaluate("n => n.scrollWidth <= n.clientWidth")
+        rows = {round(tabs.nth(i).bounding_box()["y"]) for i in range(tabs.count())}
+        assert len(rows) == 1, "the tabs take more than one row"
         right = nav.bounding_box()["x"] + nav.bounding_box()["width"]
         for i in range(tabs.count()):
             box = tabs.nth(i).bounding_box()
