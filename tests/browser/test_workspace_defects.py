@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.models import Annotation, Flag
+from annotation import services
+from annotation.models import Annotation, Flag, Role
 
-from .conftest import settle, sign_in, sign_in_and_acknowledge, submit_and_reload
+from .conftest import PASSWORD, settle, sign_in, sign_in_and_acknowledge, submit_and_reload
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -84,6 +85,41 @@ def test_mrc_question_type_buttons_show_one_shortcut_each(page, seed) -> None:
                                 ".map(n => n.textContent).join('').trim()")
         assert not any(word.isdigit() for word in label.split()), label  # no second, bare "1" badge
         assert button.get_attribute("aria-keyshortcuts") == f"Alt+{i + 1}"
+
+
+def test_an_empty_queue_held_by_others_is_not_called_done(page, seed, django_user_model) -> None:
+    """The last item is leased to another annotator: the workspace says others are working on it and offers to
+    check again and the next project with work; the disabled buttons look disabled; once the other annotator
+    submits, checking again tells the annotator they are done."""
+    seeded = seed("tc", payloads=[{"title": "마지막 남은 기사 제목"}])
+    kim = django_user_model.objects.create_user("kim", password=PASSWORD)
+    services.membership_set(project=seeded.project, user=kim, role=Role.ANNOTATOR)
+    services.guideline_acknowledge(user=kim, project=seeded.project)
+    held = services.assignment_next(project=seeded.project, user=kim)
+    other = services.project_create(name="다음 프로젝트", slug="next-tc", task_type="tc",
+                                    created_by=seeded.project.created_by, annotators_per_item=1)
+    services.item_create(project=other, payload={"title": "다음 프로젝트의 기사"}, external_id="next-0")
+    services.membership_set(project=other, user=seeded.annotator, role=Role.ANNOTATOR)
+    services.guideline_acknowledge(user=seeded.annotator, project=seeded.project)
+    sign_in(page, seeded.annotator.username, f"/projects/{seeded.project.pk}/annotate/")
+    empty = page.locator("#ws-empty")
+    empty.wait_for()
+    assert empty.get_attribute("data-reason") == "held"
+    assert "Other annotators are working on the last items" in empty.inner_text()
+    assert "Nothing left" not in page.locator("#ws-item").inner_text()
+    assert page.locator("#ws-next-project").get_attribute("href") == f"/projects/{other.pk}/annotate/"
+    assert "다음 프로젝트" in page.locator("#ws-next-project").inner_text()
+    submit = page.locator("#ws-submit")
+    assert submit.is_disabled()
+    style = submit.evaluate("b => { const s = getComputedStyle(b); return [s.backgroundColor, s.cursor]; }")
+    assert style == ["rgb(236, 238, 242)", "not-allowed"]  # grey, not the active blue
+    services.annotation_submit(project=seeded.project, user=kim, item_id=held.item_id, payload={"label": "사회"})
+    page.locator("#ws-check-again").click()
+    page.wait_for_selector("#ws-empty[data-reason=done]")
+    assert "Nothing left for you in this project" in page.locator("#ws-empty").inner_text()
+    assert page.locator("#ws-check-again").count() == 0
+    page.locator("#ws-next-project").click()
+    page.wait_for_url(f"**/projects/{other.pk}/**")
 
 
 def test_flag_dialog_offers_ambiguous_with_radios_next_to_their_labels(page, seed) -> None:
