@@ -57,6 +57,20 @@ def test_the_workspace_of_each_task_type(page, seed, task, locale) -> None:
     assert unreachable_scrollers(page) == []
 
 
+@pytest.mark.parametrize("locale", ["en-US", "ko-KR"])
+def test_the_annotators_home_and_guideline_gate(page, seed, locale) -> None:
+    seeded = seed("dst")
+    sign_in(page, seeded.annotator.username, "/")
+    found = {}
+    for href in ("/", reverse("annotation:project-detail", args=[seeded.project.pk]),
+                 reverse("annotation:guideline-read", args=[seeded.project.pk])):
+        page.goto(href)
+        page.wait_for_load_state()
+        if violations := serious_violations(page) + unreachable_scrollers(page):
+            found[href] = violations
+    assert found == {}
+
+
 def test_a_long_dialogue_is_reachable_and_scrolls_with_the_keyboard(page, seed) -> None:
     """The DST dialogue overflows (more so in a Korean font): Tab reaches it and the keyboard scrolls it."""
     turns = [{"role": "user" if i % 2 == 0 else "sys", "text": f"{i}번째 발화: 서울 동쪽에 있는 숙소를 찾아요."}
