@@ -325,12 +325,33 @@ def project_progress(project: Project) -> dict[str, object]:
 
 
 def annotator_progress(project: Project, user: User) -> dict[str, int]:
-    """The annotator's own counts: done, skipped, and how many items the queue could still give them."""
+    """The annotator's own counts: done, skipped, and what is still open to them: the items the queue could
+    still give them plus the ones they hold a live lease on (the item on screen), so the count is the same
+    before the workspace takes its first item and after each submission."""
     mine = Assignment.objects.filter(item__project=project, annotator=user)
     done = mine.filter(status=AssignmentStatus.SUBMITTED).count()
     skipped = mine.filter(status__in=[AssignmentStatus.SKIPPED, AssignmentStatus.FLAGGED]).count()
-    remaining = sum(eligible_items(project, user, stage).count() for stage in project.stage_names)
+    leased = mine.filter(status=AssignmentStatus.LEASED, lease_expires_at__gt=timezone.now()).count()
+    remaining = leased + sum(eligible_items(project, user, stage).count() for stage in project.stage_names)
     return {"done": done, "skipped": skipped, "remaining": remaining}
+
+
+def items_held_by_others(project: Project, user: User) -> int:
+    """Items the annotator could still be given but not now, because other annotators' live leases hold their last
+    places: when a lease runs out, the item comes back to the queue. The workspace tells this apart from being
+    done."""
+    return sum(
+        eligible_items(project, user, stage, leases_hold=False)
+        .exclude(pk__in=eligible_items(project, user, stage).values("pk")).count()
+        for stage in project.stage_names
+    )
+
+
+def next_project_with_work(user: User, *, after: Project) -> Project | None:
+    """The annotator's next project (in the home page's order) whose queue has an item for them now."""
+    projects = [p for p, role in projects_with_roles(user) if role == Role.ANNOTATOR and p.pk != after.pk]
+    return next((p for p in projects
+                 if any(eligible_items(p, user, stage).exists() for stage in p.stage_names)), None)
 
 
 def _count_of(queryset: QuerySet) -> Coalesce:
@@ -339,20 +360,22 @@ def _count_of(queryset: QuerySet) -> Coalesce:
                     Value(0))
 
 
-def _live_count(item_ref: Any, stage: str, now: Any) -> Any:
+def _live_count(item_ref: Any, stage: str, now: Any, *, leases_hold: bool = True) -> Any:
     """The item's taken places in the stage: live assignments and imported annotations (see
-    :func:`queue_sql.places_held`)."""
-    return (_count_of(live_assignments(now=now).filter(item=item_ref, stage=stage))
+    :func:`queue_sql.places_held`); without ``leases_hold``, only the submitted ones."""
+    held = live_assignments(now=now) if leases_hold else Assignment.objects.filter(status=AssignmentStatus.SUBMITTED)
+    return (_count_of(held.filter(item=item_ref, stage=stage))
             + _count_of(Annotation.objects.filter(item=item_ref, stage=stage, imported=True)))
 
 
-def eligible_items(project: Project, user: User, stage: str) -> QuerySet[Item]:
+def eligible_items(project: Project, user: User, stage: str, *, leases_hold: bool = True) -> QuerySet[Item]:
     """Items this annotator may receive in this stage, closest to completion first: the queue's rules with the
     ORM (the take reads the same rules in SQL, :func:`annotation.queue_sql.queue_candidate`).
 
     Never an item they already had in this stage (except their own expired lease), never one whose k places
     are taken (live assignments and imported annotations), never an item whose previous stage is unfinished, and never a
-    hypothesis or question they wrote themselves.
+    hypothesis or question they wrote themselves. ``leases_hold=False`` counts only finished places: the items the
+    annotator could get once others' leases run out.
     """
     now = timezone.now()
     needed = project.annotations_needed(stage)
@@ -360,7 +383,7 @@ def eligible_items(project: Project, user: User, stage: str) -> QuerySet[Item]:
         annotatable_items(project)
         .exclude(assignments__in=Assignment.objects.filter(annotator=user, stage=stage)
                  .exclude(status=AssignmentStatus.EXPIRED))
-        .annotate(live=_live_count(OuterRef("pk"), stage, now))
+        .annotate(live=_live_count(OuterRef("pk"), stage, now, leases_hold=leases_hold))
         .filter(live__lt=needed)
     )
     stages = project.task.stages

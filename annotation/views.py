@@ -375,6 +375,7 @@ def annotate(request: HttpRequest, project_id: int) -> HttpResponse:
         "gate": (f"{reverse('annotation:guideline-read', args=[project.pk])}"
                  f"?next={reverse('annotation:annotate', args=[project.pk])}"),
         "user": request.user.pk,
+        "home": reverse("annotation:home"),
         "single_keys": request.user.single_key_shortcuts,
         "strings": workspace_strings(project.task),
     }

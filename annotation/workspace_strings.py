@@ -46,6 +46,11 @@ def workspace_strings(task: TaskType) -> dict[str, str]:
         # workspace
         "loading": _("Loading the next item…"),
         "done_all": _("Nothing left for you in this project. Thank you!"),
+        "held_by_others": _("Other annotators are working on the last items of this project (%(n)s). If one of "
+                            "them stops, the item comes back to the queue: check again in a few minutes."),
+        "check_again": _("Check again"),
+        "next_project": _("Next project: %(name)s"),
+        "back_to_projects": _("Back to your projects"),
         "submit": _("Submit"),
         "skip": _("Skip"),
         "flag": _("Flag"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
@@ -114,7 +115,13 @@ class ProjectViewSet(viewsets.ModelViewSet):
         role = selectors.role_in_project(request.user, project)
         if role in CURATE:
             return Response(selectors.project_progress(project))
-        return Response(selectors.annotator_progress(project, request.user))
+        mine: dict[str, object] = {**selectors.annotator_progress(project, request.user)}
+        if mine["remaining"] == 0:  # the workspace's empty queue: why, and where to go on
+            after = selectors.next_project_with_work(request.user, after=project)
+            mine["held_by_others"] = selectors.items_held_by_others(project, request.user)
+            mine["next_project"] = None if after is None else {
+                "id": after.pk, "name": after.name, "url": reverse("annotation:annotate", args=[after.pk])}
+        return Response(mine)
 
 
 class MembershipViewSet(ProjectScoped, mixins.ListModelMixin, mixins.CreateModelMixin, mixins.UpdateModelMixin,

@@ -184,6 +184,7 @@ class DependencyParsing(TaskType):
             "dp_bad_deprel": _("eojeol %(i)s: choose a DEPREL from the list"),
             "dp_root": _("root"),
             "dp_arcs": _("Dependency arcs, from each head to its dependents"),
+            "dp_sentence": _("The sentence's eojeol and their arcs"),
         }
 
     def agreement_measure(self) -> Any:

@@ -165,6 +165,7 @@ class DialogueStateTracking(TaskType):
         return {
             "dst_instruction": _("For each user turn, edit the cumulative dialogue state; it carries over from the "
                                  "previous user turn."),
+            "dst_dialogue": _("Dialogue"),
             "dst_turn": _("Turn %(n)s"),
             "dst_user": _("User"),
             "dst_system": _("System"),

@@ -182,6 +182,7 @@ class RelationExtraction(TaskType):
             "re_key_search": _("search the relation list"),
             "re_key_updown": _("move in the list"),
             "re_key_enter": _("pick the highlighted relation"),
+            "re_key_submit": _("pick the highlighted relation and submit it"),
             "re_key_zero": _("no_relation"),
             "re_need_label": _("choose a relation"),
             "re_chosen": _("Chosen relation"),

@@ -426,12 +426,23 @@ _NOT_NAMES_TEXT = """
 _NOT_NAMES: frozenset[str] = frozenset(_NOT_NAMES_TEXT.split())
 
 
+def _ends_with_and(word: str) -> bool:
+    """True when the word is a noun + the particle "and" (와 after a vowel, 과 after a consonant): "석사와 박사"
+    is "a master's and a doctor", not a name before a title."""
+    if len(word) < 2 or word[-1] not in "와과" or not "가" <= word[-2] <= "힣":
+        return False
+    vowel_final = (ord(word[-2]) - ord("가")) % 28 == 0
+    return word[-1] == ("와" if vowel_final else "과")
+
+
 def _persons(text: str) -> Iterator[Finding]:
     for pattern in (_PERSON_BEFORE_TITLE, _PERSON_AFTER_CUE):
         for m in pattern.finditer(text):
             name = m.group(1)
+            # "X와 박사" reads "X and doctors"; before an honorific (김수와 씨) the word is a name.
+            before_title = pattern is _PERSON_BEFORE_TITLE and m.group(0)[len(name):].strip() not in _HONORIFICS
             if name in _NOT_NAMES or name[:2] in _NOT_NAMES or name[-1] == "모" or (
-                    len(name) == 3 and name[-1] in _ORG_ENDINGS):
+                    len(name) == 3 and (name[-1] in _ORG_ENDINGS or (before_title and _ends_with_and(name)))):
                 continue
             yield Finding("person", m.start(1), m.end(1), name)
 

@@ -297,7 +297,7 @@ def test_annotators_see_only_their_own_annotations(api, make_project, annotator_
     lees = Annotation.objects.get(annotator=lee)
     assert api(kim).get(f"/api/projects/{project.id}/annotations/{lees.id}/").status_code == 404
     progress = api(kim).get(f"/api/projects/{project.id}/progress/").json()
-    assert progress == {"done": 1, "skipped": 0, "remaining": 0}
+    assert progress == {"done": 1, "skipped": 0, "remaining": 0, "held_by_others": 0, "next_project": None}
     manager = project.memberships.get(role=Role.MANAGER).user
     assert len(api(manager).get(f"/api/projects/{project.id}/annotations/").json()["results"]) == 2
 

@@ -149,6 +149,50 @@ def test_home_and_project_page_show_own_progress_and_start_link(tc_project, anno
     assert reverse("annotation:annotate", args=[tc_project.pk]) not in manager_home
 
 
+def test_still_open_counts_the_item_on_screen_on_first_load_and_after_each_submission(tc_project, annotator_in,
+                                                                                     api) -> None:
+    """"Still open to you" is one count from the page's first render through every submission: the item on
+    screen (leased to the annotator) is still open to them until they submit it."""
+    annotator = annotator_in(tc_project)
+    client = api(annotator)
+    progress = f"/api/projects/{tc_project.id}/progress/"
+    page = page_client(annotator).get(reverse("annotation:annotate", args=[tc_project.pk]))
+    assert page.context["mine"]["remaining"] == 3  # rendered before the page asks for its first item
+    task = client.get(f"/api/projects/{tc_project.id}/next/").json()
+    assert client.get(progress).json()["remaining"] == 3  # the item on screen is still open
+    answer = client.post(f"/api/projects/{tc_project.id}/annotations/", {"item": task["item"]["id"], "payload": TC},
+                         format="json").json()
+    assert answer["next"] is not None
+    assert client.get(progress).json() == {"done": 1, "skipped": 0, "remaining": 2}
+    reloaded = page_client(annotator).get(reverse("annotation:annotate", args=[tc_project.pk]))
+    assert reloaded.context["mine"]["remaining"] == 2  # a reload shows what the workspace showed
+
+
+def test_an_empty_queue_says_whether_others_hold_the_last_items_and_where_to_go_on(make_project, annotator_in,
+                                                                                    add_member, api) -> None:
+    """Empty because another annotator holds the last item's only place: the progress says so (the item may come
+    back), unlike really done; and it names the annotator's next project that has an item for them now."""
+    project = make_project("tc", k=1)
+    item = headlines(project, 1)[0]
+    kim, lee = annotator_in(project), annotator_in(project)
+    client = api(lee)
+    assert api(kim).get(f"/api/projects/{project.id}/next/").json()["item"]["id"] == item.id  # kim holds it
+    assert client.get(f"/api/projects/{project.id}/next/").status_code == 204
+    other = make_project("tc", k=1, slug="other-tc")
+    headlines(other, 1)
+    add_member(other, lee)
+    held = client.get(f"/api/projects/{project.id}/progress/").json()
+    assert held["remaining"] == 0 and held["held_by_others"] == 1
+    assert held["next_project"] == {"id": other.id, "name": other.name,
+                                    "url": reverse("annotation:annotate", args=[other.pk])}
+    # Once kim submits, the project is really done for lee: nothing is held any more.
+    api(kim).post(f"/api/projects/{project.id}/annotations/", {"item": item.id, "payload": TC}, format="json")
+    done = client.get(f"/api/projects/{project.id}/progress/").json()
+    assert done["held_by_others"] == 0 and done["next_project"]["id"] == other.id
+    # A project with work left for the annotator needs no way on.
+    assert set(client.get(f"/api/projects/{other.id}/progress/").json()) == {"done", "skipped", "remaining"}
+
+
 # -- blind annotation ------------------------------------------------------------------------------
 
 

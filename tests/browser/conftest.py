@@ -76,8 +76,14 @@ def browser() -> Any:
 
 
 @pytest.fixture
-def page(browser: Any, live_server: Any) -> Iterator[Any]:
-    context = browser.new_context(base_url=live_server.url, locale="en-US",
+def locale() -> str:
+    """The browser's language; a test parametrizes ``locale`` to see the pages in Korean."""
+    return "en-US"
+
+
+@pytest.fixture
+def page(browser: Any, live_server: Any, locale: str) -> Iterator[Any]:
+    context = browser.new_context(base_url=live_server.url, locale=locale,
                                   viewport={"width": 1280, "height": 860})
     page = context.new_page()
     page.set_default_timeout(15_000)
@@ -154,7 +160,7 @@ def sign_in_and_acknowledge(page: Any, seeded: Seeded) -> None:
     """Log in by keyboard, pass the guideline gate, land in the workspace with the first item shown."""
     page.goto(f"/projects/{seeded.project.pk}/annotate/")
     assert "/accounts/login/" in page.url
-    page.get_by_label("Username").focus()
+    page.locator("[name=username]").focus()  # by name: the label is in the browser's language
     page.keyboard.type(seeded.annotator.username)
     page.keyboard.press("Tab")
     page.keyboard.type(PASSWORD)

@@ -1,5 +1,7 @@
 """axe-core (vendored in tests/browser/vendor/axe.min.js) injected by Playwright finds no serious or critical
-WCAG 2.x A/AA violation in the workspace of every task type and on the manager's project pages."""
+WCAG 2.x A/AA violation in the workspace of every task type and on the manager's project pages, in English and
+in Korean (with the Korean font installed, Korean text is taller and more regions overflow). Every region that can
+scroll is reachable with Tab and named, whether or not its content overflows at this window size."""
 
 from __future__ import annotations
 
@@ -27,14 +29,71 @@ def serious_violations(page: Any) -> list[str]:
             for v in result["violations"] if v["impact"] in ("serious", "critical")]
 
 
+#: Elements that can scroll (overflow auto or scroll, shown) but are not in the tab order or have no name.
+UNREACHABLE_SCROLLERS = """() => [...document.querySelectorAll('body *')].filter(e => {
+    const style = getComputedStyle(e);
+    const scrolls = [style.overflowX, style.overflowY].some(o => o === 'auto' || o === 'scroll');
+    if (!scrolls || !e.getClientRects().length) return false;
+    const named = e.hasAttribute('aria-label') || e.hasAttribute('aria-labelledby') || e.labels?.length > 0;
+    return e.tabIndex < 0 || !named;
+}).map(e => e.tagName.toLowerCase() + (e.className ? '.' + String(e.className).split(' ').join('.') : ''))"""
+
+
+def unreachable_scrollers(page: Any) -> list[str]:
+    return page.evaluate(UNREACHABLE_SCROLLERS)
+
+
+@pytest.mark.parametrize("locale", ["en-US", "ko-KR"])
 @pytest.mark.parametrize("task", ["tc", "sts", "nli", "ner", "re", "dp", "mrc", "dst"])
-def test_the_workspace_of_each_task_type(page, seed, task) -> None:
+def test_the_workspace_of_each_task_type(page, seed, task, locale) -> None:
     seeded = seed(task)
     sign_in_and_acknowledge(page, seeded)
     assert serious_violations(page) == []
+    assert unreachable_scrollers(page) == []
+    page.keyboard.press("Alt+g")  # the guideline drawer scrolls too
+    page.wait_for_selector("#ws-guideline:not([hidden])")
+    assert page.evaluate("document.activeElement.id") == "ws-guideline"
+    assert serious_violations(page) == []
+    assert unreachable_scrollers(page) == []
 
 
-def test_the_manager_pages(page, seed) -> None:
+@pytest.mark.parametrize("locale", ["en-US", "ko-KR"])
+def test_the_annotators_home_and_guideline_gate(page, seed, locale) -> None:
+    seeded = seed("dst")
+    sign_in(page, seeded.annotator.username, "/")
+    found = {}
+    for href in ("/", reverse("annotation:project-detail", args=[seeded.project.pk]),
+                 reverse("annotation:guideline-read", args=[seeded.project.pk])):
+        page.goto(href)
+        page.wait_for_load_state()
+        if violations := serious_violations(page) + unreachable_scrollers(page):
+            found[href] = violations
+    assert found == {}
+
+
+def test_a_long_dialogue_is_reachable_and_scrolls_with_the_keyboard(page, seed) -> None:
+    """The DST dialogue overflows (more so in a Korean font): Tab reaches it and the keyboard scrolls it."""
+    turns = [{"role": "user" if i % 2 == 0 else "sys", "text": f"{i}번째 발화: 서울 동쪽에 있는 숙소를 찾아요."}
+             for i in range(40)]
+    payload = {"domains": ["숙소"], "dialogue": turns}
+    seeded = seed("dst", payloads=[payload])
+    sign_in_and_acknowledge(page, seeded)
+    dialogue = page.locator("ol.dst-dialogue")
+    assert dialogue.evaluate("d => d.scrollHeight > d.clientHeight")
+    assert dialogue.get_attribute("aria-label") == "Dialogue"
+    for _ in range(30):
+        if page.evaluate("document.activeElement.matches('ol.dst-dialogue')"):
+            break
+        page.keyboard.press("Tab")
+    else:
+        pytest.fail("Tab never reaches the dialogue")
+    page.keyboard.press("PageDown")
+    page.wait_for_function("() => document.querySelector('ol.dst-dialogue').scrollTop > 0")
+    assert serious_violations(page) == []
+
+
+@pytest.mark.parametrize("locale", ["en-US", "ko-KR"])
+def test_the_manager_pages(page, seed, locale) -> None:
     seeded = seed("ner")
     page.goto(f"/projects/{seeded.project.pk}/")
     page.locator("[name=username]").fill(seeded.project.created_by.username)
@@ -47,7 +106,7 @@ def test_the_manager_pages(page, seed) -> None:
     for href in links:
         page.goto(href)
         page.wait_for_load_state()
-        if violations := serious_violations(page):
+        if violations := serious_violations(page) + unreachable_scrollers(page):
             found[href] = violations
     assert found == {}
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.models import Annotation, Flag
+from annotation import services
+from annotation.models import Annotation, Flag, Role
 
-from .conftest import settle, sign_in, sign_in_and_acknowledge, submit_and_reload
+from .conftest import PASSWORD, settle, sign_in, sign_in_and_acknowledge, submit_and_reload
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -25,6 +26,25 @@ def test_re_arrows_then_enter_submits_the_highlighted_relation(page, seed) -> No
     submit_and_reload(page)  # Enter
     stored = Annotation.objects.get(item=seeded.items[0], annotator=seeded.annotator).payload
     assert stored == {"label": labels[2]}
+
+
+def test_re_one_enter_after_picking_submits(page, seed) -> None:
+    """As docs/workspace.md says: Enter in the search box picks the highlighted relation and submits it, and so does
+    Enter after clicking a relation; neither needs a second Enter."""
+    seeded = seed("re")
+    first, second = seeded.items
+    sign_in_and_acknowledge(page, seeded)
+    page.keyboard.press("/")
+    page.keyboard.type("founded_by")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(f".widget[data-item='{second.pk}']")
+    settle(page)
+    assert Annotation.objects.get(item=first).payload == {"label": "org:founded_by"}
+    page.locator(".re-option[data-label='per:title']").click()
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#ws-empty")
+    settle(page)
+    assert Annotation.objects.get(item=second).payload == {"label": "per:title"}
 
 
 def test_re_long_labels_are_not_clipped(page, seed) -> None:
@@ -53,6 +73,56 @@ def test_sts_buttons_show_each_score_once(page, seed) -> None:
     assert page.locator("button.score[data-score='5'] .score-name").inner_text() == "same meaning"
     assert page.locator("button.score[data-score='4.5'] .score-name").count() == 0
     assert page.locator("button.score[data-score='3']").get_attribute("aria-keyshortcuts") == "3"
+
+
+def test_mrc_question_type_buttons_show_one_shortcut_each(page, seed) -> None:
+    context = "가람시는 이달부터 시립도서관의 평일 운영 시간을 밤 10시까지 연장한다."
+    seeded = seed("mrc", payloads=[{"title": "도서관", "context": context}])  # no question yet: the writing stage
+    sign_in_and_acknowledge(page, seeded)
+    buttons = page.locator("button[data-qtype]")
+    assert buttons.count() == 3
+    for i in range(3):
+        button = buttons.nth(i)
+        assert button.locator("kbd").all_inner_texts() == [f"Alt+{i + 1}"]
+        label = button.evaluate("b => [...b.childNodes].filter(n => n.nodeName !== 'KBD')"
+                                ".map(n => n.textContent).join('').trim()")
+        assert not any(word.isdigit() for word in label.split()), label  # no second, bare "1" badge
+        assert button.get_attribute("aria-keyshortcuts") == f"Alt+{i + 1}"
+
+
+def test_an_empty_queue_held_by_others_is_not_called_done(page, seed, django_user_model) -> None:
+    """The last item is leased to another annotator: the workspace says others are working on it and offers to
+    check again and the next project with work; the disabled buttons look disabled; once the other annotator
+    submits, checking again tells the annotator they are done."""
+    seeded = seed("tc", payloads=[{"title": "마지막 남은 기사 제목"}])
+    kim = django_user_model.objects.create_user("kim", password=PASSWORD)
+    services.membership_set(project=seeded.project, user=kim, role=Role.ANNOTATOR)
+    services.guideline_acknowledge(user=kim, project=seeded.project)
+    held = services.assignment_next(project=seeded.project, user=kim)
+    other = services.project_create(name="다음 프로젝트", slug="next-tc", task_type="tc",
+                                    created_by=seeded.project.created_by, annotators_per_item=1)
+    services.item_create(project=other, payload={"title": "다음 프로젝트의 기사"}, external_id="next-0")
+    services.membership_set(project=other, user=seeded.annotator, role=Role.ANNOTATOR)
+    services.guideline_acknowledge(user=seeded.annotator, project=seeded.project)
+    sign_in(page, seeded.annotator.username, f"/projects/{seeded.project.pk}/annotate/")
+    empty = page.locator("#ws-empty")
+    empty.wait_for()
+    assert empty.get_attribute("data-reason") == "held"
+    assert "Other annotators are working on the last items" in empty.inner_text()
+    assert "Nothing left" not in page.locator("#ws-item").inner_text()
+    assert page.locator("#ws-next-project").get_attribute("href") == f"/projects/{other.pk}/annotate/"
+    assert "다음 프로젝트" in page.locator("#ws-next-project").inner_text()
+    submit = page.locator("#ws-submit")
+    assert submit.is_disabled()
+    style = submit.evaluate("b => { const s = getComputedStyle(b); return [s.backgroundColor, s.cursor]; }")
+    assert style == ["rgb(236, 238, 242)", "not-allowed"]  # grey, not the active blue
+    services.annotation_submit(project=seeded.project, user=kim, item_id=held.item_id, payload={"label": "사회"})
+    page.locator("#ws-check-again").click()
+    page.wait_for_selector("#ws-empty[data-reason=done]")
+    assert "Nothing left for you in this project" in page.locator("#ws-empty").inner_text()
+    assert page.locator("#ws-check-again").count() == 0
+    page.locator("#ws-next-project").click()
+    page.wait_for_url(f"**/projects/{other.pk}/**")
 
 
 def test_flag_dialog_offers_ambiguous_with_radios_next_to_their_labels(page, seed) -> None:
@@ -94,6 +164,8 @@ def test_language_switch_and_all_tabs_fit_at_1366(browser, live_server, seed, lo
         assert tabs.count() == 13
         nav = page.locator("nav.tabs")
         assert nav.evaluate("n => n.scrollWidth <= n.clientWidth")
+        rows = {round(tabs.nth(i).bounding_box()["y"]) for i in range(tabs.count())}
+        assert len(rows) == 1, "the tabs take more than one row"
         right = nav.bounding_box()["x"] + nav.bounding_box()["width"]
         for i in range(tabs.count()):
             box = tabs.nth(i).bounding_box()

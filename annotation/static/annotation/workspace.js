@@ -211,6 +211,38 @@ async function refreshProgress() {
   }
 }
 
+/** The empty queue, told as it is: done, or the last items held by other annotators for now (they come back
+ * when a lease runs out); with the way on to the annotator's next project that has work. */
+async function showEmpty() {
+  els.stage.textContent = "";
+  renderShortcuts([]);
+  let data = null;
+  try {
+    const response = await api("GET", config.api.progress);
+    if (response.status === 200) data = response.data;
+  } catch {
+    // Without the counts the page still says the queue is empty and offers the project list.
+  }
+  if (data) {
+    $("ws-done").textContent = data.done;
+    $("ws-remaining").textContent = data.remaining;
+    $("ws-skipped").textContent = data.skipped;
+  }
+  const held = data?.held_by_others || 0;
+  const message = h("p", { class: "ws-done", id: "ws-empty", dataset: { reason: held ? "held" : "done" } },
+                    held ? fmt(T.held_by_others, { n: held }) : T.done_all);
+  const actions = h("p", { class: "ws-empty-actions" });
+  if (held) {
+    actions.append(h("button", { type: "button", class: "secondary", id: "ws-check-again", onclick: () => loadNext() },
+                     T.check_again));
+  }
+  actions.append(data?.next_project
+    ? h("a", { class: "button", id: "ws-next-project", href: data.next_project.url },
+        fmt(T.next_project, { name: data.next_project.name }))
+    : h("a", { id: "ws-projects", href: config.home }, T.back_to_projects));
+  els.item.replaceChildren(message, actions);
+}
+
 /** The note above a pre-filled widget: whose suggestion it is, how sure, and the key that takes it as is. */
 function suggestionBanner(suggestion) {
   const confidence = suggestion.confidence === null || suggestion.confidence === undefined
@@ -243,10 +275,7 @@ async function loadNext(handed = null) {
     return;
   }
   if (status === 204) {
-    els.item.replaceChildren(h("p", { class: "ws-done", id: "ws-empty" }, T.done_all));
-    els.stage.textContent = "";
-    renderShortcuts([]);
-    refreshProgress();
+    await showEmpty();
     return;
   }
   if (status === 409) {  // every free place was being taken at that instant: not "nothing left", ask again
@@ -487,8 +516,11 @@ document.addEventListener("keydown", (event) => {
   // outside a text field (Enter, Space on a focused button, arrows and Tab keep their usual meaning).
   const singleKey = event.key.length === 1 && event.key !== " " && !event.altKey && !event.ctrlKey && !event.metaKey;
   if (!config.single_keys && singleKey && !isTyping(event.target)) return;
-  if (current.widget.handleKey?.(event)) {
+  // A widget answers true when it handled the key, or "submit" when the key also submits (RE's Enter).
+  const handled = current.widget.handleKey?.(event);
+  if (handled) {
     event.preventDefault();
+    if (handled === "submit") submit();
     return;
   }
   // Enter on a widget's choice button submits too (the choice is already made by then); on other

@@ -62,9 +62,28 @@ def test_every_type_is_replaced_when_pseudonymized(pii_type):
     "정의당 대표와 교육청 관계자가 참석했다.",
     "대학로 10년의 역사를 돌아본다.",
     "모두 1588-1234 번으로 문의하세요.",  # a business number
+    "대학 다섯 곳을 지정해 석사와 박사 과정 학생들에게 연구비를 지원한다.",  # "master's and doctoral", demo-mrc
+    "연구원과 교수, 이사와 감독이 함께 참석했다.",  # noun + "and" before a title
 ])
 def test_negative_examples_are_not_pii(text):
     assert detect(text) == []
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("석진우 교수가 발표했다.", "석진우"),  # the surname 석, as in 석사
+    ("석사랑 씨가 참석했다.", "석사랑"),
+    ("김수와 씨가 왔다.", "김수와"),  # before an honorific, a word ending in 와 is a name
+    ("홍길동 박사와 이영희 교수가 만났다.", "이영희"),
+])
+def test_names_next_to_the_and_rule_are_still_found(text, name):
+    assert name in [text[f.start:f.end] for f in detect(text) if f.type == "person"]
+
+
+def test_the_demo_mrc_passage_has_no_person():
+    """The demo-mrc record that flagged "석사와" (in "석사와 박사 과정") as a person's name."""
+    records = [json.loads(line) for line in (DEMO / "mrc.jsonl").open(encoding="utf-8")]
+    passage = next(r["context"] for r in records if "석사와 박사" in r["context"])
+    assert [passage[f.start:f.end] for f in detect(passage) if f.type == "person"] == []
 
 
 def test_checksums_and_contexts_decide():

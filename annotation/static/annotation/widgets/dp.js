@@ -56,7 +56,8 @@ export function mount(root, { item, schema, strings: T, names = {}, draft, sugge
       h("span", { class: "idx" }, String(i + 1)), h("span", { class: "form", lang: "ko" }, token.form),
       h("span", { class: "pos" }, token.pos)));
   const row = h("div", { class: "dp-tokens" }, tokenEls);
-  const canvas = h("div", { class: "dp-canvas" }, arcs, row);
+  // A long sentence scrolls sideways: the canvas is reachable with Tab, and the selected eojeol is kept in view.
+  const canvas = h("div", { class: "dp-canvas", tabindex: "0", role: "group", "aria-label": T.dp_sentence }, arcs, row);
   const headInputs = [];
   const deprelInputs = [];
   const rows = tokens.map((token, i) => {
@@ -90,6 +91,12 @@ export function mount(root, { item, schema, strings: T, names = {}, draft, sugge
     selected = i;
     tokenEls.forEach((el, j) => el.classList.toggle("selected", j === i));
     rows.forEach((tr, j) => tr.classList.toggle("selected", j === i));
+    // Sideways only: scrolling the page would pull the table row being typed in out of view.
+    const token = tokenEls[i];
+    if (token && (token.offsetLeft < canvas.scrollLeft
+                  || token.offsetLeft + token.offsetWidth > canvas.scrollLeft + canvas.clientWidth)) {
+      canvas.scrollLeft = token.offsetLeft - (canvas.clientWidth - token.offsetWidth) / 2;
+    }
     draw();
   }
 

@@ -36,7 +36,9 @@ export function mount(root, { item, schema, strings: T, names = {}, draft, sugge
   const slotInput = h("input", { list: `${uid}-slots`, class: "dst-slot", autocomplete: "off", lang: "ko",
                                  oninput: () => refreshLists() });
   const valueInput = h("input", { list: `${uid}-values`, class: "dst-value", autocomplete: "off", lang: "ko" });
-  const dialogue = h("ol", { class: "dst-dialogue" });
+  // The dialogue scrolls when it is long (Korean glyphs make it taller): a keyboard user reaches it with Tab and
+  // scrolls it with the arrow keys.
+  const dialogue = h("ol", { class: "dst-dialogue", tabindex: "0", "aria-label": T.dst_dialogue });
   const stateView = h("div", { class: "dst-state", "aria-live": "polite" });
   const problem = h("p", { class: "error", "aria-live": "polite" });
 

@@ -32,8 +32,10 @@ export function mount(root, { item, stage, schema, strings: T, names = {}, draft
 
   let question = null;
   const typeButtons = types.map(([key, name]) =>
-    h("button", { type: "button", class: "choice", dataset: { qtype: String(key) }, onclick: () => setType(key) },
-      kbd(`Alt+${key}`), " ", `${key} ${names[String(key)] ?? name}`));
+    // One shortcut badge per button: the type's number is already in Alt+<number>.
+    h("button", { type: "button", class: "choice", dataset: { qtype: String(key) }, "aria-keyshortcuts": `Alt+${key}`,
+                  onclick: () => setType(key) },
+      kbd(`Alt+${key}`), " ", names[String(key)] ?? name));
   if (writing) {
     question = h("textarea", { class: "mrc-question", rows: "2", lang: "ko", "aria-label": T.mrc_question,
                                oninput: () => onChange() });

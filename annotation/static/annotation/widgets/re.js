@@ -30,7 +30,9 @@ export function mount(root, { item, schema, strings: T, names = {}, draft, sugge
 
   const search = h("input", { type: "search", class: "re-search", placeholder: T.re_search, "aria-label": T.re_search,
                               autocomplete: "off", oninput: () => { query = search.value; active = 0; renderList(); } });
-  const picker = h("div", { class: "re-picker", role: "listbox", "aria-label": T.re_search });
+  // The list scrolls: it is reachable with Tab, and the arrow keys move its highlight (aria-activedescendant).
+  const picker = h("div", { class: "re-picker", role: "listbox", "aria-label": T.re_search, tabindex: "0" });
+  const optionPrefix = `re-option-${Math.random().toString(36).slice(2)}`;
   const chosenView = h("p", { "aria-live": "polite" });
   root.append(
     h("p", { class: "re-sentence", lang: "ko" }, pieces),
@@ -72,13 +74,17 @@ export function mount(root, { item, schema, strings: T, names = {}, draft, sugge
       h("section", { class: "re-group", role: "none" }, h("h4", { "aria-hidden": "true" }, group || "—"),
         h("ul", { role: "group", "aria-label": group || "—" }, members.map((label) => h("li", { role: "none" },
           h("button", { type: "button", role: "option", class: `re-option${visible[active] === label ? " active" : ""}`,
+                        id: `${optionPrefix}-${labels.indexOf(label)}`,
                         "aria-selected": String(label === chosen), tabindex: "-1",
                         dataset: { label, suggested: String(suggestion?.label === label) },
                         onclick: () => choose(label) },
             label === "no_relation" ? [kbd("0"), " "] : null, names[label] ?? label,
             names[label] ? [" ", h("code", { class: "re-value" }, label)] : null,
             suggestion?.label === label ? [" ", h("span", { class: "suggested-tag" }, T.suggested_part)] : null)))))));
-    picker.querySelector(".re-option.active")?.scrollIntoView({ block: "nearest" });
+    const highlighted = picker.querySelector(".re-option.active");
+    if (highlighted) picker.setAttribute("aria-activedescendant", highlighted.id);
+    else picker.removeAttribute("aria-activedescendant");
+    highlighted?.scrollIntoView({ block: "nearest" });
     chosenView.replaceChildren(T.re_chosen, ": ", h("span", { class: "re-chosen" },
       chosen === null ? T.none : names[chosen] ? `${names[chosen]} (${chosen})` : chosen));
   }
@@ -93,8 +99,8 @@ export function mount(root, { item, schema, strings: T, names = {}, draft, sugge
   }
 
   return {
-    shortcuts: [["/", T.re_key_search], ["↑ / ↓", T.re_key_updown], ["Space / Enter", T.re_key_enter],
-                ["0", T.re_key_zero]],
+    shortcuts: [["/", T.re_key_search], ["↑ / ↓", T.re_key_updown], ["Space", T.re_key_enter],
+                ["Enter", T.re_key_submit], ["0", T.re_key_zero]],
     handleKey(event) {
       const inSearch = event.target === search;
       if (inSearch) {
@@ -103,10 +109,12 @@ export function mount(root, { item, schema, strings: T, names = {}, draft, sugge
           return true;
         }
         if (event.key === "Enter" && !event.ctrlKey && !event.metaKey) {
+          // One Enter picks the highlighted relation and submits it; with no match it only leaves the box.
           const visible = filtered();
-          if (visible.length) choose(visible[active]);
-          search.blur(); // the next Enter submits
-          return true;
+          search.blur();
+          if (!visible.length) return true;
+          choose(visible[active]);
+          return "submit";
         }
         if (event.key === "Escape") {
           search.blur();
@@ -129,10 +137,16 @@ export function mount(root, { item, schema, strings: T, names = {}, draft, sugge
         if (visible.length) choose(visible[active]);
         return true;
       }
-      if (event.key === "Enter" && browsing) {
+      if (event.key === "Enter" && !event.shiftKey) {
+        // Enter on a relation (clicked, or highlighted with the arrow keys) picks it and submits it at once;
+        // on the workspace's own buttons (skip, flag, …) it keeps their meaning.
+        if (event.target instanceof Element && event.target.matches("button, a, summary")
+            && !picker.contains(event.target)) return false;
+        const clicked = event.target instanceof Element ? event.target.closest(".re-option")?.dataset.label : null;
         const visible = filtered();
-        if (visible.length) choose(visible[active]);
-        return false; // the workspace goes on to submit the relation just picked
+        if (clicked) choose(clicked);
+        else if (browsing && visible.length) choose(visible[active]);
+        return "submit";
       }
       if (event.key === "0" && labels.includes("no_relation")) {
         choose("no_relation");
