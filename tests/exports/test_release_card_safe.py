@@ -16,7 +16,7 @@ from markdown_it import MarkdownIt
 from annotation import services
 from annotation.models import Project, Role
 from exports.card import CARD_NAME, no_html, plain
-from tests.security.test_injection import HOSTILE, IMG, SCRIPT, live_problems
+from tests.security.hostile import HOSTILE, IMG, SCRIPT, live_problems
 
 pytestmark = pytest.mark.django_db
 

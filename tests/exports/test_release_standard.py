@@ -5,11 +5,8 @@ does not fit the task type is refused by the command, the API and the form."""
 
 from __future__ import annotations
 
-import collections
 import itertools
 import json
-import re
-import string
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -27,6 +24,7 @@ from datasets_build.klue_formats import iter_klue_records
 from exports.models import BUILT
 from exports.writers.standard import conll_tokens
 from tests.builders import load_records, sample_records
+from tests.exports.squad_v2 import squad_v2_scores
 
 pytestmark = pytest.mark.django_db
 
@@ -134,45 +132,6 @@ def test_conll_tokens_split_particles_from_entities_and_keep_multi_word_entities
         ("경찰", "B-OG"), ("은", "O"), ("홍", "B-PS"), ("길동", "I-PS"), ("씨를", "O"), ("만났다", "O")]
 
 
-# The official SQuAD v2.0 evaluation script's normalisation and scores (evaluate-v2.0.py).
-def _normalize_answer(s: str) -> str:
-    s = s.lower()
-    s = "".join(ch for ch in s if ch not in set(string.punctuation))
-    s = re.compile(r"\b(a|an|the)\b", re.UNICODE).sub(" ", s)
-    return " ".join(s.split())
-
-
-def _get_tokens(s: str) -> list[str]:
-    return _normalize_answer(s).split() if s else []
-
-
-def _compute_exact(a_gold: str, a_pred: str) -> int:
-    return int(_normalize_answer(a_gold) == _normalize_answer(a_pred))
-
-
-def _compute_f1(a_gold: str, a_pred: str) -> float:
-    gold_toks, pred_toks = _get_tokens(a_gold), _get_tokens(a_pred)
-    common = collections.Counter(gold_toks) & collections.Counter(pred_toks)
-    num_same = sum(common.values())
-    if len(gold_toks) == 0 or len(pred_toks) == 0:
-        return float(gold_toks == pred_toks)
-    if num_same == 0:
-        return 0.0
-    precision, recall = num_same / len(pred_toks), num_same / len(gold_toks)
-    return (2 * precision * recall) / (precision + recall)
-
-
-def _squad_v2_scores(dataset: list[dict[str, Any]], preds: dict[str, str]) -> tuple[float, float, int]:
-    exact, f1 = {}, {}
-    for article in dataset:
-        for p in article["paragraphs"]:
-            for qa in p["qas"]:
-                gold_answers = [a["text"] for a in qa["answers"] if _normalize_answer(a["text"])] or [""]
-                exact[qa["id"]] = max(_compute_exact(a, preds[qa["id"]]) for a in gold_answers)
-                f1[qa["id"]] = max(_compute_f1(a, preds[qa["id"]]) for a in gold_answers)
-    return 100.0 * sum(exact.values()) / len(exact), 100.0 * sum(f1.values()) / len(f1), len(exact)
-
-
 def test_mrc_squad_v2_scores_100_against_itself(make_project, tmp_path):
     project = make_project("mrc")
     records = sample_records("mrc", 12)
@@ -193,10 +152,10 @@ def test_mrc_squad_v2_scores_100_against_itself(make_project, tmp_path):
     by_guid = {r["guid"]: r for r in records}
     assert {qa["id"]: qa["is_impossible"] for qa in qas} == {g: r["is_impossible"] for g, r in by_guid.items()}
     predictions = {qa["id"]: qa["answers"][0]["text"] if qa["answers"] else "" for qa in qas}
-    assert _squad_v2_scores(squad["data"], predictions) == (100.0, 100.0, 12)
+    assert squad_v2_scores(squad["data"], predictions) == (100.0, 100.0, 12)
     # The check can fail: answering an unanswerable question costs exact match.
     wrong = {**predictions, next(i for i, r in by_guid.items() if r["is_impossible"]): "장마"}
-    assert _squad_v2_scores(squad["data"], wrong)[0] < 100.0
+    assert squad_v2_scores(squad["data"], wrong)[0] < 100.0
     # The `datasets` library reads it as the card says (the articles under "data").
     loaded = datasets.load_dataset("json", data_files=str(Path(result["out"]) / "squad" / "train.json"),
                                    field="data", split="train", cache_dir=str(tmp_path / "hf"))

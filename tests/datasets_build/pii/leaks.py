@@ -275,7 +275,7 @@ def _values(name: str, route: str, project: Project, items: list[Item]) -> list[
         return list(ReleaseFile.objects.filter(release__project=project).values_list("pk", flat=True))
     if name == "pk" and "/imports/" in route:
         return list(ImportJob.objects.filter(project=project).values_list("pk", flat=True))
-    if name == "pk" and "/annotations/" in route:
+    if (name == "pk" and "/annotations/" in route) or name == "annotation_id":
         return list(Annotation.objects.filter(item__in=items).values_list("pk", flat=True))
     if name == "pk" and "/flags/" in route:
         return list(Flag.objects.filter(item__project=project).values_list("pk", flat=True))
