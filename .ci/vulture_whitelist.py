@@ -6,6 +6,7 @@ from config.client_ip import client_ip
 from config.errors import csrf_failure
 from datasets_build.dedup import shingles
 from exports.baselines.synthetic import write_synthetic_release
+from exports.selectors import item_release_refusal
 
 USED_BY_NAME = (
     load_agreement_report,  # Celery's worker_process_init signal calls it in every worker process
@@ -14,4 +15,5 @@ USED_BY_NAME = (
     csrf_failure,  # settings.CSRF_FAILURE_VIEW names it
     shingles,  # the reference tests/datasets_build/test_dedup.py holds the numpy signatures equal to
     write_synthetic_release,  # the synthetic releases of bench/baselines.py and the release-check tests
+    item_release_refusal,  # ExportsConfig.item_delete_guard names it (annotation.services.item_delete)
 )
