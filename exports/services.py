@@ -53,13 +53,13 @@ from annotation.models import USABLE_GOLD, Annotation, AuditObject, Guideline, I
 from annotation.selectors import stage_complete
 from annotation.services import ServiceError
 from config.jobs import DATABASE_LOST, drop_connection, error_summary
-from config.storage import RELEASES, StoredFolder, record
+from config.storage import RELEASES, SUMS_NAME, StoredFolder, record
 from datasets_build import splits as split_lib
 
 from . import selectors
 from .ahead import may_read_ahead
 from .card import CARD_NAME, render_card
-from .integrity import SUMS_NAME, make_read_only, sha256_file, verify_folder, write_sums
+from .integrity import make_read_only, sha256_file, verify_folder, write_sums
 from .models import (
     SEMVER,
     RaterId,
@@ -535,7 +535,7 @@ def _items_split_copy(ids: np.ndarray, codes: np.ndarray, names: list[str]) -> N
     """``Item.split`` on PostgreSQL in one statement: the (item, split code) pairs go by binary ``COPY`` into
     a temporary table, from which one ``UPDATE`` sets the splits that change. Per-chunk ``UPDATE … IN (…)``
     quoted every id into the SQL on the client."""
-    from datasets_build.bulk import copy_bigints
+    from annotation.bulk import copy_bigints
 
     item_table = connection.ops.quote_name(Item._meta.db_table)
     with connection.cursor() as cursor:
