@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext as _
 
 from .services import ServiceError
@@ -46,26 +47,42 @@ def _queue_order(value: Any) -> str | None:
     return _choice(value, QUEUE_ORDERS)
 
 
-def _pii(value: Any) -> str | None:
-    from datasets_build.pii.pseudonymize import resolve_policy
+#: What the settings page offers for the PII option: the PII types, the actions, the replacements, each type's name
+#: in the reader's language and the default action per type.
+PiiChoices = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], dict[str, str], dict[str, Any]]
 
+#: The PII policy is the importer's (``datasets_build.pii``), which depends on this app: it hands over its check
+#: and its choices when it is ready (:func:`pii_policy_register`, from its ``AppConfig.ready``), as it does the
+#: item screening (``services.item_screening_register``), so this app does not import the one above it.
+_pii_policy: tuple[Callable[[dict[str, Any]], object], Callable[[], PiiChoices]] | None = None
+
+
+def pii_policy_register(check: Callable[[dict[str, Any]], object], choices: Callable[[], PiiChoices]) -> None:
+    """Make ``check(options)`` (raises ``ValueError`` saying what is wrong with ``options["pii"]``) the PII
+    option's validation and ``choices()`` what the settings page offers."""
+    global _pii_policy
+    _pii_policy = (check, choices)
+
+
+def _registered_pii_policy() -> tuple[Callable[[dict[str, Any]], object], Callable[[], PiiChoices]]:
+    if _pii_policy is None:
+        raise ImproperlyConfigured("no PII policy is registered: add datasets_build to INSTALLED_APPS")
+    return _pii_policy
+
+
+def _pii(value: Any) -> str | None:
     if not isinstance(value, dict):
         return _("must be an object mapping PII types to actions; got %(value)r") % {"value": value}
     try:
-        resolve_policy({"pii": value})
+        _registered_pii_policy()[0]({"pii": value})
     except ValueError as bad:
         return str(bad)
     return None
 
 
-def pii_policy_choices() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], dict[str, str], dict[str, Any]]:
-    """What the settings page offers for the PII option: the PII types, the actions, the replacements, each
-    type's name in the reader's language and the default action per type (the import's own tables)."""
-    from datasets_build.pii.detectors import DEFAULT_POLICY, PII_TYPES
-    from datasets_build.pii.pseudonymize import ACTIONS, REPLACEMENTS
-    from datasets_build.screening.highlight import SPAN_NAMES
-
-    return PII_TYPES, ACTIONS, REPLACEMENTS, {t: str(SPAN_NAMES.get(t, t)) for t in PII_TYPES}, dict(DEFAULT_POLICY)
+def pii_policy_choices() -> PiiChoices:
+    """What the settings page offers for the PII option (the import's own tables)."""
+    return _registered_pii_policy()[1]()
 
 
 def _gold_rule(value: Any) -> str | None:

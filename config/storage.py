@@ -37,6 +37,8 @@ UPLOADS = "uploads"
 RELEASES = "releases"
 #: Bytes moved per read when copying between a storage and a local file: memory stays at this, whatever the size.
 COPY_BLOCK = 1 << 20
+#: The checksums file of a release folder (``exports.integrity``), written last: a folder without it is unfinished.
+SUMS_NAME = "SHA256SUMS"
 
 
 def bucket_storages(bucket: str, **options: Any) -> dict[str, dict[str, Any]]:
@@ -223,6 +225,13 @@ def upload_local(location: str) -> Iterator[Path]:
 # -- release folders ---------------------------------------------------------------------------------
 
 
+def move_into_place(temporary: Path, final: Path) -> None:
+    """Rename the finished temporary folder to its final name in one step (same file system)."""
+    if final.exists():
+        raise FileExistsError(f"{final} already exists")
+    os.rename(temporary, final)
+
+
 @dataclass(frozen=True)
 class StoredFolder:
     """A release folder: ``name`` in ``storage`` (a folder of a local storage, or a key prefix in a bucket)."""
@@ -288,8 +297,6 @@ class StoredFolder:
         """Put the finished local ``folder`` in place: renamed in one step on a local storage (same file
         system); uploaded file by file to a bucket, ``SHA256SUMS`` last, so a folder without it is an upload
         that was cut short."""
-        from exports.integrity import SUMS_NAME, move_into_place
-
         local = self.local
         if local is not None:
             move_into_place(folder, local)

@@ -35,8 +35,7 @@ from typing import IO, Any
 import orjson
 from django.conf import settings
 
-from annotation.task_types import get_task_type
-from annotation.task_types.base import LABEL_STAGE
+from annotation.task_types import LABEL_STAGE, get_task_type
 
 from .klue_formats import FormatError, RecordTooLarge, _JsonStream, _open_text
 from .readers import FatalReadError, RecordError, bounded_lines, max_record_chars, too_large

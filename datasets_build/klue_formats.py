@@ -17,8 +17,18 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
-from annotation.task_types import CHAR_TSV, EOJEOL_TSV, SQUAD, KlueFile, MissingLayer, PayloadError, get_task_type
-from annotation.task_types.ner import parse_markup, spans_from_tags, to_markup
+from annotation.task_types import (
+    CHAR_TSV,
+    EOJEOL_TSV,
+    SQUAD,
+    KlueFile,
+    MissingLayer,
+    PayloadError,
+    get_task_type,
+    parse_markup,
+    spans_from_tags,
+    to_markup,
+)
 
 Source = str | os.PathLike[str] | IO[str] | IO[bytes]
 

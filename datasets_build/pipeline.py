@@ -36,9 +36,10 @@ import orjson
 from django.conf import settings
 from django.db import DatabaseError, connection, reset_queries, transaction
 
+from annotation import bulk
 from annotation.models import Flag, Item, Project, Source, User
 
-from . import bulk, dedup
+from . import dedup
 from .interop import READERS as INTEROP_READERS
 from .models import MinHashBand, NearDuplicate
 from .pii import PiiPolicy

@@ -35,11 +35,12 @@ from typing import Any, Self, TypeVar
 import numpy as np
 from django.conf import settings
 
+from annotation import bulk
 from annotation.models import Annotation, FlagKind, Item, ScreeningStatus
 from annotation.services import item_checked
 from annotation.task_types import ParsedRecord, PayloadError, TaskType, reject_nul_characters
 
-from . import bulk, dedup, morph
+from . import dedup, morph
 from .interop import IMPORTED_ANNOTATIONS
 from .pii import PiiPolicy, Scrubber
 from .pii.apply import scrub_identifier, scrub_record

@@ -21,7 +21,7 @@ from annotation.api.views import ProjectScoped
 from annotation.models import Project
 from annotation.permissions import CURATE, MANAGE
 
-from . import assist, selectors, services
+from . import assist, selectors, suggester_services
 from .models import SuggesterRun
 
 
@@ -87,7 +87,7 @@ class SuggesterTrainView(ProjectScoped, APIView):
 
     @extend_schema(request=None, responses={202: SuggesterRunSerializer})
     def post(self, request: Request, project_pk: int) -> Response:
-        run = services.suggester_request(project=self.project, user=request.user)
+        run = suggester_services.suggester_request(project=self.project, user=request.user)
         run.refresh_from_db()
         return Response(SuggesterRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
@@ -105,8 +105,9 @@ class SuggesterUploadView(ProjectScoped, APIView):
         serializer = PredictionsUploadSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        run = services.predictions_upload(project=self.project, upload=data["file"], file_name=data["file"].name,
-                                        fmt=data["format"], user=request.user, model=data["model"])
+        run = suggester_services.predictions_upload(project=self.project, upload=data["file"],
+                                                    file_name=data["file"].name, fmt=data["format"],
+                                                    user=request.user, model=data["model"])
         run.refresh_from_db()
         return Response(SuggesterRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 

@@ -2,10 +2,10 @@
 
 Both end in ``annotation.services.suggestions_replace`` (the annotation app owns the Suggestion rows; this
 module owns training and file parsing, since the baselines and the KLUE readers live on this side). A run is
-requested, and its status and results recorded, by ``exports.services`` (``suggester_request``,
+requested, and its status and results recorded, by ``exports.suggester_services`` (``suggester_request``,
 ``predictions_upload``, ``suggester_run_update``); this module writes nothing itself.
 
-Retraining (``services.suggester_request`` → Celery ``exports.suggester_run`` → :func:`suggester_run`):
+Retraining (``suggester_services.suggester_request`` → Celery ``exports.suggester_run`` → :func:`suggester_run`):
 
 1. every item with a usable gold label becomes a KLUE record (``TaskType.build_record``, as a release
    builds it); at least ``MIN_GOLD`` are needed;
@@ -16,8 +16,8 @@ Retraining (``services.suggester_request`` → Celery ``exports.suggester_run`` 
 4. the predictions become suggestions of a new model version, written in one transaction — annotators
    keep working meanwhile (the job runs on a worker; readers never wait for it).
 
-An upload (``services.predictions_upload``) is a KLUE file of the task (records matched to items by guid) or
-JSONL with one ``{"external_id" | "item", "payload", "confidence"?, "uncertainty"?}`` per line, the
+An upload (``suggester_services.predictions_upload``) is a KLUE file of the task (records matched to items by
+guid) or JSONL with one ``{"external_id" | "item", "payload", "confidence"?, "uncertainty"?}`` per line, the
 payload in the task's annotation shape.
 """
 
@@ -44,7 +44,7 @@ from annotation.services import ServiceError
 from annotation.task_types import PayloadError, TaskType
 from config.storage import upload_delete, upload_local
 
-from . import selectors, services
+from . import selectors, suggester_services
 from .models import SuggesterRun, SuggesterRunKind, SuggesterRunStatus
 
 logger = logging.getLogger(__name__)
@@ -195,11 +195,11 @@ def suggester_run(run_id: int, *, progress: Progress | None = None) -> Suggester
     run = SuggesterRun.objects.select_related("project").get(pk=run_id)
     if run.is_finished:
         return run
-    services.suggester_run_update(run, status=SuggesterRunStatus.RUNNING, started_at=timezone.now(), progress=1,
-                                  progress_note="starting")
+    suggester_services.suggester_run_update(run, status=SuggesterRunStatus.RUNNING, started_at=timezone.now(),
+                                            progress=1, progress_note="starting")
 
     def report(percent: int, note: str) -> None:
-        services.suggester_run_update(run, progress=max(1, min(99, int(percent))), progress_note=note[:200])
+        suggester_services.suggester_run_update(run, progress=max(1, min(99, int(percent))), progress_note=note[:200])
         if progress is not None:
             progress(percent, note)
 
@@ -212,13 +212,13 @@ def suggester_run(run_id: int, *, progress: Progress | None = None) -> Suggester
         logger.exception("suggester run %s of %s failed", run.pk, run.project.slug)
         message = error.message if isinstance(error, ServiceError | assist.AssistError) else (
             f"{type(error).__name__}: {error}")
-        services.suggester_run_update(run, status=SuggesterRunStatus.FAILED, error=message[:4000],
-                                      finished_at=timezone.now())
+        suggester_services.suggester_run_update(run, status=SuggesterRunStatus.FAILED, error=message[:4000],
+                                                finished_at=timezone.now())
         return run
     finally:
         upload_delete(run.stored_path)
-    services.suggester_run_update(run, status=SuggesterRunStatus.DONE, progress=100, progress_note="done",
-                                  finished_at=timezone.now())
+    suggester_services.suggester_run_update(run, status=SuggesterRunStatus.DONE, progress=100, progress_note="done",
+                                            finished_at=timezone.now())
     if progress is not None:
         progress(100, "done")
     return run
@@ -245,9 +245,11 @@ def _train(run: SuggesterRun, report: Progress) -> None:
                                                      model_version=version, source="baseline", trained_on=len(gold))
     report(95, f"stored {stored['stored']} suggestions")
     scores = [p["score"] for p in curve["points"] if p.get("score") is not None]
-    services.suggester_run_update(run, model_version=version, gold_items=len(gold), suggestions=stored["stored"],
-                                  metrics={"primary": curve["primary"], "learning_curve": curve,
-                                           "holdout_score": scores[-1] if scores else None, "stored": stored})
+    suggester_services.suggester_run_update(run, model_version=version, gold_items=len(gold),
+                                            suggestions=stored["stored"],
+                                            metrics={"primary": curve["primary"], "learning_curve": curve,
+                                                     "holdout_score": scores[-1] if scores else None,
+                                                     "stored": stored})
 
 
 # -- uploads -------------------------------------------------------------------------------------------------
@@ -331,8 +333,8 @@ def _read_upload(run: SuggesterRun, report: Progress) -> None:
     except ValueError as error:  # the KLUE reader's FormatError
         raise ServiceError(f"{run.file_name}: {error}", field="file") from None
     stored["errors"] = errors + stored["errors"]
-    services.suggester_run_update(run, model_version=version, suggestions=stored["stored"],
-                                  metrics={**run.metrics, "stored": stored})
+    suggester_services.suggester_run_update(run, model_version=version, suggestions=stored["stored"],
+                                            metrics={**run.metrics, "stored": stored})
 
 
 # -- retraining every N gold items, and the expected effect -----------------------------------------------------
@@ -355,7 +357,7 @@ def retrain_due_projects() -> list[int]:
     queued = []
     for project in Project.objects.filter(options__assist__retrain_every__gt=0):
         if retrain_due(project):
-            services.suggester_request(project=project, trigger="every_n_gold")
+            suggester_services.suggester_request(project=project, trigger="every_n_gold")
             queued.append(project.pk)
     return queued
 

@@ -1,4 +1,5 @@
-"""Checksums, the atomic move into place, read-only files, and verification of a release folder.
+"""Checksums, read-only files, and verification of a release folder (its atomic move into place is the storage's:
+``config.storage.StoredFolder.publish``).
 
 Verification reads the folder through its storage (config/storage.py), on disk or in a bucket alike.
 ``SHA256SUMS`` uses the ``sha256sum`` layout (``<hex>  <path>``, sorted by path), so
@@ -8,13 +9,11 @@ Verification reads the folder through its storage (config/storage.py), on disk o
 from __future__ import annotations
 
 import hashlib
-import os
 import stat
 from pathlib import Path
 
-from config.storage import StoredFolder
+from config.storage import SUMS_NAME, StoredFolder
 
-SUMS_NAME = "SHA256SUMS"
 _BLOCK = 1 << 20
 
 
@@ -84,13 +83,6 @@ def verify_folder(folder: Path | StoredFolder) -> dict[str, object]:
     changed = sorted(name for name in set(listed) & present if _sha256_stored(place, name) != listed[name])
     return {"ok": not (missing or unlisted or changed), "folder": str(place), "files": len(listed),
             "missing": missing, "changed": changed, "unlisted": unlisted}
-
-
-def move_into_place(temporary: Path, final: Path) -> None:
-    """Rename the finished temporary folder to its final name in one step (same file system)."""
-    if final.exists():
-        raise FileExistsError(f"{final} already exists")
-    os.rename(temporary, final)
 
 
 def make_read_only(folder: Path) -> None:

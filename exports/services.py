@@ -1,4 +1,5 @@
-"""Writes for releases: create, build (the job), publish, verify.
+"""Writes for releases: create, build (the job), publish, verify, delete (the suggester's runs are
+``exports.suggester_services``).
 
 Building streams the project twice, never holding it whole:
 
@@ -26,7 +27,6 @@ from __future__ import annotations
 import importlib
 import logging
 import math
-import secrets
 import shutil
 import threading
 import time
@@ -53,13 +53,13 @@ from annotation.models import USABLE_GOLD, Annotation, AuditObject, Guideline, I
 from annotation.selectors import stage_complete
 from annotation.services import ServiceError
 from config.jobs import DATABASE_LOST, drop_connection, error_summary
-from config.storage import RELEASES, StoredFolder, record
+from config.storage import RELEASES, SUMS_NAME, StoredFolder, record
 from datasets_build import splits as split_lib
 
 from . import selectors
 from .ahead import may_read_ahead
 from .card import CARD_NAME, render_card
-from .integrity import SUMS_NAME, make_read_only, sha256_file, verify_folder, write_sums
+from .integrity import make_read_only, sha256_file, verify_folder, write_sums
 from .models import (
     SEMVER,
     RaterId,
@@ -67,9 +67,6 @@ from .models import (
     ReleaseFile,
     ReleaseSplits,
     ReleaseStatus,
-    SuggesterRun,
-    SuggesterRunKind,
-    SuggesterRunStatus,
     rater_code,
 )
 from .writers import (
@@ -535,7 +532,7 @@ def _items_split_copy(ids: np.ndarray, codes: np.ndarray, names: list[str]) -> N
     """``Item.split`` on PostgreSQL in one statement: the (item, split code) pairs go by binary ``COPY`` into
     a temporary table, from which one ``UPDATE`` sets the splits that change. Per-chunk ``UPDATE … IN (…)``
     quoted every id into the SQL on the client."""
-    from datasets_build.bulk import copy_bigints
+    from annotation.bulk import copy_bigints
 
     item_table = connection.ops.quote_name(Item._meta.db_table)
     with connection.cursor() as cursor:
@@ -1040,62 +1037,3 @@ def release_delete(*, release: Release, by: User | None = None) -> None:
     audit_record(project=release.project_id, actor=by, object_type=AuditObject.RELEASE, object_id=release.pk,
                  action="delete", before={"version": release.version, "status": release.status}, after=None)
     release.delete()
-
-
-# -- the suggester's runs (retraining, uploaded predictions; exports/assist.py runs them) ---------------
-
-
-def suggester_run_update(run: SuggesterRun, **fields: Any) -> None:
-    """Record a suggester run's status, progress or results (on the instance too)."""
-    for name, value in fields.items():
-        setattr(run, name, value)
-    SuggesterRun.objects.filter(pk=run.pk).update(**fields)
-
-
-def suggester_request(*, project: Project, user: User | None = None, trigger: str = "manual") -> SuggesterRun:
-    """Queue a retraining of the project's baseline (after commit). A queued or running retraining is
-    returned instead of starting a second one."""
-    from .baselines import ReleaseError, get_baseline
-    from .tasks import suggester_run_task
-
-    try:
-        get_baseline(project.task_type)
-    except ReleaseError:
-        raise ServiceError(f"no baseline for task {project.task_type!r}", field="task_type") from None
-    with transaction.atomic():
-        Project.objects.select_for_update().get(pk=project.pk)
-        running = SuggesterRun.objects.filter(project=project, kind=SuggesterRunKind.TRAIN, status__in=[
-            SuggesterRunStatus.QUEUED, SuggesterRunStatus.RUNNING]).first()
-        if running is not None:
-            return running
-        run = SuggesterRun.objects.create(project=project, kind=SuggesterRunKind.TRAIN, trigger=trigger,
-                                          requested_by=user, progress_note="queued")
-        transaction.on_commit(lambda: _suggester_enqueue(suggester_run_task, run))
-    return run
-
-
-def _suggester_enqueue(task: Any, run: SuggesterRun) -> None:
-    result = task.apply_async(args=[run.pk], task_id=f"suggester-{run.pk}-{secrets.token_hex(4)}")
-    SuggesterRun.objects.filter(pk=run.pk, task_id="").update(task_id=result.id)
-
-
-def predictions_upload(*, project: Project, upload: IO[bytes], file_name: str, fmt: str, user: User | None,
-                       model: str = "") -> SuggesterRun:
-    """Store a predictions file and queue reading it into suggestions (after commit)."""
-    from datasets_build.services import store_upload
-
-    from .assist import UPLOAD_FORMATS
-    from .tasks import suggester_run_task
-
-    if fmt not in UPLOAD_FORMATS:
-        raise ServiceError(f"format must be one of {', '.join(UPLOAD_FORMATS)}", field="format")
-    if len(model) > 80:
-        raise ServiceError("the model name is at most 80 characters", field="model")
-    stored = store_upload(upload, file_name, "suggester")
-    with transaction.atomic():
-        run = SuggesterRun.objects.create(project=project, kind=SuggesterRunKind.UPLOAD, trigger="upload",
-                                          requested_by=user, file_name=Path(file_name).name[:255],
-                                          stored_path=stored, format=fmt, progress_note="queued",
-                                          metrics={"model": model})
-        transaction.on_commit(lambda: _suggester_enqueue(suggester_run_task, run))
-    return run

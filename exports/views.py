@@ -28,7 +28,7 @@ from annotation.rendering import render_markdown
 from annotation.services import ServiceError
 from annotation.views import project_for
 
-from . import selectors, services
+from . import selectors, services, suggester_services
 from .api import DOWNLOADABLE, PUBLISH, file_response
 from .api_assist import overview
 from .archive import archive_response
@@ -235,7 +235,7 @@ def suggester(request: HttpRequest, project_id: int) -> HttpResponse:
             raise PermissionDenied
         if request.POST.get("action") == "retrain":
             try:
-                services.suggester_request(project=project, user=request.user)
+                suggester_services.suggester_request(project=project, user=request.user)
             except ServiceError as error:
                 messages.error(request, error.message)
             else:

@@ -185,7 +185,7 @@ def _decide_all(project: Project, rule: GoldRule, settings: dict[str, Any], need
     # COPY on PostgreSQL (executemany on SQLite), a batch at a time: bulk_create quoted every value into the
     # SQL on the client, which cost more than the rest of a first release's gold. (numpy comes with it:
     # imported here, not with the URL configuration.)
-    from datasets_build.bulk import insert_values
+    from ..bulk import insert_values
 
     statuses: Counter[str] = Counter()
     to_create: list[dict[str, Any]] = []

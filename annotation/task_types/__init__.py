@@ -2,6 +2,10 @@
 
 Adding a ninth task type means adding a module here that defines ``TASK_TYPE``: the module declares what
 every layer does for the task (see :mod:`.base`), and nothing else in the code branches on task slugs.
+
+The apps import this package only, never a task type's module (the import contracts in pyproject.toml,
+docs/ARCHITECTURE.md): it holds the registry and re-exports the contract, with the KLUE-NER markup helpers the
+KLUE files and the Label Studio export share with the NER task type.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+from ._markup import parse_markup, spans_from_tags, to_markup
 from .base import (
     CHAR_TSV,
     EOJEOL_TSV,
@@ -30,7 +35,8 @@ from .base import (
 
 __all__ = ["CHAR_TSV", "EOJEOL_TSV", "JSON_ARRAY", "LABEL_NAMES", "LABEL_STAGE", "SQUAD", "GuidelineTemplate",
            "KlueFile", "MissingLayer", "ParsedRecord", "PayloadError", "RecordAnnotation", "SpanField", "Stage",
-           "TaskType", "all_task_types", "get_task_type", "register", "reject_nul_characters", "slugs", "unregister"]
+           "TaskType", "all_task_types", "get_task_type", "parse_markup", "register", "reject_nul_characters", "slugs",
+           "spans_from_tags", "to_markup", "unregister"]
 
 _REGISTRY: dict[str, TaskType] = {}
 

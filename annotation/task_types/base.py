@@ -286,6 +286,11 @@ class TaskType:
         values = schema.get(self.label_list) if self.label_list else None
         return [str(value) for value in values] if isinstance(values, list) else []
 
+    def default_labels(self) -> list[str]:
+        """The task type's own labels in KLUE's order (:meth:`label_values` of :meth:`default_schema`), whatever a
+        project's schema adds: what the official scorers and the baselines index by."""
+        return self.label_values(self.default_schema())
+
     def label_display(self, schema: dict[str, Any], language: str) -> dict[str, str]:
         """Each label value's name in ``language`` (``ko``, ``en``): the schema's own name, else the one the
         task type ships; values with neither are left out (pages show the value)."""

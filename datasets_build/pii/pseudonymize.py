@@ -15,11 +15,14 @@ import random
 import string
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
 from .detectors import DEFAULT_POLICY, LABELS_KO, PII_TYPES, Finding, detect
+
+if TYPE_CHECKING:
+    from annotation.project_settings import PiiChoices
 
 ACTIONS = ("pseudonymize", "detect", "off")
 REPLACEMENTS = ("placeholder", "fake")
@@ -38,6 +41,15 @@ class PiiPolicy:
 
     def action(self, pii_type: str) -> str:
         return self.actions.get(pii_type, "off")
+
+
+def policy_choices() -> PiiChoices:
+    """What a project's settings page offers for its PII option: the PII types, the actions, the replacements,
+    each type's name in the reader's language and the default action per type (registered with
+    ``annotation.project_settings.pii_policy_register`` when the app is ready)."""
+    from ..screening.highlight import SPAN_NAMES
+
+    return PII_TYPES, ACTIONS, REPLACEMENTS, {t: str(SPAN_NAMES.get(t, t)) for t in PII_TYPES}, dict(DEFAULT_POLICY)
 
 
 def resolve_policy(options: dict[str, Any] | None, override: str | None = None) -> PiiPolicy:

@@ -11,8 +11,8 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import SGDClassifier
 from sklearn.preprocessing import normalize
 
-from annotation.task_types.re import RELATIONS
 from exports.metrics.classification import sts_value
+from exports.metrics.re import RELATIONS
 
 from ._base import Model, Predictor, Records, Scored, TaskBaseline, majority, probability_stats, with_label
 from .char_ngrams import CharTfidf

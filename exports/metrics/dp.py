@@ -17,9 +17,12 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import f1_score
 
-from annotation.task_types.dp import DEPRELS
+from annotation.task_types import get_task_type
 
 from ._common import ScoringError, align_by_guid, pct
+
+#: The official DEPREL list, in its order.
+DEPRELS = get_task_type("dp").default_labels()
 
 OTHERS_FROM = 15
 OTHERS = -3

@@ -14,9 +14,12 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import f1_score
 
-from annotation.task_types.ner import LABELS as ENTITY_TYPES
+from annotation.task_types import get_task_type
 
 from ._common import ScoringError, align_by_guid, pct
+
+#: KLUE-NER's entity types, in KLUE's order.
+ENTITY_TYPES = get_task_type("ner").default_labels()
 
 #: The official tag list (B/I per type, then O); its order matches KLUE-baseline's ``get_labels``.
 TAGS = [f"{prefix}-{etype}" for etype in ENTITY_TYPES for prefix in ("B", "I")] + ["O"]

@@ -9,9 +9,12 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import auc, average_precision_score, f1_score, precision_recall_curve
 
-from annotation.task_types.re import RELATIONS
+from annotation.task_types import get_task_type
 
 from ._common import ScoringError, align_by_guid, pct
+
+#: KLUE-RE's relation list, in its order (``relation_list``: the order of a prediction's ``probs``).
+RELATIONS = get_task_type("re").default_labels()
 
 NO_RELATION = "no_relation"
 

@@ -20,8 +20,7 @@ from xml.sax.saxutils import quoteattr
 
 import orjson
 
-from annotation.task_types import get_task_type
-from annotation.task_types.ner import spans_from_tags
+from annotation.task_types import get_task_type, spans_from_tags
 
 from .base import WrittenFile, target
 

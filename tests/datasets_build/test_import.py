@@ -240,7 +240,7 @@ def test_a_database_error_while_writing_reaches_the_caller_and_nothing_stays(tmp
 def test_rows_written_without_instances_equal_rows_bulk_created(make_project):
     """``bulk.insert_values`` (COPY of plain values, the fields' defaults filled in) writes what
     ``bulk_create`` of model instances writes, for the importer's annotations and flags."""
-    from datasets_build import bulk
+    from annotation import bulk
 
     project = make_project("tc")
     corpus = User.objects.create(username="corpus:a", is_imported=True)
@@ -267,7 +267,7 @@ def test_rows_written_without_instances_equal_rows_bulk_created(make_project):
 def test_rows_encoded_for_copy_equal_rows_bulk_created(make_project):
     """``bulk.EncodedRows`` (COPY text encoded beforehand, ids and foreign keys added by the writer) writes
     what ``bulk_create`` writes — tabs, newlines, backslashes, quotes, NULL, choices and JSON included."""
-    from datasets_build import bulk
+    from annotation import bulk
 
     project = make_project("tc")
     corpus = User.objects.create(username="corpus:b", is_imported=True)

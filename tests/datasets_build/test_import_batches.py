@@ -94,7 +94,7 @@ def test_the_next_batch_is_read_and_checked_while_one_is_written(tmp_path, make_
 
 @pytest.mark.django_db
 def test_item_ids_are_reserved_ahead_of_the_writes_on_postgresql(make_project):
-    from datasets_build.bulk import ReservedIds
+    from annotation.bulk import ReservedIds
 
     ids = ReservedIds(Item)
     if connection.vendor != "postgresql":

@@ -15,7 +15,7 @@ from django.urls import reverse
 from annotation import assist, services
 from annotation.models import USABLE_GOLD, GoldLabel, GoldStatus, Item, Suggestion
 from exports import assist as suggester
-from exports import services as export_services
+from exports import suggester_services as export_services
 from exports.baselines.synthetic import synthetic_records
 from exports.models import SuggesterRun, SuggesterRunStatus
 from tests.conftest import is_postgres

@@ -1,4 +1,6 @@
-"""Bulk inserts for the import: PostgreSQL ``COPY`` instead of ``bulk_create`` where the rows are many.
+"""Bulk inserts: PostgreSQL ``COPY`` instead of ``bulk_create`` where the rows are many (the import's items,
+labels, flags and near-duplicate bands; a project's gold). It lives in the lowest app that writes them, so the
+gold computation uses it without importing the importer.
 
 Django's ``bulk_create`` on psycopg quotes every value into the SQL text on the client, which cost more
 than the rest of the import (docs/performance.md). ``COPY`` streams the same values, converted by the
