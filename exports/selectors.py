@@ -27,7 +27,7 @@ from config.storage import StoredFolder
 
 from .ahead import ReadAhead
 from .card import CARD_NAME
-from .models import Release, ReleaseFile, ReleaseStatus, SuggesterRun
+from .models import SEMVER, Release, ReleaseFile, ReleaseStatus, SuggesterRun
 
 CHUNK = 5000
 
@@ -77,6 +77,18 @@ def releases_of(project: Project) -> QuerySet[Release]:
 
 def release_by_version(project: Project, version: str) -> Release | None:
     return Release.objects.filter(project=project, version=version).first()
+
+
+def next_free_version(project: Project) -> str:
+    """The patch after the project's highest version (1.0.1 after 1.0.0, 2.1.1 after 2.1.0-rc.1), or 1.0.0 for a
+    first release: what the release form proposes, never a version that exists."""
+    cores = [tuple(int(part) for part in match.groups()[:3])
+             for match in map(SEMVER.match, Release.objects.filter(project=project).values_list("version", flat=True))
+             if match]
+    if not cores:
+        return "1.0.0"
+    major, minor, patch = max(cores)
+    return f"{major}.{minor}.{patch + 1}"
 
 
 def release_files(release: Release) -> QuerySet[ReleaseFile]:
