@@ -49,7 +49,8 @@ def test_clean_korean_passes():
             '<p>단축키 <kbd>Alt+G</kbd>, <kbd>Enter</kbd> · 파일 klue/train.jsonl, ynat-v1.1_dev.json</p>'
             '<span title="판정 필요">⚠</span><input placeholder="항목 검색"><button type="submit">저장</button>'
             '<div lang="en"><h2>Dataset card</h2><p>Raters appear in the files under opaque ids.</p></div>'
-            '<p>Label Studio, doccano 형식</p></main>')
+            '<p>Label Studio, doccano 형식</p><td>SHA-256 8ec2f82d5951…</td><td>9193ec8929a4841b3ae540b28a3cddd5</td>'
+            '<form><button name="language" value="ko">한국어</button></form></main>')
     assert offending_text(page(body)) == []
 
 

@@ -9,7 +9,7 @@ object or a Python dict such as ``{'label': 'IT과학'}``), or an English word o
 Visible text is every text node outside ``<script>``, ``<style>`` and ``<head>`` (the page's ``<title>``
 counts), including ``<template>``, ``<noscript>``, SVG text and elements hidden until something happens
 (an error message is text the reader will see), plus the attributes a reader sees or hears: ``title``,
-``placeholder``, ``aria-label``, ``alt``, ``label`` and the ``value`` of buttons.
+``placeholder``, ``aria-label``, ``alt``, ``label`` and the ``value`` of input buttons.
 
 Exempt:
 
@@ -42,6 +42,8 @@ CODE = re.compile(r"^[A-Z0-9]+(?:[_-][A-Z0-9]+)*$")
 SNAKE = re.compile(r"(?<![\w.:/-])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![\w/-])")
 RAW_DATA = re.compile(r"[{\[]\s*['\"][^'\"]*['\"]\s*:|['\"]\s*:\s*['\"{\[]")
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:['’][A-Za-z]+)*")
+#: A checksum or commit (hexadecimal digits, at least one of them a number), whole or shortened with "…".
+HEX = re.compile(r"^[0-9a-f]*[0-9][0-9a-f]*…?$")
 #: Tokens that are names of files or places (a path, a file name, an address): data, not sentences.
 PATHLIKE = re.compile(r"^\S*(?:/|\\|://|\.(?:jsonl?|csv|tsv|parquet|zip|md|txt|conllu?|xlsx?)\b)\S*$", re.I)
 
@@ -62,7 +64,8 @@ def findings_in(text: str) -> list[str]:
         return found
     if RAW_DATA.search(text):
         found.append(f"raw data: {text}")
-    tokens = [token for token in text.split(" ") if not PATHLIKE.match(token)]
+    tokens = [token for token in text.split(" ") if not PATHLIKE.match(token) and not (
+        len(token.strip(".,;:()…")) >= 7 and HEX.match(token.strip(".,;:()")))]
     kept = " ".join(tokens)
     found += [f"identifier: {match}" for match in SNAKE.findall(kept) if not CODE.match(match)]
     kept = SNAKE.sub(" ", kept)
@@ -99,7 +102,7 @@ class _Visible(HTMLParser):
         if not (self.silent or self.exempt or exempt):
             for name, value in attrs:
                 if value and (name in VISIBLE_ATTRIBUTES or (
-                        name == "value" and (tag == "button" or values.get("type", "").lower() in BUTTON_INPUTS))):
+                        name == "value" and tag == "input" and values.get("type", "").lower() in BUTTON_INPUTS)):
                     self._check(value)
         if tag == "title" and in_title:  # the browser tab's title, although inside <head>
             self.stack = [(t, False, e) if t == "head" else (t, s, e) for t, s, e in self.stack]
