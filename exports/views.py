@@ -182,7 +182,11 @@ def release_publish(request: HttpRequest, project_id: int, release_id: int) -> H
     release = get_object_or_404(selectors.releases_of(project), pk=release_id)
     override = request.POST.get("override") == "on"
     reason = request.POST.get("override_reason", "").strip() if override else ""
-    if request.method == "POST" and request.POST.get("confirm") == "publish":
+    needs_override = release.status == ReleaseStatus.INCONCLUSIVE
+    error = ""
+    if request.method == "POST" and request.POST.get("confirm") == "publish" and needs_override and not reason:
+        error = _("To publish without a verdict, tick the box and give a reason.")
+    elif request.method == "POST" and request.POST.get("confirm") == "publish":
         try:
             services.release_publish(release=release, user=request.user, override_reason=reason)
         except ServiceError as error:
@@ -194,8 +198,8 @@ def release_publish(request: HttpRequest, project_id: int, release_id: int) -> H
     context = _context(project, role)
     context.update({"release": release, "files": selectors.release_files(release).count(),
                     "publishable": release.status in (ReleaseStatus.PASSED, ReleaseStatus.INCONCLUSIVE),
-                    "needs_override": release.status == ReleaseStatus.INCONCLUSIVE,
-                    "override": override, "override_reason": reason})
+                    "needs_override": needs_override, "override": override, "override_reason": reason,
+                    "error": error})
     return render(request, "exports/release_publish.html", context)
 
 
