@@ -12,7 +12,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from .test_translations import CATALOGUE, parse_po
+from .catalogue import CATALOGUE, parse_po
 
 GLOSSARY = Path(__file__).resolve().parents[2] / "docs" / "glossary.md"
 
