@@ -82,7 +82,7 @@ def gold_source_name(key: str) -> str:
 def exclusion_name(key: str) -> str:
     """Why items were left out: the screening or gold status by its own name."""
     if key.startswith("screening_") and key[len("screening_"):] in ScreeningStatus.values:
-        return gettext("screening: %(status)s") % {"status": ScreeningStatus(key[len("screening_"):]).label}
+        return gettext("%(status)s (screening)") % {"status": ScreeningStatus(key[len("screening_"):]).label}
     if key.startswith("gold_") and key[len("gold_"):] in GoldStatus.values:
-        return gettext("gold: %(status)s") % {"status": GoldStatus(key[len("gold_"):]).label}
+        return gettext("%(status)s (gold)") % {"status": GoldStatus(key[len("gold_"):]).label}
     return _named(EXCLUSIONS, key)

@@ -44,7 +44,7 @@ def test_a_build_is_followed_live_then_published_after_confirming(browser: Any, 
         assert page.locator("#release-progress").inner_text().startswith("빌드 중: 파일 쓰는 중.")
         assert page.locator("#release-publish").count() == 0
         page.evaluate("window.stillThisPage = true")  # a reload would lose it
-        page.screenshot(path=str(SCREENSHOTS / "release-building-ko.png"), full_page=True)
+        page.screenshot(path=str(SCREENSHOTS / "release-building-ko.png"))
 
         Release.objects.filter(pk=built.pk).update(status=ReleaseStatus.PASSED, progress={"phase": "done"})
         page.wait_for_selector("#release-state")
@@ -52,14 +52,14 @@ def test_a_build_is_followed_live_then_published_after_confirming(browser: Any, 
         assert "게시할 수 있습니다" in page.locator("#release-state").inner_text()
         assert page.locator("#release-progress").count() == 0 and "빌드 중" not in page.locator("main").inner_text()
         assert page.locator("#release-status").inner_text() == "통과"
-        page.screenshot(path=str(SCREENSHOTS / "release-passed-ko.png"), full_page=True)
+        page.screenshot(path=str(SCREENSHOTS / "release-passed-ko.png"))
 
         page.locator("#release-publish").click()
         page.wait_for_url(f"**{detail}publish/")
         assert page.locator("#publish-confirm h2").inner_text() == "배포 1.0.0을(를) 게시할까요?"
         assert "게시는 되돌릴 수 없습니다." in page.locator("#publish-confirm").inner_text()
         assert Release.objects.get(pk=built.pk).status == ReleaseStatus.PASSED  # asking publishes nothing
-        page.screenshot(path=str(SCREENSHOTS / "release-publish-confirm-ko.png"), full_page=True)
+        page.screenshot(path=str(SCREENSHOTS / "release-publish-confirm-ko.png"))
         page.get_by_role("button", name="1.0.0 최종 게시").click()
         page.wait_for_url(f"**{detail}")
         assert page.locator("#release-status").inner_text() == "게시됨"

@@ -200,3 +200,18 @@ def test_a_build_is_followed_live_and_its_words_match_its_state(team, release_ro
     Release.objects.filter(pk=release.pk).update(status=ReleaseStatus.PASSED, progress={"phase": "done"})
     part = client.get(live).content.decode()
     assert 'data-live-done="1"' in part and "빌드 중" not in part and "게시할 수 있습니다" in part
+
+
+def test_why_items_were_left_out_is_said_in_words():
+    from django.utils import translation
+
+    from exports.names import exclusion_name, metric_name
+
+    with translation.override("ko"):
+        assert exclusion_name("screening_needs_review") == "검토 필요 (검수)"
+        assert exclusion_name("gold_needs_adjudication") == "판정 필요 (정답)"
+        assert exclusion_name("open_flag") == "미해결 신고" and exclusion_name("unlabelled") == "주석 없음"
+        assert metric_name("joint_goal_accuracy") == "결합 목표 정확도 (JGA)"
+    with translation.override("en"):
+        assert exclusion_name("screening_needs_review") == "Needs review (screening)"
+        assert metric_name("macro_f1") == "macro F1"
