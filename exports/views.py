@@ -212,9 +212,10 @@ def release_verify(request: HttpRequest, project_id: int, release_id: int) -> Ht
     if result.get("ok"):
         messages.success(request, _("All %(n)s files match their checksums.") % {"n": result["files"]})
     else:
+        kinds = {"missing": _("missing"), "changed": _("changed"), "unlisted": _("not listed in SHA256SUMS"),
+                 "differs_from_record": _("not the checksum recorded at build time")}
         problems = result.get("error") or "; ".join(
-            f"{key}: {', '.join(result[key])}" for key in ("missing", "changed", "unlisted", "differs_from_record")
-            if result.get(key))
+            f"{name}: {', '.join(result[key])}" for key, name in kinds.items() if result.get(key))
         messages.error(request, _("Verification failed: %(problems)s") % {"problems": problems})
     return redirect("exports:release-detail", project.pk, release.pk)
 

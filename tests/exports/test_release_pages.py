@@ -215,3 +215,14 @@ def test_why_items_were_left_out_is_said_in_words():
     with translation.override("en"):
         assert exclusion_name("screening_needs_review") == "Needs review (screening)"
         assert metric_name("macro_f1") == "macro F1"
+
+
+def test_a_failed_verification_names_the_problem_in_korean(team, release_root, django_capture_on_commit_callbacks):
+    project, manager, _maintainer = team
+    client = korean(manager)
+    with django_capture_on_commit_callbacks(execute=True):
+        release = build(client, project, formats=["jsonl"])
+    (selectors.release_folder(release).local / "jsonl" / "dev.jsonl").write_text("{}\n", encoding="utf-8")
+    page = client.post(reverse("exports:release-verify", args=[project.pk, release.pk]), follow=True)
+    text = page.content.decode()
+    assert "검증 실패: 바뀐 파일: jsonl/dev.jsonl" in text and "changed:" not in text
