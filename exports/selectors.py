@@ -326,6 +326,17 @@ def _points(value: Any) -> str:
     return "—" if value is None else f"{value:.2f}"
 
 
+def check_reason(check: dict[str, Any]) -> str:
+    """Why the baseline check did not run, in the reader's language when it is a reason the build gives (an
+    error's own text is shown as it came)."""
+    reason = check.get("reason") or ""
+    if reason == "pending":
+        return _("the build has not reached it yet")
+    if reason.endswith("the release has no KLUE files to train and score on"):
+        return _("the release has no KLUE files to train and score on")
+    return reason
+
+
 def status_reasons(release: Release) -> list[str]:
     """Why a release is not ``passed``, one sentence per cause, in the request's language (the release page
     and the API show them)."""
@@ -352,7 +363,7 @@ def status_reasons(release: Release) -> list[str]:
                           "near": leakage.get("near_duplicates_across_splits", 0)})
     if check.get("passed") is None:
         reasons.append(_("The baseline check did not run, so nothing shows the labels are learnable: %(reason)s. "
-                         "Build with the klue format to have it checked.") % {"reason": check.get("reason", "")})
+                         "Build with the klue format to have it checked.") % {"reason": check_reason(check)})
         return reasons
     if check.get("verdict") == "failed" and interval.get("high") is not None and interval["high"] <= 0:
         reasons.append(_("The baseline is no better than the trivial baseline: the 95%% interval of the difference "

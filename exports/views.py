@@ -132,7 +132,7 @@ def release_detail(request: HttpRequest, project_id: int, release_id: int) -> Ht
         "downloadable": release.status in DOWNLOADABLE,
         "reasons": selectors.status_reasons(release),
         "check": release.baseline_check,
-        "check_reason": _check_reason(release.baseline_check),
+        "check_reason": selectors.check_reason(release.baseline_check),
         "interval": release.baseline_check.get("interval") or {},
         "baseline_rows": _baseline_rows(release.baseline_check),
         "baseline_plot": _baseline_plot(release.baseline_check),
@@ -141,16 +141,6 @@ def release_detail(request: HttpRequest, project_id: int, release_id: int) -> Ht
     })
     template = "exports/_release_live.html" if request.GET.get("part") == "live" else "exports/release_detail.html"
     return render(request, template, context)
-
-
-def _check_reason(check: dict) -> str:
-    """Why the baseline check did not run, in the reader's language when it is one the build gives."""
-    reason = check.get("reason") or ""
-    if reason == "pending":
-        return _("the build has not reached it yet")
-    if reason.endswith("the release has no KLUE files to train and score on"):
-        return _("the release has no KLUE files to train and score on")
-    return reason
 
 
 def _baseline_rows(check: dict) -> list[tuple[str, float | None, float | None]]:

@@ -226,3 +226,16 @@ def test_a_failed_verification_names_the_problem_in_korean(team, release_root, d
     page = client.post(reverse("exports:release-verify", args=[project.pk, release.pk]), follow=True)
     text = page.content.decode()
     assert "검증 실패: 바뀐 파일: jsonl/dev.jsonl" in text and "changed:" not in text
+
+
+def test_an_unchecked_release_says_why_in_korean(team, release_root, django_capture_on_commit_callbacks):
+    project, manager, _maintainer = team
+    client = korean(manager)
+    with django_capture_on_commit_callbacks(execute=True):
+        release = build(client, project, formats=["jsonl"])  # no KLUE files: the check cannot run
+    assert Release.objects.get(pk=release.pk).status == ReleaseStatus.UNCHECKED
+    detail = client.get(reverse("exports:release-detail", args=[project.pk, release.pk])).content.decode()
+    korean_part = detail.split('<div lang="en">')[0]  # the dataset card after it is English
+    assert "배포에 학습하고 채점할 KLUE 파일이 없습니다" in korean_part and "could not run" not in korean_part
+    assert "빌드는 끝났지만 점검 결과 때문에 게시할 수 없습니다." in detail
+    assert offending_text(detail, data=users_data(project, release)) == []
