@@ -215,10 +215,11 @@ def adjudicate(request: HttpRequest, project_id: int, item_id: int) -> HttpRespo
                 try:
                     payload = loads_checked(request.POST.get("payload", ""))
                 except json.JSONDecodeError as bad:
-                    raise ServiceError(f"the payload is not valid JSON: {bad.msg} (line {bad.lineno})",
-                                       field="payload") from None
+                    raise ServiceError(_("the gold answer is not valid JSON (line %(line)s, column %(column)s)")
+                                       % {"line": bad.lineno, "column": bad.colno}, field="payload") from None
                 except JsonInputError as bad:
-                    raise ServiceError(f"the payload is not accepted: {bad}", field="payload") from None
+                    raise ServiceError(_("the gold answer is not accepted: %(error)s") % {"error": bad},
+                                       field="payload") from None
                 gold_services.adjudicate(item=item, by=request.user, reason=reason, payload=payload,
                                          base_version=version)
         except ServiceError as failure:
@@ -270,5 +271,5 @@ def gold_compute(request: HttpRequest, project_id: int) -> HttpResponse:
         messages.error(request, error.message)
     else:
         messages.success(request, _("Gold labels recomputed: %(counts)s") % {
-            "counts": ", ".join(f"{k} {v}" for k, v in sorted(statuses.items()))})
+            "counts": ", ".join(f"{display.display_name('gold_status', k)} {v}" for k, v in sorted(statuses.items()))})
     return redirect(reverse("annotation:review-gold", args=[project.pk]))
