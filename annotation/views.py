@@ -7,8 +7,6 @@ leak, and members whose role does not allow the page get 403.
 
 from __future__ import annotations
 
-import json
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -22,7 +20,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from . import selectors, services
+from . import display, selectors, services
 from .forms import (
     GuidelineForm,
     GuidelinePreviewForm,
@@ -257,10 +255,6 @@ def project_items(request: HttpRequest, project_id: int) -> HttpResponse:
     return render(request, "annotation/project_items.html", context)
 
 
-def _as_json(value: object) -> str:
-    return "" if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
 @login_required
 @require_http_methods(["GET"])
 def project_audit(request: HttpRequest, project_id: int) -> HttpResponse:
@@ -269,7 +263,12 @@ def project_audit(request: HttpRequest, project_id: int) -> HttpResponse:
     object_type = request.GET.get("object_type") or ""
     events = selectors.audit_events(project, object_type=object_type or None)
     page = Paginator(events, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
-    rows = [{"event": event, "before": _as_json(event.before), "after": _as_json(event.after)}
+    from .agreement.measures import measure_for
+
+    summary = measure_for(project.task_type).describe
+    rows = [{"event": event, "action": display.display_name("action", event.action),
+             "before": "" if event.before is None else display.value_text(event.before, summary=summary),
+             "after": "" if event.after is None else display.value_text(event.after, summary=summary)}
             for event in page.object_list]
     context = _project_context(project, role, "audit")
     context.update({"page": page, "rows": rows, "object_type": object_type, "object_types": AuditObject.choices})

@@ -50,7 +50,8 @@ def test_clean_korean_passes():
             '<span title="판정 필요">⚠</span><input placeholder="항목 검색"><button type="submit">저장</button>'
             '<div lang="en"><h2>Dataset card</h2><p>Raters appear in the files under opaque ids.</p></div>'
             '<p>Label Studio, doccano 형식</p><td>SHA-256 8ec2f82d5951…</td><td>9193ec8929a4841b3ae540b28a3cddd5</td>'
-            '<form><button name="language" value="ko">한국어</button></form></main>')
+            '<form><button name="language" value="ko">한국어</button><textarea>{"label": "IT과학"}</textarea></form>'
+            '<p>지침 v1, 배포 v0.1.0</p></main>')
     assert offending_text(page(body)) == []
 
 
@@ -60,6 +61,8 @@ def test_the_users_data_is_exempt_where_it_occurs_and_only_there():
     assert offending_text(page(body), data=data) == []
     assert offending_text(page(body + "<p>Topic classification</p>"), data=data) == [
         "English: Topic classification"]
+    # a name is blanked as a whole word only: "sim" does not hide "simulated"
+    assert offending_text(page("<p>simulated annotators</p>"), data=["sim"]) == ["English: simulated annotators"]
 
 
 def test_script_style_and_invisible_attributes_are_not_read():

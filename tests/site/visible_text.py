@@ -6,18 +6,20 @@ meet: a snake_case identifier (``krippendorff_alpha``, ``needs_review``, ``start
 object or a Python dict such as ``{'label': 'IT과학'}``), or an English word or phrase ("137 item",
 "entropy of the labels (0 = unanimous, 1 = uniform)").
 
-Visible text is every text node outside ``<script>``, ``<style>`` and ``<head>`` (the page's ``<title>``
-counts), including ``<template>``, ``<noscript>``, SVG text and elements hidden until something happens
-(an error message is text the reader will see), plus the attributes a reader sees or hears: ``title``,
+Visible text is every text node outside ``<script>``, ``<style>``, ``<head>`` (the page's ``<title>``
+counts) and ``<textarea>`` (what a form field holds is the user's, as an input's value is), including
+``<template>``, ``<noscript>``, SVG text and elements hidden until something happens (an error message is
+text the reader will see), plus the attributes a reader sees or hears: ``title``,
 ``placeholder``, ``aria-label``, ``alt``, ``label`` and the ``value`` of input buttons.
 
 Exempt:
 
 * a subtree marked as being in another language (``lang="en"`` on a dataset card written in English);
 * proper names and abbreviations that stay as they are in Korean (:data:`PROPER_NAMES`, all-capital codes such
-  as ``PS``, ``NP_SBJ``, ``PII``, and ``<kbd>`` key names);
+  as ``PS``, ``NP_SBJ``, ``PII``, version numbers such as ``v1``, and ``<kbd>`` key names);
 * the users' own data, passed as ``data``: project and user names, corpus ids, item texts — what people typed
-  is shown as they typed it. Each string is blanked where it occurs; its words stay checked elsewhere.
+  is shown as they typed it. Each string is blanked where it occurs as a whole (not inside a longer word); its
+  words stay checked elsewhere.
 """
 
 from __future__ import annotations
@@ -32,13 +34,14 @@ PROPER_NAMES = frozenset({
     "F1", "Krippendorff", "Fleiss", "Cohen", "Pearson", "Spearman", "Dawid", "Skene",
     "Jaccard", "MinHash", "doccano", "README", "ZIP", "UTF",
     "CC", "BY", "SA", "ND", "NC", "Swagger", "ReDoc", "OpenAPI", "Celery", "Redis", "Django", "Chrome",
-    "Alt", "Ctrl", "Shift", "Enter", "Esc", "Tab",
+    "WoS", "Alt", "Ctrl", "Shift", "Enter", "Esc", "Tab",
     "jsonl", "json", "csv", "klue", "zip",
 })
 #: Proper names of more than one word, blanked before the words are checked.
 PROPER_PHRASES = ("Label Studio", "Hugging Face")
-#: Abbreviations and label codes: capitals and digits, optionally joined by ``_`` or ``-`` (PS, NP_SBJ, KLUE-NER).
-CODE = re.compile(r"^[A-Z0-9]+(?:[_-][A-Z0-9]+)*$")
+#: Abbreviations and label codes: capitals and digits, optionally joined by ``_`` or ``-`` (PS, NP_SBJ, KLUE-NER),
+#: and version numbers (v1, v1.1).
+CODE = re.compile(r"^(?:[A-Z0-9]+(?:[_-][A-Z0-9]+)*|v\d+(?:\.\d+)*)$")
 SNAKE = re.compile(r"(?<![\w.:/-])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![\w/-])")
 RAW_DATA = re.compile(r"[{\[]\s*['\"][^'\"]*['\"]\s*:|['\"]\s*:\s*['\"{\[]")
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:['’][A-Za-z]+)*")
@@ -47,9 +50,10 @@ HEX = re.compile(r"^[0-9a-f]*[0-9][0-9a-f]*…?$")
 #: Tokens that are names of files or places (a path, a file name, an address): data, not sentences.
 PATHLIKE = re.compile(r"^\S*(?:/|\\|://|\.(?:jsonl?|csv|tsv|parquet|zip|md|txt|conllu?|xlsx?)\b)\S*$", re.I)
 
+LATIN = re.compile(r"[A-Za-z]")
 VISIBLE_ATTRIBUTES = frozenset({"title", "placeholder", "aria-label", "alt", "label"})
 BUTTON_INPUTS = frozenset({"submit", "button", "reset"})
-SILENT = frozenset({"script", "style", "head"})
+SILENT = frozenset({"script", "style", "head", "textarea"})
 VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
                   "track", "wbr"})
 
@@ -79,7 +83,7 @@ def findings_in(text: str) -> list[str]:
 class _Visible(HTMLParser):
     """Walks the page keeping a stack of open elements: which are silent and which are in another language."""
 
-    def __init__(self, data: list[str]) -> None:
+    def __init__(self, data: re.Pattern[str] | None) -> None:
         super().__init__(convert_charrefs=True)
         self.data = data
         self.stack: list[tuple[str, bool, bool]] = []  # (tag, silent, exempt)
@@ -128,8 +132,8 @@ class _Visible(HTMLParser):
             self._check(text)
 
     def _check(self, text: str) -> None:
-        for value in self.data:
-            text = text.replace(value, " ")
+        if self.data is not None:
+            text = self.data.sub(" ", text)
         self.found += findings_in(text)
 
 
@@ -139,8 +143,10 @@ def offending_text(html: str, *, data: Iterable[str] = ()) -> list[str]:
     ``data`` are the users' own strings (names, ids, item texts) shown as they were entered; the longest are
     blanked first so that a name containing another is blanked whole.
     """
-    strings = sorted({value for value in data if value and value.strip()}, key=len, reverse=True)
-    parser = _Visible(strings)
+    # Only data with a Latin letter can hold what the checker looks for; longest first, whole words only.
+    strings = sorted({value.strip() for value in data if value and LATIN.search(value)}, key=len, reverse=True)
+    pattern = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, strings)) + r")(?!\w)") if strings else None
+    parser = _Visible(pattern)
     parser.feed(html)
     parser.close()
     return parser.found
