@@ -22,6 +22,12 @@ SYNONYMS: list[set[str]] = [
     {"Instructions", "Task instructions"},
     {"Gold", "Gold answer"},
     {"Sources & licences", "Sources and licences"},
+    {"Label", "labelling"},  # the stage's title and its name
+    {"Validate", "validation"},
+    {"Adjudicate", "adjudication"},
+    {"DEPREL", "dependency relation"},
+    {"date", "day"},
+    {"Keep each item's split", "the items' own splits kept"},
 ]
 
 
