@@ -15,8 +15,6 @@ from tests.site.visible_text import offending_text
 
 pytestmark = pytest.mark.django_db
 
-# "JSON Lines" (a format's proper name, which the checker does not list yet) is passed with the users' data.
-
 RECORDS = jsonl({"guid": "k-1", "title": "홍길동 씨 인터뷰"}, {"guid": "k-2", "title": "이 씨발 놈들"},
                 {"guid": "k-3", "title": "문의 010-2345-6789"}, {"guid": "k-4", "title": "평범한 기사 제목"})
 
@@ -28,7 +26,7 @@ def korean(user: User) -> Client:
 
 
 def users_data(project) -> list[str]:
-    return [project.name, "korean.jsonl", "blog-corpus", "JSON Lines", *User.objects.values_list("username", flat=True),
+    return [project.name, "korean.jsonl", "blog-corpus", *User.objects.values_list("username", flat=True),
             *Item.objects.filter(project=project).values_list("external_id", flat=True),
             *(text for payload in Item.objects.filter(project=project).values_list("payload", flat=True)
               for text in payload.values() if isinstance(text, str))]

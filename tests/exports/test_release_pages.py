@@ -24,9 +24,6 @@ from tests.site.visible_text import offending_text
 
 pytestmark = pytest.mark.django_db
 
-#: Proper names the checker does not list yet (format names).
-PROPER = ("JSON Lines", "CoNLL", "SQuAD")
-
 
 @pytest.fixture
 def team(make_project, make_user, add_member):
@@ -53,7 +50,7 @@ def build(client: Client, project, version: str = "1.0.0", **fields) -> Release:
 
 def users_data(project, release: Release | None = None) -> list[str]:
     """What the pages show as it was given: names, ids, paths and checksums of the project's files."""
-    data = [project.name, *PROPER, *User.objects.values_list("username", flat=True),
+    data = [project.name, *User.objects.values_list("username", flat=True),
             *Item.objects.filter(project=project).values_list("external_id", flat=True),
             *(r["rater"] for r in selectors.rater_ids(project))]
     if release is not None:

@@ -33,17 +33,11 @@ TASKS = [task.slug for task in all_task_types()]
 NOT_PAGES = {
     "favicon.ico", "healthz", "accounts/logout/", "i18n/setlang/", "preferences/shortcuts/",
     "projects/<int:project_id>/guideline/preview/", "projects/<int:project_id>/gold/compute/",
-    "projects/<int:project_id>/releases/<int:release_id>/publish/",
     "projects/<int:project_id>/releases/<int:release_id>/verify/",
     "projects/<int:project_id>/releases/<int:release_id>/files/<int:file_id>/",
     "projects/<int:project_id>/annotate/",  # the annotators' workspace: managers and maintainers get 403
 }
 ROLE_COLUMN = {Role.MANAGER: 3, Role.MAINTAINER: 4}
-#: The import, screening, sources and release pages, which helper h2 translates (issue 34) on its own branch: their
-#: findings are reported as an expected failure until that work is merged; every other page must pass.
-H2_ROUTES = ("projects/<int:project_id>/import/", "projects/<int:project_id>/review/",
-             "projects/<int:project_id>/sources/", "sources/?kind=", "projects/<int:project_id>/releases/")
-
 
 @dataclass
 class Console:
@@ -136,14 +130,14 @@ def korean_findings(client: Client, url: str, data: list[str]) -> list[str]:
 def test_every_console_page_reads_in_korean(task, tmp_path, settings):
     console = seed_console(task, tmp_path)
     data = users_data(console.project)
-    problems, h2_problems = {}, {}
+    problems = {}
     for role in (Role.MANAGER, Role.MAINTAINER):
         client = Client()
         client.force_login(console.users[role])
         client.cookies[settings.LANGUAGE_COOKIE_NAME] = "ko"
         for route, url in console_urls(console, role):
             if found := korean_findings(client, url, data):
-                (h2_problems if route.startswith(H2_ROUTES) else problems)[f"{role} {route}"] = sorted(set(found))
+                problems[f"{role} {route}"] = sorted(set(found))
     # The gold page after "apply the gold rule again" (its message names the statuses).
     client = Client()
     client.force_login(console.users[Role.MANAGER])
@@ -153,6 +147,3 @@ def test_every_console_page_reads_in_korean(task, tmp_path, settings):
     if found := offending_text(response.content.decode(), data=data):
         problems["manager gold/compute/ (message)"] = sorted(set(found))
     assert problems == {}
-    if h2_problems:
-        pytest.xfail("h2's pages still show: " + "; ".join(
-            f"{route}: {', '.join(found[:3])}{' …' if len(found) > 3 else ''}" for route, found in h2_problems.items()))

@@ -34,11 +34,11 @@ PROPER_NAMES = frozenset({
     "F1", "Krippendorff", "Fleiss", "Cohen", "Pearson", "Spearman", "Dawid", "Skene",
     "Jaccard", "MinHash", "doccano", "README", "ZIP", "UTF",
     "CC", "BY", "SA", "ND", "NC", "Swagger", "ReDoc", "OpenAPI", "Celery", "Redis", "Django", "Chrome",
-    "WoS", "Alt", "Ctrl", "Shift", "Enter", "Esc", "Tab",
+    "WoS", "Alt", "Ctrl", "Shift", "Enter", "Esc", "Tab", "CoNLL", "SQuAD",
     "jsonl", "json", "csv", "klue", "zip",
 })
 #: Proper names of more than one word, blanked before the words are checked.
-PROPER_PHRASES = ("Label Studio", "Hugging Face")
+PROPER_PHRASES = ("Label Studio", "Hugging Face", "JSON Lines", "Universal Dependencies")
 #: Abbreviations and label codes: capitals and digits, optionally joined by ``_`` or ``-`` (PS, NP_SBJ, KLUE-NER),
 #: and version numbers (v1, v1.1).
 CODE = re.compile(r"^(?:[A-Z0-9]+(?:[_-][A-Z0-9]+)*|v\d+(?:\.\d+)*)$")
