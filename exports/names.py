@@ -17,6 +17,7 @@ from .selectors import GOLD_FALLBACK, GOLD_TABLE
 METRICS = {
     "accuracy": _("accuracy"), "macro_f1": _("macro F1"), "micro_f1": _("micro F1"), "f1": "F1",
     "pearsonr": _("Pearson's r"), "auprc": _("area under the precision-recall curve (AUPRC)"),
+    "auprc_present": _("AUPRC over the relations present in gold"),
     "entity_macro_f1": _("entity-level macro F1"), "char_macro_f1": _("character-level macro F1"),
     "char_macro_f1_without_o": _("character-level macro F1 without the O tag"),
     "uas": _("UAS (unlabelled attachment score)"), "las": _("LAS (labelled attachment score)"),

@@ -236,3 +236,12 @@ def test_an_unchecked_release_says_why_in_korean(team, release_root, django_capt
     assert "배포에 학습하고 채점할 KLUE 파일이 없습니다" in korean_part and "could not run" not in korean_part
     assert "빌드는 끝났지만 점검 결과 때문에 게시할 수 없습니다." in detail
     assert offending_text(detail, data=users_data(project, release)) == []
+
+
+def test_every_metric_of_every_task_type_has_a_name():
+    from annotation.task_types import all_task_types
+    from exports.names import METRICS
+
+    for task in all_task_types():
+        metrics = task.metrics()
+        assert {*metrics.official, *metrics.extra, metrics.primary} <= set(METRICS), task.slug
