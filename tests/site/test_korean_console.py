@@ -60,8 +60,10 @@ def seed_console(slug: str, out: Path) -> Console:
     project = Project.objects.get(slug=f"demo-{slug}")
     users = {name: User.objects.get(username=name) for name in ("manager", "maintainer")}
     waiting = GoldLabel.objects.filter(item__project=project, status=GoldStatus.NEEDS_ADJUDICATION).first()
-    item = waiting.item if waiting else Item.objects.filter(project=project, annotations__imported=False).first()
-    annotation = item.annotations.filter(stage=project.task.stages[-1].name).order_by("id").first()
+    last_stage = project.task.stages[-1].name
+    # An item waiting for adjudication, else one the corpus or the annotators labelled (STS: the corpus's raters).
+    item = waiting.item if waiting else Item.objects.filter(project=project, annotations__stage=last_stage).first()
+    annotation = item.annotations.filter(stage=last_stage).order_by("id").first()
     gold_services.adjudicate(item=item, by=users["manager"], reason="두 주석자의 의견이 가이드라인과 맞음",
                              annotation=annotation)
     release = project.releases.order_by("id").first()
