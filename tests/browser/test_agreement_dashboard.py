@@ -64,7 +64,8 @@ def test_the_review_pages_read_in_korean(browser, live_server, django_user_model
     context = browser.new_context(base_url=live_server.url, locale="ko-KR", viewport={"width": 1366, "height": 900})
     page = context.new_page()
     page.set_default_navigation_timeout(60_000)
-    data = [project.name, *django_user_model.objects.values_list("username", flat=True)]
+    data = [project.name, *django_user_model.objects.values_list("username", flat=True),
+            *project.items.values_list("external_id", flat=True)]
     try:
         sign_in(page, manager.username, f"/projects/{project.pk}/agreement/")
         assert "Krippendorff 알파" in page.locator("table.coefficients").inner_text()
