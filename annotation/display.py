@@ -193,6 +193,13 @@ MESSAGES: list[tuple[re.Pattern[str], Promise]] = [
     (re.compile(r"too many distinct label combinations across pairs for the bootstrap"),
      _("too many distinct label combinations across pairs for the bootstrap")),
     (re.compile(r"no item has two annotations of this kind"), _("no item has two annotations of this kind")),
+    # The agreement report's progress notes (Job.progress_note).
+    (re.compile(r"reading annotations"), _("reading annotations")),
+    (re.compile(r"computing coefficients"), _("computing coefficients")),
+    (re.compile(r"scoring annotators"), _("scoring annotators")),
+    (re.compile(r"building the timeline"), _("building the timeline")),
+    (re.compile(r"splitting assisted and unassisted annotations"),
+     _("splitting assisted and unassisted annotations")),
     # How the disagreement list measures disagreement (MeasureResult.disagreement_name).
     (re.compile(r"entropy of the labels \(0 = unanimous, 1 = uniform\)"),
      _("entropy of the labels (0 = unanimous, 1 = evenly split)")),
