@@ -134,10 +134,10 @@ NAMES: dict[str, dict[str, Promise]] = {
 
 def _choices() -> dict[str, type[TextChoices]]:
     """Kinds whose names are a model's choices (their labels are the names)."""
-    from .models import AssignmentStatus, GoldStatus, JobStatus, Role, ScreeningStatus
+    from .models import AssignmentStatus, FlagKind, GoldStatus, JobStatus, Role, ScreeningStatus
 
     return {"gold_status": GoldStatus, "screening_status": ScreeningStatus, "assignment_status": AssignmentStatus,
-            "job_status": JobStatus, "role": Role}
+            "job_status": JobStatus, "role": Role, "flag_kind": FlagKind}
 
 
 def display_name(kind: str, value: Any) -> str:
@@ -193,6 +193,17 @@ MESSAGES: list[tuple[re.Pattern[str], Promise]] = [
     (re.compile(r"too many distinct label combinations across pairs for the bootstrap"),
      _("too many distinct label combinations across pairs for the bootstrap")),
     (re.compile(r"no item has two annotations of this kind"), _("no item has two annotations of this kind")),
+    # Which items a bulk screening decision took (the audit's "selection").
+    (re.compile(r"chosen items"), _("the items chosen on the page")),
+    (re.compile(r"all matching kind=any"), _("every item in the review queue")),
+    (re.compile(r"all matching kind=(?P<kind>\w+)"), _("every item in the review queue flagged as %(kind)s")),
+    # The agreement report's progress notes (Job.progress_note).
+    (re.compile(r"reading annotations"), _("reading annotations")),
+    (re.compile(r"computing coefficients"), _("computing coefficients")),
+    (re.compile(r"scoring annotators"), _("scoring annotators")),
+    (re.compile(r"building the timeline"), _("building the timeline")),
+    (re.compile(r"splitting assisted and unassisted annotations"),
+     _("splitting assisted and unassisted annotations")),
     # How the disagreement list measures disagreement (MeasureResult.disagreement_name).
     (re.compile(r"entropy of the labels \(0 = unanimous, 1 = uniform\)"),
      _("entropy of the labels (0 = unanimous, 1 = evenly split)")),
@@ -215,7 +226,10 @@ def display_message(text: Any) -> str:
     text = str(text)
     for pattern, template in MESSAGES:
         if match := pattern.fullmatch(text):
-            return str(template) % match.groupdict() if match.groupdict() else str(template)
+            values = match.groupdict()
+            if "kind" in values:  # a flag's kind, by its name
+                values["kind"] = display_name("flag_kind", values["kind"])
+            return str(template) % values if values else str(template)
     return text
 
 
@@ -275,6 +289,8 @@ def field_text(key: str, value: Any, *, summary: Summary | None = None, limit: i
         return display_name("stage", value)
     if key == "mode":
         return display_name("split_mode", value)
+    if key == "selection":
+        return display_message(value)
     if key in LONG_TEXTS and isinstance(value, str):
         return ngettext("%(n)s character", "%(n)s characters", len(value)) % {"n": len(value)}
     if key in ("status", "screening_status") and isinstance(value, str):

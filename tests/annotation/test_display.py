@@ -34,6 +34,9 @@ def test_choices_unknown_identifiers_and_unknown_sentences():
         assert display.display_name("gold_status", "needs_adjudication") == "판정 필요"
         assert display.display_name("rule", "a_rule_of_tomorrow") == "a_rule_of_tomorrow"  # shown, and the page test
         assert display.display_message("something new") == "something new"                # reports it
+        assert display.display_message("computing coefficients") == "계수 계산 중"
+        assert display.value_text({"selection": "all matching kind=pii"}) == (
+            "선택: 검수 대기열에서 ‘개인정보’ 신고가 있는 모든 항목")
         assert display.display_name("level", None) == ""
 
 

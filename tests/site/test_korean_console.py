@@ -1,5 +1,6 @@
 """Korean pages are Korean: every manager and maintainer page of a demo project of each task type, rendered in
-Korean, shows no snake_case identifier, raw data or English sentence (tests/site/visible_text.py says what counts).
+Korean, shows no snake_case identifier, raw data or English sentence (tests/site/visible_text.py says what counts);
+in English the same pages show no identifier or raw data either (names are human in both languages).
 
 The project is the `demo` command's (its corpus imported through the real pipeline, three simulated annotators,
 agreement, gold and a release with files), plus one adjudication; every page of the page table
@@ -54,8 +55,10 @@ def seed_console(slug: str, out: Path) -> Console:
     project = Project.objects.get(slug=f"demo-{slug}")
     users = {name: User.objects.get(username=name) for name in ("manager", "maintainer")}
     waiting = GoldLabel.objects.filter(item__project=project, status=GoldStatus.NEEDS_ADJUDICATION).first()
-    item = waiting.item if waiting else Item.objects.filter(project=project, annotations__imported=False).first()
-    annotation = item.annotations.filter(stage=project.task.stages[-1].name).order_by("id").first()
+    last_stage = project.task.stages[-1].name
+    # An item waiting for adjudication, else one the corpus or the annotators labelled (STS: the corpus's raters).
+    item = waiting.item if waiting else Item.objects.filter(project=project, annotations__stage=last_stage).first()
+    annotation = item.annotations.filter(stage=last_stage).order_by("id").first()
     gold_services.adjudicate(item=item, by=users["manager"], reason="두 주석자의 의견이 가이드라인과 맞음",
                              annotation=annotation)
     release = project.releases.order_by("id").first()
@@ -68,6 +71,9 @@ def users_data(project: Project) -> list[str]:
     data += User.objects.values_list("username", flat=True)
     for item in Item.objects.filter(project=project):
         data += [item.external_id, item.split, *strings_in(item.payload), *strings_in(item.meta)]
+    # The schema's labels, relations, DEPRELs and slots as the project wrote them. Issue 34 asks for their names in
+    # the reader's language (label display names in schemas, another helper's part): once schemas carry them, the
+    # pages show those names and this exemption should keep only the values files and the API use.
     data += strings_in(project.label_schema)
     data += [source.name for source in project.sources.all()]
     data += [source.license for source in project.sources.all()]
@@ -118,30 +124,38 @@ def console_urls(console: Console, role: str) -> list[tuple[str, str]]:
     return urls
 
 
-def korean_findings(client: Client, url: str, data: list[str]) -> list[str]:
-    response = client.get(url, HTTP_ACCEPT_LANGUAGE="ko")
+def findings(client: Client, url: str, data: list[str], language: str) -> list[str]:
+    """What the checker finds on the page in ``language``; on an English page only identifiers and raw data
+    count (English words are what it should show)."""
+    response = client.get(url, HTTP_ACCEPT_LANGUAGE=language)
     assert response.status_code == 200, (url, response.status_code)
     if not response["Content-Type"].startswith("text/html"):
         return []
-    return offending_text(response.content.decode(), data=data)
+    found = offending_text(response.content.decode(), data=data)
+    return found if language == "ko" else [f for f in found if not f.startswith("English: ")]
+
+
+def signed_in(user: User, language: str, settings: Any) -> Client:
+    client = Client()
+    client.force_login(user)
+    client.cookies[settings.LANGUAGE_COOKIE_NAME] = language
+    return client
 
 
 @pytest.mark.parametrize("task", TASKS)
 def test_every_console_page_reads_in_korean(task, tmp_path, settings):
+    """Every page in Korean: no identifier, raw data or English. In English: no identifier or raw data either."""
     console = seed_console(task, tmp_path)
     data = users_data(console.project)
     problems = {}
     for role in (Role.MANAGER, Role.MAINTAINER):
-        client = Client()
-        client.force_login(console.users[role])
-        client.cookies[settings.LANGUAGE_COOKIE_NAME] = "ko"
-        for route, url in console_urls(console, role):
-            if found := korean_findings(client, url, data):
-                problems[f"{role} {route}"] = sorted(set(found))
+        for language in ("ko", "en"):
+            client = signed_in(console.users[role], language, settings)
+            for route, url in console_urls(console, role):
+                if found := findings(client, url, data, language):
+                    problems[f"{role} {language} {route}"] = sorted(set(found))
     # The gold page after "apply the gold rule again" (its message names the statuses).
-    client = Client()
-    client.force_login(console.users[Role.MANAGER])
-    client.cookies[settings.LANGUAGE_COOKIE_NAME] = "ko"
+    client = signed_in(console.users[Role.MANAGER], "ko", settings)
     response = client.post(f"/projects/{console.project.id}/gold/compute/", HTTP_ACCEPT_LANGUAGE="ko", follow=True)
     assert response.status_code == 200 and 'class="messages"' in response.content.decode()
     if found := offending_text(response.content.decode(), data=data):
