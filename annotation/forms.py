@@ -28,7 +28,7 @@ def task_type_choices() -> list[tuple[str, str]]:
 class ProjectCreateForm(forms.Form):
     name = forms.CharField(label=_("Name"), max_length=200)
     slug = forms.SlugField(label=_("Slug"), max_length=100,
-                           help_text=_("Short identifier used by the command line, e.g. ynat-2024."))
+                           help_text=_("Short identifier used by the command line, e.g. klue-tc-2024."))
     task_type = forms.ChoiceField(label=_("Task type"), choices=task_type_choices)
     annotators_per_item = forms.IntegerField(label=_("Annotators per item"), min_value=1, max_value=20,
                                              initial=3)

@@ -22,7 +22,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from . import selectors, services
+from . import display, selectors, services
 from .api.parsers import JsonInputError, loads_checked
 from .forms import (
     GuidelineForm,
@@ -283,10 +283,6 @@ def project_settings(request: HttpRequest, project_id: int) -> HttpResponse:
     return render(request, "annotation/project_settings.html", context)
 
 
-def _as_json(value: object) -> str:
-    return "" if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
 @login_required
 @require_http_methods(["GET"])
 def project_audit(request: HttpRequest, project_id: int) -> HttpResponse:
@@ -295,7 +291,12 @@ def project_audit(request: HttpRequest, project_id: int) -> HttpResponse:
     object_type = request.GET.get("object_type") or ""
     events = selectors.audit_events(project, object_type=object_type or None)
     page = Paginator(events, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
-    rows = [{"event": event, "before": _as_json(event.before), "after": _as_json(event.after)}
+    from .agreement.measures import measure_for
+
+    summary = measure_for(project.task_type).describe
+    rows = [{"event": event, "action": display.display_name("action", event.action),
+             "before": "" if event.before is None else display.value_text(event.before, summary=summary),
+             "after": "" if event.after is None else display.value_text(event.after, summary=summary)}
             for event in page.object_list]
     context = _project_context(project, role, "audit")
     context.update({"page": page, "rows": rows, "object_type": object_type, "object_types": AuditObject.choices})

@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from . import selectors
+from . import display, selectors
 from .agreement import plots
 from .agreement import selectors as agreement_selectors
 from .agreement import services as agreement_services
@@ -41,7 +41,7 @@ def _context(project: Project, role: str, **extra: Any) -> dict[str, Any]:
 
 
 def _name(report: dict[str, Any], annotator: int | str) -> str:
-    return report.get("annotator_names", {}).get(str(annotator), str(annotator))
+    return display.annotator_name(report.get("annotator_names", {}).get(str(annotator), str(annotator)))
 
 
 def dashboard_plots(report: dict[str, Any], label_names: dict[str, str] | None = None) -> dict[str, Any]:
@@ -50,24 +50,27 @@ def dashboard_plots(report: dict[str, Any], label_names: dict[str, str] | None =
     label_names = label_names or {}
     charts: dict[str, Any] = {}
     primary = report.get("primary") or {}
+    name = display.display_name("coefficient", primary.get("name", ""))
+    measured = f"{name} ({display.display_name('level', primary.get('level', ''))})"
     timeline = report.get("timeline") or []
     if timeline:
         unit = timeline[0]["unit"]
         x_labels = [p["at"][:10] if unit == "day" else f"{p['annotations']:,}" for p in timeline]
         x_label = _("day") if unit == "day" else _("annotations received")
         charts["progress"] = plots.line_chart(
-            x_labels, [plots.Series(_("annotations"), [p["annotations"] for p in timeline]),
-                       plots.Series(_("items complete"), [p["items_complete"] for p in timeline], color="#e67e22")],
+            x_labels, [plots.Series(_("annotations"), [p["annotations"] for p in timeline], fmt=".0f"),
+                       plots.Series(_("items complete"), [p["items_complete"] for p in timeline], color="#e67e22",
+                                    fmt=".0f")],
             title=_("Progress over time"), x_label=x_label, y_label=_("count"))
         charts["alpha"] = plots.line_chart(
-            x_labels, [plots.Series(primary.get("name", ""), [p["value"] for p in timeline],
+            x_labels, [plots.Series(name, [p["value"] for p in timeline],
                                     [p["ci95"][0] for p in timeline], [p["ci95"][1] for p in timeline])],
-            title=_("%(name)s over time, with its 95%% bootstrap interval") % {"name": primary.get("name", "")},
-            x_label=x_label, y_label=f"{primary.get('name', '')} ({primary.get('level', '')})")
+            title=_("%(name)s over time, with its 95%% bootstrap interval") % {"name": name},
+            x_label=x_label, y_label=measured)
     quality = report.get("annotator_quality") or []
     if quality:
         charts["annotators"] = plots.bar_chart(
-            [q["username"] for q in quality], [q.get("agreement") for q in quality],
+            [display.annotator_name(q["username"]) for q in quality], [q.get("agreement") for q in quality],
             title=_("Agreement of each annotator with the others"),
             value_label=_("agreement (share or correlation, 1 = always agrees)"),
             value_range=(min([0.0, *[q["agreement"] for q in quality if q.get("agreement") is not None]]), 1.0),
@@ -75,12 +78,14 @@ def dashboard_plots(report: dict[str, Any], label_names: dict[str, str] | None =
     pairs = report.get("pairs") or {}
     if pairs.get("annotators"):
         names = [_name(report, a) for a in pairs["annotators"]]
+        metric = display.display_name("coefficient", pairs.get("metric", ""))
         charts["pairs"] = plots.heatmap(names, names, pairs["values"], title=_("Annotator × annotator agreement "
-                                                                                 "(%(metric)s)") % pairs,
+                                                                                 "(%(metric)s)") % {"metric": metric},
                                         x_label=_("annotator"), y_label=_("annotator"), value_range=(0.0, 1.0))
     confusion = report.get("confusion")
     if confusion and confusion.get("labels"):
-        shown = [label_names.get(str(label), str(label)) for label in confusion["labels"]]
+        shown = [label_names.get(str(label)) or display.display_name("measure_label", label)
+                 for label in confusion["labels"]]
         charts["confusion"] = plots.heatmap(shown, shown, confusion["matrix"],
                                             title=_("Label confusion between annotators (coincidences)"),
                                             x_label=_("label given by one annotator"),
@@ -89,7 +94,8 @@ def dashboard_plots(report: dict[str, Any], label_names: dict[str, str] | None =
     if distribution and distribution.get("labels"):
         total = sum(distribution["project"]) or 1
         charts["distribution"] = plots.bar_chart(
-            [label_names.get(str(label), str(label)) for label in distribution["labels"]],
+            [label_names.get(str(label)) or display.display_name("measure_label", label)
+             for label in distribution["labels"]],
             [100 * n / total for n in distribution["project"]],
             title=_("Label distribution"), value_label=_("share of all labels (%)"), fmt=".1f")
     alpha = (report.get("assist") or {}).get("alpha")
@@ -98,8 +104,8 @@ def dashboard_plots(report: dict[str, Any], label_names: dict[str, str] | None =
         values = [alpha["assisted"]["value"], alpha["unassisted"]["value"]]
         charts["assist"] = plots.bar_chart(
             [_("assisted"), _("unassisted")], values,
-            title=_("%(name)s of assisted vs unassisted annotations") % {"name": primary.get("name", "")},
-            value_label=f"{primary.get('name', '')} ({primary.get('level', '')})", fmt=".3f",
+            title=_("%(name)s of assisted vs unassisted annotations") % {"name": name},
+            value_label=measured, fmt=".3f",
             value_range=(min([0.0, *[v for v in values if v is not None]]), 1.0))
     return charts
 
@@ -169,6 +175,7 @@ def _comparison(project: Project, item_id: int) -> tuple[Item, dict[str, Any]]:
     comparison["gold_html"] = (payload_html(measure, gold.payload, item.payload, schema, names)
                                if gold and gold.payload else "")
     comparison["adjudications"] = gold_selectors.adjudications_of(item)
+    comparison["facts"] = display.item_facts(item.payload)
     return item, comparison
 
 
@@ -223,10 +230,11 @@ def adjudicate(request: HttpRequest, project_id: int, item_id: int) -> HttpRespo
                 try:
                     payload = loads_checked(request.POST.get("payload", ""))
                 except json.JSONDecodeError as bad:
-                    raise ServiceError(f"the payload is not valid JSON: {bad.msg} (line {bad.lineno})",
-                                       field="payload") from None
+                    raise ServiceError(_("the gold answer is not valid JSON (line %(line)s, column %(column)s)")
+                                       % {"line": bad.lineno, "column": bad.colno}, field="payload") from None
                 except JsonInputError as bad:
-                    raise ServiceError(f"the payload is not accepted: {bad}", field="payload") from None
+                    raise ServiceError(_("the gold answer is not accepted: %(error)s") % {"error": bad},
+                                       field="payload") from None
                 gold_services.adjudicate(item=item, by=request.user, reason=reason, payload=payload,
                                          base_version=version)
         except ServiceError as failure:
@@ -294,5 +302,5 @@ def gold_compute(request: HttpRequest, project_id: int) -> HttpResponse:
         messages.error(request, error.message)
     else:
         messages.success(request, _("Gold labels recomputed: %(counts)s") % {
-            "counts": ", ".join(f"{k} {v}" for k, v in sorted(statuses.items()))})
+            "counts": ", ".join(f"{display.display_name('gold_status', k)} {v}" for k, v in sorted(statuses.items()))})
     return redirect(reverse("annotation:review-gold", args=[project.pk]))

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.utils.translation import gettext as _
+
 
 @dataclass(frozen=True)
 class LicenseTerms:
@@ -69,29 +71,33 @@ def normalise_spdx(spdx: str) -> str:
 
 
 def release_warnings(spdx: str) -> list[str]:
-    """Why items under this licence need care in a release; empty when it allows everything."""
+    """Why items under this licence need care in a release, in the reader's language; empty when it allows
+    everything."""
     terms = license_terms(spdx)
     if terms is None:
-        return [f"{spdx or '(none)'} is not a licence Goldset knows; check its terms before any release"]
+        return [_("%(licence)s is not a licence Goldset knows; check its terms before any release")
+                % {"licence": spdx or _("(none)")}]
     warnings = []
     if not terms.redistribution:
-        warnings.append(f"{terms.spdx} does not allow redistribution: keep these items out of public releases")
+        warnings.append(_("%(licence)s does not allow redistribution: keep these items out of public releases")
+                        % {"licence": terms.spdx})
     if not terms.derivatives:
-        warnings.append(f"{terms.spdx} does not allow derivatives (ND): annotated or pseudonymized items are "
-                        f"derivatives, so they cannot be released")
+        warnings.append(_("%(licence)s does not allow derivatives (ND): annotated or pseudonymized items are "
+                          "derivatives, so they cannot be released") % {"licence": terms.spdx})
     if not terms.commercial:
-        warnings.append(f"{terms.spdx} is non-commercial (NC): a release must carry the same restriction")
+        warnings.append(_("%(licence)s is non-commercial (NC): a release must carry the same restriction")
+                        % {"licence": terms.spdx})
     return warnings
 
 
 def release_notes(spdx: str) -> list[str]:
-    """Obligations that do not block a release (attribution, share-alike)."""
+    """Obligations that do not block a release (attribution, share-alike), in the reader's language."""
     terms = license_terms(spdx)
     if terms is None:
         return []
     notes = []
     if terms.attribution:
-        notes.append("attribution required")
+        notes.append(_("attribution required"))
     if terms.share_alike:
-        notes.append("share-alike: release under the same or a compatible licence")
+        notes.append(_("share-alike: release under the same or a compatible licence"))
     return notes

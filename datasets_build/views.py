@@ -15,12 +15,12 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods
 
 from annotation import selectors as annotation_selectors
-from annotation.models import FlagKind, Project
+from annotation.models import FlagKind, Project, ScreeningStatus
 from annotation.permissions import CURATE, MANAGE
 from annotation.services import ServiceError
 from annotation.views import _project_context, project_for
 
-from . import selectors, services
+from . import names, selectors, services
 from .forms import BulkReviewForm, ImportForm, ReviewForm
 from .screening.highlight import item_spans, snippets
 
@@ -52,8 +52,17 @@ def project_import(request: HttpRequest, project_id: int) -> HttpResponse:
     if job_id.isdigit():
         job = get_object_or_404(selectors.import_jobs(project), pk=int(job_id))
     context = _project_context(project, role, "import")
-    context.update(form=form, job=job, jobs=selectors.import_jobs(project)[:20],
-                   screening=selectors.screening_summary(project))
+    if job is not None:
+        context.update(job=job, progress=selectors.import_job_progress(job), outcome=names.job_outcome(job),
+                       summary=names.summary_rows(job.summary or {}))
+    if job is not None and request.GET.get("part") == "live":
+        # The job's part alone: the page fetches it again while the import runs (annotation/static/annotation/
+        # live_region.js), as the release page does while a release is built.
+        return render(request, "datasets_build/_import_job.html", context)
+    screening = selectors.screening_summary(project)
+    context.update(form=form, jobs=selectors.import_jobs(project)[:20],
+                   statuses=[(ScreeningStatus(status).label if status in ScreeningStatus.values else status, n)
+                             for status, n in screening["statuses"].items()])
     return render(request, "datasets_build/import.html", context)
 
 
@@ -90,7 +99,8 @@ def project_review(request: HttpRequest, project_id: int) -> HttpResponse:
     rows = []
     for item in page:
         text, spans = item_spans(task, item.payload, item.pii_findings or [])
-        rows.append({"item": item, "text": text, "snippets": snippets(text, spans)})
+        rows.append({"item": item, "text": text, "snippets": snippets(text, spans),
+                     "flags": [(flag, names.screener_note(flag, item, spans)) for flag in item.open_flags]})
     context = _project_context(project, role, "review")
     context.update(page=page, rows=rows, kind=kind, kinds=FlagKind.choices, here=here,
                    total=page.paginator.count)
@@ -119,6 +129,8 @@ def _review_bulk(request: HttpRequest, project: Project, here: str) -> HttpRespo
 def project_sources(request: HttpRequest, project_id: int) -> HttpResponse:
     project, role = project_for(request, project_id, CURATE)
     context = _project_context(project, role, "sources")
-    context.update(sources=selectors.sources_report(project), pii=selectors.pii_report(project),
+    pii = selectors.pii_report(project)
+    context.update(sources=selectors.sources_report(project), pii=pii,
+                   pii_types=[(names.span_name(pii_type), counts) for pii_type, counts in pii["types"].items()],
                    near_duplicates=selectors.near_duplicate_counts(project))
     return render(request, "datasets_build/sources.html", context)

@@ -19,6 +19,7 @@ from django.db import models
 from django.db.models.signals import pre_delete
 from django.dispatch import receiver
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from annotation.models import Project
 
@@ -42,7 +43,7 @@ class ReleaseStatus(models.TextChoices):
     #: The baseline check could not run (e.g. no KLUE train and dev files to train on).
     UNCHECKED = "unchecked", _("Not checked")
     FAILED = "failed", _("Failed the checks")
-    PUBLISHED = "published", _("Published")
+    PUBLISHED = "published", pgettext_lazy("release status", "Published")
     ERROR = "error", _("Build error")
 
 

@@ -27,7 +27,7 @@ from config.storage import StoredFolder
 
 from .ahead import ReadAhead
 from .card import CARD_NAME
-from .models import Release, ReleaseFile, ReleaseStatus, SuggesterRun
+from .models import SEMVER, Release, ReleaseFile, ReleaseStatus, SuggesterRun
 
 CHUNK = 5000
 
@@ -77,6 +77,18 @@ def releases_of(project: Project) -> QuerySet[Release]:
 
 def release_by_version(project: Project, version: str) -> Release | None:
     return Release.objects.filter(project=project, version=version).first()
+
+
+def next_free_version(project: Project) -> str:
+    """The patch after the project's highest version (1.0.1 after 1.0.0, 2.1.1 after 2.1.0-rc.1), or 1.0.0 for a
+    first release: what the release form proposes, never a version that exists."""
+    cores = [tuple(int(part) for part in match.groups()[:3])
+             for match in map(SEMVER.match, Release.objects.filter(project=project).values_list("version", flat=True))
+             if match]
+    if not cores:
+        return "1.0.0"
+    major, minor, patch = max(cores)
+    return f"{major}.{minor}.{patch + 1}"
 
 
 def release_files(release: Release) -> QuerySet[ReleaseFile]:
@@ -316,6 +328,17 @@ def _points(value: Any) -> str:
     return "—" if value is None else f"{value:.2f}"
 
 
+def check_reason(check: dict[str, Any]) -> str:
+    """Why the baseline check did not run, in the reader's language when it is a reason the build gives (an
+    error's own text is shown as it came)."""
+    reason = check.get("reason") or ""
+    if reason == "pending":
+        return _("the build has not reached it yet")
+    if reason.endswith("the release has no KLUE files to train and score on"):
+        return _("the release has no KLUE files to train and score on")
+    return reason
+
+
 def status_reasons(release: Release) -> list[str]:
     """Why a release is not ``passed``, one sentence per cause, in the request's language (the release page
     and the API show them)."""
@@ -342,7 +365,7 @@ def status_reasons(release: Release) -> list[str]:
                           "near": leakage.get("near_duplicates_across_splits", 0)})
     if check.get("passed") is None:
         reasons.append(_("The baseline check did not run, so nothing shows the labels are learnable: %(reason)s. "
-                         "Build with the klue format to have it checked.") % {"reason": check.get("reason", "")})
+                         "Build with the klue format to have it checked.") % {"reason": check_reason(check)})
         return reasons
     if check.get("verdict") == "failed" and interval.get("high") is not None and interval["high"] <= 0:
         reasons.append(_("The baseline is no better than the trivial baseline: the 95%% interval of the difference "

@@ -23,6 +23,7 @@ from rest_framework.exceptions import NotFound
 from annotation import assist as annotation_assist
 from annotation import services as annotation_services
 from annotation.agreement.plots import Series, bar_chart, line_chart
+from annotation.models import Project
 from annotation.permissions import CURATE, MANAGE
 from annotation.rendering import render_markdown
 from annotation.services import ServiceError
@@ -32,12 +33,13 @@ from . import selectors, services, suggester_services
 from .api import DOWNLOADABLE, PUBLISH, file_response
 from .api_assist import overview
 from .archive import archive_response
-from .models import Release, ReleaseStatus, SuggesterRunStatus
+from .models import SEMVER, Release, ReleaseStatus, SuggesterRunStatus
+from .names import exclusion_name, file_kind_name, gold_source_name, metric_name, phase_name
 from .writers import DEFAULT_FORMATS, FORMATS, STANDARD_FORMATS, fits
 
 
 class ReleaseForm(forms.Form):
-    version = forms.CharField(label=gettext_lazy("Version"), max_length=64, initial="1.0.0",
+    version = forms.CharField(label=gettext_lazy("Version"), max_length=64,
                               help_text=gettext_lazy("Semantic version, never reused (1.0.0)."))
     mode = forms.ChoiceField(label=gettext_lazy("Splits"), initial="ratios", widget=forms.RadioSelect, choices=[
         ("ratios", gettext_lazy("New splits by ratio and seed")),
@@ -48,12 +50,25 @@ class ReleaseForm(forms.Form):
     formats = forms.MultipleChoiceField(label=gettext_lazy("Formats"), choices=[(f, f) for f in FORMATS],
                                         initial=list(DEFAULT_FORMATS), widget=forms.CheckboxSelectMultiple)
 
-    def __init__(self, *args: object, task_slug: str = "", **kwargs: object) -> None:
+    def __init__(self, *args: object, project: Project, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
+        self.project = project
+        self.fields["version"].initial = selectors.next_free_version(project)
         # The standard formats (CoNLL-U, SQuAD…) are offered only to the task types they fit.
         self.fields["formats"].choices = [
-            (f, f if f not in STANDARD_FORMATS else f"{f} — {_(STANDARD_FORMATS[f].description)}") for f in FORMATS
-            if not task_slug or fits(f, task_slug)]
+            (f, file_kind_name(f) if f not in STANDARD_FORMATS else _(STANDARD_FORMATS[f].description))
+            for f in FORMATS if fits(f, project.task_type)]
+
+    def clean_version(self) -> str:
+        """The service refuses these too (in English, for the API); the page says it here, by the field."""
+        version = self.cleaned_data["version"].strip()
+        if not SEMVER.match(version):
+            raise forms.ValidationError(_("%(version)s is not a semantic version like 1.0.0.") % {"version": version})
+        if selectors.release_by_version(self.project, version) is not None:
+            raise forms.ValidationError(
+                _("Version %(version)s already exists, and versions are never reused. The next free version is "
+                  "%(next)s.") % {"version": version, "next": selectors.next_free_version(self.project)})
+        return version
 
 
 def _context(project, role: str) -> dict[str, object]:
@@ -65,7 +80,7 @@ def _context(project, role: str) -> dict[str, object]:
 @require_http_methods(["GET", "POST"])
 def release_list(request: HttpRequest, project_id: int) -> HttpResponse:
     project, role = project_for(request, project_id, CURATE)
-    form = ReleaseForm(request.POST or None, task_slug=project.task_type)
+    form = ReleaseForm(request.POST or None, project=project)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         keep = data["mode"] == "keep"
@@ -77,7 +92,7 @@ def release_list(request: HttpRequest, project_id: int) -> HttpResponse:
         except ServiceError as error:
             form.add_error(error.field if error.field in form.fields else None, error.message)
         else:
-            messages.success(request, _("Release %(version)s is being built.") % {"version": release.version})
+            # No message: the release page states the build's progress and outcome as they change.
             return redirect("exports:release-detail", project.pk, release.pk)
     context = _context(project, role)
     context.update({"releases": selectors.releases_of(project), "form": form,
@@ -99,6 +114,8 @@ def _card_parts(release: Release) -> tuple[str, str]:
 
 @login_required
 def release_detail(request: HttpRequest, project_id: int, release_id: int) -> HttpResponse:
+    """The release; with ``?part=live``, only its live part (state, checks, files, card), which the page fetches
+    again while the build runs (annotation/static/annotation/live_region.js)."""
     project, role = project_for(request, project_id, CURATE)
     release = get_object_or_404(selectors.releases_of(project), pk=release_id)
     header, body = _card_parts(release)
@@ -110,22 +127,26 @@ def release_detail(request: HttpRequest, project_id: int, release_id: int) -> Ht
         "card_header": header,
         "card_html": render_markdown(body),
         "building": release.status in (ReleaseStatus.BUILDING, ReleaseStatus.CHECKING),
+        "phase": phase_name(release.progress.get("phase") or "queued"),
         "publishable": release.status in (ReleaseStatus.PASSED, ReleaseStatus.INCONCLUSIVE),
-        "needs_override": release.status == ReleaseStatus.INCONCLUSIVE,
         "downloadable": release.status in DOWNLOADABLE,
         "reasons": selectors.status_reasons(release),
         "check": release.baseline_check,
+        "check_reason": selectors.check_reason(release.baseline_check),
         "interval": release.baseline_check.get("interval") or {},
         "baseline_rows": _baseline_rows(release.baseline_check),
         "baseline_plot": _baseline_plot(release.baseline_check),
+        "excluded": [(exclusion_name(reason), n) for reason, n in (release.excluded or {}).items() if n],
+        "gold_source": gold_source_name((release.gold or {}).get("source", "")),
     })
-    return render(request, "exports/release_detail.html", context)
+    template = "exports/_release_live.html" if request.GET.get("part") == "live" else "exports/release_detail.html"
+    return render(request, template, context)
 
 
 def _baseline_rows(check: dict) -> list[tuple[str, float | None, float | None]]:
-    """(metric, baseline, trivial baseline) for every metric the check reported."""
+    """(metric's name, baseline, trivial baseline) for every metric the check reported."""
     metrics, trivial = check.get("metrics") or {}, check.get("trivial") or {}
-    return [(name, value, trivial.get(name)) for name, value in metrics.items()]
+    return [(metric_name(name), value, trivial.get(name)) for name, value in metrics.items()]
 
 
 def _baseline_plot(check: dict) -> str:
@@ -135,7 +156,7 @@ def _baseline_plot(check: dict) -> str:
         return ""
     labels, values, highlight = [], [], []
     for name, value, trivial in rows:
-        labels += [f"{name}", f"{name} (trivial)"]
+        labels += [name, _("%(metric)s (trivial baseline)") % {"metric": name}]
         values += [value, trivial]
         highlight += [True, False]
     return bar_chart(labels, values, title=_("Baseline vs trivial baseline on dev"),
@@ -143,20 +164,33 @@ def _baseline_plot(check: dict) -> str:
 
 
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def release_publish(request: HttpRequest, project_id: int, release_id: int) -> HttpResponse:
-    project, _role = project_for(request, project_id, PUBLISH)
+    """Publishing cannot be undone, so it takes two steps: this page states what freezes and asks; only its
+    form's POST, which carries ``confirm``, publishes. Any other request gets the page."""
+    project, role = project_for(request, project_id, PUBLISH)
     release = get_object_or_404(selectors.releases_of(project), pk=release_id)
     override = request.POST.get("override") == "on"
-    try:
-        services.release_publish(release=release, user=request.user,
-                                 override_reason=request.POST.get("override_reason", "") if override else "")
-    except ServiceError as error:
-        messages.error(request, error.message)
-    else:
-        messages.success(request, _("Release %(version)s is published and can no longer change.")
-                         % {"version": release.version})
-    return redirect("exports:release-detail", project.pk, release.pk)
+    reason = request.POST.get("override_reason", "").strip() if override else ""
+    needs_override = release.status == ReleaseStatus.INCONCLUSIVE
+    error = ""
+    if request.method == "POST" and request.POST.get("confirm") == "publish" and needs_override and not reason:
+        error = _("To publish without a verdict, tick the box and give a reason.")
+    elif request.method == "POST" and request.POST.get("confirm") == "publish":
+        try:
+            services.release_publish(release=release, user=request.user, override_reason=reason)
+        except ServiceError as error:
+            messages.error(request, error.message)
+        else:
+            messages.success(request, _("Release %(version)s is published and can no longer change.")
+                             % {"version": release.version})
+            return redirect("exports:release-detail", project.pk, release.pk)
+    context = _context(project, role)
+    context.update({"release": release, "files": selectors.release_files(release).count(),
+                    "publishable": release.status in (ReleaseStatus.PASSED, ReleaseStatus.INCONCLUSIVE),
+                    "needs_override": needs_override, "override": override, "override_reason": reason,
+                    "error": error})
+    return render(request, "exports/release_publish.html", context)
 
 
 @login_required
@@ -168,9 +202,10 @@ def release_verify(request: HttpRequest, project_id: int, release_id: int) -> Ht
     if result.get("ok"):
         messages.success(request, _("All %(n)s files match their checksums.") % {"n": result["files"]})
     else:
+        kinds = {"missing": _("missing"), "changed": _("changed"), "unlisted": _("not listed in SHA256SUMS"),
+                 "differs_from_record": _("not the checksum recorded at build time")}
         problems = result.get("error") or "; ".join(
-            f"{key}: {', '.join(result[key])}" for key in ("missing", "changed", "unlisted", "differs_from_record")
-            if result.get(key))
+            f"{name}: {', '.join(result[key])}" for key, name in kinds.items() if result.get(key))
         messages.error(request, _("Verification failed: %(problems)s") % {"problems": problems})
     return redirect("exports:release-detail", project.pk, release.pk)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext as _
 
 FONT = 'font-family="system-ui, sans-serif"'
 BLUE = "#2f6db3"
@@ -86,7 +87,8 @@ def bar_chart(labels: Sequence[str], values: Sequence[float | None], *, title: s
         y = top + i * row
         body.append(f'<text x="{left - 6}" y="{y + row * 0.65:.1f}" text-anchor="end">{escape(label)}</text>')
         if value is None:
-            body.append(f'<text x="{left + 4}" y="{y + row * 0.65:.1f}" fill="#777">n/a</text>')
+            missing = escape(_("n/a"))
+            body.append(f'<text x="{left + 4}" y="{y + row * 0.65:.1f}" fill="#777">{missing}</text>')
             continue
         x0, x1 = sorted((x(max(lo, 0.0)), x(value)))
         color = "#c0392b" if highlight and highlight[i] else BLUE
@@ -104,6 +106,8 @@ class Series:
     lower: Sequence[float | None] | None = None
     upper: Sequence[float | None] | None = None
     color: str = BLUE
+    #: How a point's value is written in its tooltip (counts as whole numbers).
+    fmt: str = ".3f"
 
 
 def line_chart(x_labels: Sequence[str], series: Sequence[Series], *, title: str, x_label: str, y_label: str,
@@ -139,8 +143,9 @@ def line_chart(x_labels: Sequence[str], series: Sequence[Series], *, title: str,
             if len(points) >= 2:
                 outline = [f"{px(i):.1f},{py(h):.1f}" for i, _, h in points]
                 outline += [f"{px(i):.1f},{py(lw):.1f}" for i, lw, _ in reversed(points)]
+                band = escape(_("%(series)s: 95%% interval") % {"series": s.name})
                 body.append(f'<polygon points="{" ".join(outline)}" fill="{BAND}" opacity="0.6">'
-                            f'<title>{escape(s.name)}: 95% interval</title></polygon>')
+                            f'<title>{band}</title></polygon>')
         segment: list[str] = []
         for i, v in enumerate([*s.values, None]):
             if v is None:
@@ -150,8 +155,10 @@ def line_chart(x_labels: Sequence[str], series: Sequence[Series], *, title: str,
                 segment = []
                 continue
             segment.append(f"{px(i):.1f},{py(v):.1f}")
+            point = escape(_("%(series)s at %(x)s: %(value)s") % {"series": s.name, "x": x_labels[i],
+                                                                  "value": _fmt(v, s.fmt)})
             body.append(f'<circle cx="{px(i):.1f}" cy="{py(v):.1f}" r="3" fill="{s.color}">'
-                        f'<title>{escape(s.name)} at {escape(x_labels[i])}: {v:.3f}</title></circle>')
+                        f'<title>{point}</title></circle>')
     body.append(f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + plot_h}" stroke="#333"/>'
                 f'<line x1="{left}" x2="{left + plot_w}" y1="{top + plot_h}" y2="{top + plot_h}" stroke="#333"/>')
     body.append(f'<text x="{left + plot_w / 2}" y="{height - 22}" text-anchor="middle">{escape(x_label)}</text>'
@@ -183,7 +190,7 @@ def heatmap(row_labels: Sequence[str], col_labels: Sequence[str], matrix: Sequen
     reach = math.ceil(0.71 * max((_text_width(label) for label in col_labels), default=0))
     width = left + cell * len(col_labels) + max(20, reach + 10)
     height = top + cell * len(row_labels) + max(110, reach + 50)
-    body = []
+    body, missing = [], escape(_("n/a"))
     for i, row in enumerate(matrix):
         for j, value in enumerate(row):
             x, y = left + j * cell, top + i * cell
@@ -191,7 +198,8 @@ def heatmap(row_labels: Sequence[str], col_labels: Sequence[str], matrix: Sequen
             text = "" if value is None else _fmt(value, fmt)
             dark = value is not None and hi > lo and (value - lo) / (hi - lo) > 0.6
             body.append(f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{fill}" stroke="#fff">'
-                        f'<title>{escape(row_labels[i])} × {escape(col_labels[j])}: {text or "n/a"}</title></rect>'
+                        f'<title>{escape(row_labels[i])} × {escape(col_labels[j])}: '
+                        f'{text or missing}</title></rect>'
                         f'<text x="{x + cell / 2}" y="{y + cell / 2 + 4}" text-anchor="middle" font-size="10" '
                         f'fill="{"#fff" if dark else "#222"}">{text}</text>')
     for i, label in enumerate(row_labels):

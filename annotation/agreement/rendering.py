@@ -20,6 +20,7 @@ from typing import Any
 
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext as _
 
 from .measures import Measure
 from .measures.answers import AnswerMeasure
@@ -114,12 +115,13 @@ def _tree(measure: TreeMeasure, payload: dict[str, Any], item: dict[str, Any],
     forms = [str(t.get("form", "")) for t in item.get("tokens") or []]
     rows = format_html_join("", "<tr><td>{}</td><td>{}</td><td>→ {} {}</td><td>{}</td></tr>", (
         (i + 1, forms[i] if i < len(forms) else "", head, f"({forms[head - 1]})" if 0 < head <= len(forms)
-         else "(root)", format_html('{} <span class="muted">{}</span>', deprel, names[str(deprel)])
+         else f"({_('root')})", format_html('{} <span class="muted">{}</span>', deprel, names[str(deprel)])
          if str(deprel) in names else deprel)
         for i, (head, deprel) in enumerate(zip(payload.get("heads") or [], payload.get("deprels") or [],
                                                strict=False))))
-    return format_html('<table class="tree"><thead><tr><th>#</th><th>eojeol</th><th>head</th><th>DEPREL</th>'
-                       "</tr></thead><tbody>{}</tbody></table>", rows)
+    return format_html('<table class="tree"><thead><tr><th>#</th><th>{}</th><th>{}</th><th>{}</th>'
+                       "</tr></thead><tbody>{}</tbody></table>", _("eojeol"), _("head"), _("dependency relation"),
+                       rows)
 
 
 @payload_html.register
@@ -131,12 +133,13 @@ def _answer(measure: AnswerMeasure, payload: dict[str, Any], item: dict[str, Any
                            format_html(' <span class="chip">{}</span>', names[kind]) if kind in names else ""
                            ) if payload.get("question") else ""
     if answer is None:
-        return format_html('{}<p class="unanswerable">unanswerable</p>', question)
+        return format_html('{}<p class="unanswerable">{}</p>', question, _("unanswerable"))
     context, start = str(item.get("context", "")), int(answer.get("start", 0))
     end = start + len(str(answer.get("text", "")))
     before, after = context[max(0, start - 40):start], context[end:end + 40]
-    return format_html('{}<p class="answer">…{}<mark>{}</mark>{}… <span class="muted">(offset {})</span></p>',
-                       question, before, context[start:end], after, start)
+    return format_html('{}<p class="answer">…{}<mark>{}</mark>{}… <span class="muted">({})</span></p>',
+                       question, before, context[start:end], after,
+                       _("from character %(start)s") % {"start": start})
 
 
 @payload_html.register

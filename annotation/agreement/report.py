@@ -34,6 +34,9 @@ FAST_SHARE = 0.25
 #: Below this accuracy on at least MIN_GOLD_CHECKS gold items, an annotator is flagged.
 GOLD_ACCURACY_THRESHOLD = 0.6
 MIN_GOLD_CHECKS = 5
+#: An annotator is flagged as faster than the others or as lowering agreement only after this many items: one or
+#: two quick answers are no evidence about a person (docs/agreement.md states the minimum).
+MIN_ITEMS_FOR_FLAGS = 10
 #: Leave-one-out alpha is computed for at most this many annotators (the most active ones).
 MAX_LEAVE_ONE_OUT = 60
 TIMELINE_POINTS = 10
@@ -192,9 +195,10 @@ def annotator_quality(data: ProjectData, measure: Measure, result: MeasureResult
         if checks:
             entry["gold_checks"] = {"items": len(checks), "accuracy": float(np.mean(checks))}
         flags = []
-        if (entry.get("alpha_change_if_removed") or 0) > ALPHA_GAIN_THRESHOLD:
+        enough = n >= MIN_ITEMS_FOR_FLAGS
+        if enough and (entry.get("alpha_change_if_removed") or 0) > ALPHA_GAIN_THRESHOLD:
             flags.append("removal_raises_alpha")
-        if (entry["median_seconds"] is not None and project_median and not math.isnan(project_median)
+        if (enough and entry["median_seconds"] is not None and project_median and not math.isnan(project_median)
                 and entry["median_seconds"] < FAST_SHARE * project_median):
             flags.append("too_fast")
         if checks and len(checks) >= MIN_GOLD_CHECKS and np.mean(checks) < GOLD_ACCURACY_THRESHOLD:

@@ -17,6 +17,7 @@ from django.db import transaction
 from django.db.models import TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from ..audit import audit_record
 from ..models import (
@@ -279,12 +280,14 @@ def adjudicate(*, item: Item, by: User, reason: str, payload: Any = None, annota
     second of two managers deciding at once never overwrites the first without seeing it.
     """
     if not (reason or "").strip():
-        raise ServiceError("say why you decided this way: the reason is kept with the decision", field="reason")
+        raise ServiceError(gettext("say why you decided this way: the reason is kept with the decision"),
+                           field="reason")
     if (payload is None) == (annotation is None):
-        raise ServiceError("give either an annotation to accept or a new payload, not both", field="payload")
+        raise ServiceError(gettext("give either an annotation to accept or a new payload, not both"), field="payload")
     if annotation is not None:
         if annotation.item_id != item.pk:
-            raise ServiceError(f"annotation {annotation.pk} belongs to another item", field="annotation")
+            raise ServiceError(gettext("annotation %(id)s belongs to another item") % {"id": annotation.pk},
+                               field="annotation")
         gold_payload = rule_for(item.project.task_type).from_annotation(annotation.payload)
     else:
         gold_payload = _validated_gold(item, payload)
@@ -292,11 +295,13 @@ def adjudicate(*, item: Item, by: User, reason: str, payload: Any = None, annota
         Project.objects.select_for_update().get(pk=item.project_id)
         gold = GoldLabel.objects.filter(item=item).first()
         if gold is not None and base_version is not None and gold.version != base_version:
-            raise ServiceError(f"the gold label of this item changed (version {base_version} → {gold.version}) "
-                               f"while you were deciding; reload and decide again", code="conflict")
-        if gold is not None and base_version is None and gold.status == GoldStatus.ADJUDICATED:
-            raise ServiceError("this item is already adjudicated; send the version you saw to replace the decision",
+            raise ServiceError(gettext("the gold label of this item changed (version %(seen)s → %(now)s) while you "
+                                       "were deciding; reload and decide again") % {"seen": base_version,
+                                                                                    "now": gold.version},
                                code="conflict")
+        if gold is not None and base_version is None and gold.status == GoldStatus.ADJUDICATED:
+            raise ServiceError(gettext("this item is already adjudicated; send the version you saw to replace the "
+                                       "decision"), code="conflict")
         if gold is None and base_version not in (None, 0):
             raise ServiceError("this item has no gold label yet; send version 0 or none", code="conflict")
         count = Annotation.objects.filter(item=item).count()

@@ -6,8 +6,8 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
 
 from ..audit import audit_record
 from ..models import (
@@ -64,7 +64,7 @@ def project_create(
     template = task.guideline_template()
     guideline = guideline_create(
         project=project, instructions=template.instructions, ethics=template.ethics, pii=template.pii,
-        change_note="Template guideline", created_by=created_by,
+        change_note=gettext("Template guideline"), created_by=created_by,
     )
     guideline_publish(guideline=guideline, by=created_by)
     return project

@@ -1,10 +1,13 @@
-"""Template helpers: ``{% load goldset %}{{ text|markdown }}``, ``{{ project.task.title|task_title }}``."""
+"""Template helpers: ``{% load goldset %}{{ text|markdown }}``, ``{{ project.task.title|task_title }}``, and the
+human names of stored identifiers (:mod:`annotation.display`): ``{{ c.name|display:"coefficient" }}``,
+``{{ reason|message }}``, ``{{ username|annotator }}``, ``{% units n unit %}``."""
 
 from __future__ import annotations
 
 from django import template
 from django.utils.safestring import SafeString
 
+from .. import display
 from ..rendering import render_markdown
 from ..tabs import project_tabs
 from ..workspace_strings import stage_title, task_title
@@ -48,3 +51,27 @@ def label_name(value: object, names: dict[str, str]) -> str:
 def project_tabs_tag(project_id: int, role: str | None, active: str) -> list[dict[str, object]]:
     """``{% project_tabs project.pk role tab as tabs %}``: every app's tabs this role sees."""
     return project_tabs(project_id, role, active)
+
+
+@register.filter(name="display")
+def display_filter(value: object, kind: str) -> str:
+    """A stored identifier's human name: ``{{ c.level|display:"level" }}``."""
+    return display.display_name(kind, value)
+
+
+@register.filter(name="message")
+def message_filter(text: object) -> str:
+    """A sentence the agreement or gold code stored in English, in the reader's language."""
+    return display.display_message(text)
+
+
+@register.filter(name="annotator")
+def annotator_filter(username: object) -> str:
+    """An annotator's name on the review pages; a corpus's own labels named as such."""
+    return display.annotator_name(str(username))
+
+
+@register.simple_tag(name="units")
+def units_tag(n: int, unit: str) -> str:
+    """``{% units c.units c.unit %}``: a count with its unit, in the reader's language."""
+    return display.units_text(n, unit)

@@ -119,7 +119,7 @@ EXPECTED_QUALITY = [
     (0, 21, 21.5, 0.29328621908127206, ["low_gold_accuracy"]),
     (1, 17, 17.5, 0.5765472312703583, ["removal_raises_alpha"]),
     (2, 11, 31.0, 0.4099783080260304, []),
-    (3, 8, 34.0, 0.48533724340175954, ["removal_raises_alpha"]),
+    (3, 8, 34.0, 0.48533724340175954, []),  # 8 items: fewer than MIN_ITEMS_FOR_FLAGS, no flag
 ]
 EXPECTED_TIMELINE = [  # per day in Asia/Seoul
     ("2026-03-01T13:09:30", 4, 0, 0, None, [None, None]),

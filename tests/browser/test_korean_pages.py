@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 HANGUL = re.compile(r"[가-힣]")
 #: Text that is the same in every language: project, user and file-format names, numbers, identifiers.
 LATIN_ONLY = re.compile(r"^[\W\d_]*$|^(KLUE|NER|Goldset|Demo ner|manager-ner|maintainer|annotator|API"
-                        r"|klue|jsonl|csv|parquet|URL)\b")
+                        r"|klue|jsonl|csv|parquet|JSON Lines|CSV|Parquet|URL)\b")
 
 
 def korean_page(browser: Any, live_server: Any) -> Any:
@@ -59,7 +59,7 @@ def test_every_project_tab_reads_in_korean(browser, live_server, seed, django_us
                 problems[href] = found
         assert problems == {}
         assert page.locator("main h1").inner_text().endswith("KLUE-NER · 개체명 인식")
-        for suffix, tab, heading in (("/agreement/", "일치도", "계수"), ("/gold/", "골드", "표시 중: 판정 필요 (0)")):
+        for suffix, tab, heading in (("/agreement/", "일치도", "계수"), ("/gold/", "정답", "표시 중: 판정 필요 (0)")):
             page.goto(f"/projects/{seeded.project.pk}{suffix}")
             assert page.locator("nav.tabs a.active").inner_text() == tab
             assert heading in page.locator("main").inner_text()

@@ -186,8 +186,9 @@ def test_import_page_uploads_and_shows_the_job(client, make_project, django_capt
     job = ImportJob.objects.get(project=project)
     assert response.url.endswith(f"?job={job.pk}")
     body = client.get(response.url).content.decode()
-    assert "import_progress.js" in body and f"/api/projects/{project.pk}/imports/{job.pk}/" in body
-    assert "Imported" in body and ">40<" in body
+    # The job's part of the page follows the job through the shared live region (as a release build does).
+    assert "live_region.js" in body and f'?job={job.pk}&amp;part=live' in body and 'data-live-done="1"' in body
+    assert "Imported 40 items and 40 annotations." in body and ">40<" in body
 
 
 @pytest.mark.django_db

@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from annotation.models import Role
 from exports.models import Release, ReleaseStatus
+from exports.names import metric_name
 from tests.builders import load_records, sample_records
 
 pytestmark = pytest.mark.django_db
@@ -118,10 +119,10 @@ def test_release_pages(team, client, release_root, django_capture_on_commit_call
     # The baseline beside the trivial baseline, per metric, as a table and a plot.
     check = Release.objects.get(pk=release.pk).baseline_check
     assert 'id="baseline-metrics"' in detail and "Baseline vs trivial baseline on dev" in detail
-    for name, value in check["metrics"].items():
-        assert f"<td>{name}</td><td>{value:.2f}</td><td>{check['trivial'][name]:.2f}</td>" in detail
-    assert detail.count("<svg") >= 1 and "(trivial)" in detail
-    assert "Publish</button>" not in detail  # managers build, maintainers publish
+    for name, value in check["metrics"].items():  # named as people name them: macro_f1 is "macro F1"
+        assert f"<td>{metric_name(name)}</td><td>{value:.2f}</td><td>{check['trivial'][name]:.2f}</td>" in detail
+    assert detail.count("<svg") >= 1 and "(trivial baseline)" in detail
+    assert 'id="release-publish"' not in detail  # managers build, maintainers publish
     file = release.files.get(path="csv/dev.csv")
     download = client.get(reverse("exports:release-file", args=[project.pk, release.pk, file.pk]))
     assert download.status_code == 200 and b"".join(download.streaming_content).startswith(b"guid,title,label")
@@ -132,12 +133,13 @@ def test_release_pages(team, client, release_root, django_capture_on_commit_call
     # A version that exists is refused on the form.
     again = client.post(reverse("exports:release-list", args=[project.pk]), {
         "version": "1.0.0", "mode": "keep", "formats": ["jsonl"]})
-    assert again.status_code == 200 and "already has a release 1.0.0" in again.content.decode()
+    assert again.status_code == 200 and "Version 1.0.0 already exists" in again.content.decode()
 
     client.force_login(maintainer)
     detail = client.get(reverse("exports:release-detail", args=[project.pk, release.pk])).content.decode()
-    assert "Publish</button>" in detail
-    published = client.post(reverse("exports:release-publish", args=[project.pk, release.pk]), follow=True)
+    assert 'id="release-publish"' in detail
+    published = client.post(reverse("exports:release-publish", args=[project.pk, release.pk]),
+                            {"confirm": "publish"}, follow=True)
     assert "is published" in published.content.decode()
     assert Release.objects.get(pk=release.pk).status == ReleaseStatus.PUBLISHED
 
@@ -154,4 +156,4 @@ def test_a_building_release_page_refreshes(team, client, release_root):
                                                              "formats": ["jsonl"]})
     release = Release.objects.get(project=project)
     page = client.get(reverse("exports:release-detail", args=[project.pk, release.pk])).content.decode()
-    assert 'http-equiv="refresh"' in page and "queued" in page
+    assert 'data-live-done="0"' in page and "Building: waiting for a worker." in page

@@ -141,20 +141,24 @@ def test_unchecked_and_inconclusive_releases_and_how_they_may_be_published(make_
     detail = api(maintainer).get(f"{base}{second.pk}/").data
     assert "Dev has 3 records; a verdict needs at least 20." in detail["reasons"]
 
-    # The page: a colour-coded badge, the reasons in words (Korean too), and the override checkbox.
+    # The page: a colour-coded badge, the reasons in words (Korean too); the override checkbox is on the
+    # publish confirmation.
     client = Client()
     client.force_login(maintainer)
     page = client.get(f"/projects/{project.pk}/releases/{second.pk}/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
-    assert 'class="badge status-inconclusive"' in page and 'id="publish-override"' in page
+    assert 'class="badge status-inconclusive"' in page
     assert "Dev has 3 records; a verdict needs at least 20." in page
     assert "95% interval" in page
+    confirm = client.get(f"/projects/{project.pk}/releases/{second.pk}/publish/", HTTP_ACCEPT_LANGUAGE="en")
+    assert 'id="publish-override"' in confirm.content.decode()
     client.cookies["django_language"] = "ko"
     korean = client.get(f"/projects/{project.pk}/releases/{first.pk}/").content.decode()
-    assert 'class="badge status-unchecked"' in korean and "기준 모델 검사가 실행되지 않았" in korean
+    assert 'class="badge status-unchecked"' in korean and "기준 모델 점검이 실행되지 않았" in korean
     # Publishing without ticking the override is refused; with it, the reason goes to the audit trail.
-    client.post(f"/projects/{project.pk}/releases/{second.pk}/publish/", {"override_reason": "파일럿"})
+    client.post(f"/projects/{project.pk}/releases/{second.pk}/publish/", {"confirm": "publish",
+                                                                           "override_reason": "파일럿"})
     assert Release.objects.get(pk=second.pk).status == ReleaseStatus.INCONCLUSIVE
-    client.post(f"/projects/{project.pk}/releases/{second.pk}/publish/", {"override": "on",
+    client.post(f"/projects/{project.pk}/releases/{second.pk}/publish/", {"confirm": "publish", "override": "on",
                                                                            "override_reason": "파일럿 공개"})
     second.refresh_from_db()
     assert second.status == ReleaseStatus.PUBLISHED and second.publish_override == "파일럿 공개"

@@ -107,7 +107,7 @@ PAGES = [
     Page(PR + "releases/<int:release_id>/", release_url, get=(302, 404, 403, 200, 200, 200),
          post=(302, 404, 403, 200, 200, 200)),
     Page(PR + "releases/<int:release_id>/publish/", lambda sc: release_url(sc, "publish/"),
-         get=(302, 405, 405, 405, 405, 405), post=(302, 404, 403, 403, 302, 302)),
+         get=(302, 404, 403, 403, 200, 200), post=(302, 404, 403, 403, 200, 200)),
     Page(PR + "releases/<int:release_id>/verify/", lambda sc: release_url(sc, "verify/"),
          get=(302, 405, 405, 405, 405, 405), post=(302, 404, 403, 302, 302, 302)),
     Page(PR + "releases/<int:release_id>/archive/", lambda sc: release_url(sc, "archive/"),

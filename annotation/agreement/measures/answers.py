@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 import numpy as np
+from django.utils.translation import gettext
 
 from .. import coefficients as co
 from ..coefficients import Coefficient
@@ -112,5 +113,5 @@ class AnswerMeasure(StructuredMeasure):
 
     def describe(self, payload: dict[str, Any]) -> str:
         answer = self._answer(payload)
-        return "(unanswerable)" if answer is None else answer
+        return gettext("(unanswerable)") if answer is None else answer
 

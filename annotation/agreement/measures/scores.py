@@ -95,5 +95,6 @@ class ScoreMeasure(Measure):
         return pd.to_numeric(frame["score"], errors="coerce").map(lambda s: f"{s:g}")
 
     def describe(self, payload: dict[str, Any]) -> str:
-        return f"{payload.get('score')}"
+        score = payload.get("score")
+        return f"{round(float(score), 2):g}" if isinstance(score, int | float) else f"{score}"
 
