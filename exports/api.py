@@ -51,9 +51,9 @@ class ReleaseSerializer(serializers.ModelSerializer):
     class Meta:
         model = Release
         fields = ["id", "version", "status", "reasons", "progress", "error", "split_spec", "seed", "formats",
-                  "splits", "label_counts", "excluded", "leakage", "check", "gold", "guideline_versions",
-                  "annotators", "agreement", "screening", "sources", "folder", "created_by", "created_at",
-                  "finished_at", "published_by", "published_at", "publish_override"]
+                  "splits", "label_counts", "excluded", "leakage", "contamination", "check", "gold",
+                  "guideline_versions", "annotators", "agreement", "screening", "sources", "folder", "created_by",
+                  "created_at", "finished_at", "published_by", "published_at", "publish_override"]
         read_only_fields = fields
 
     def get_folder(self, release: Release) -> str:

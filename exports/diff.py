@@ -399,3 +399,68 @@ def build_changelog(release: Release, held: Held, folder: Path) -> dict[str, Any
     guids = record_ids(release.project_id, release.project.slug, [item for item, _kinds in changes.by_item()])
     write_changelog(folder, changes, guids)
     return {"previous": previous.version, "counts": changes.counts(), "files": [CHANGES_MD, CHANGES_JSONL]}
+
+
+# -- contamination: the dev and test splits against the training data of earlier releases ----------------
+
+
+#: The splits checked, and the split of an earlier release they must not share text with.
+CHECKED_SPLITS = ("dev", "test")
+TRAINING_SPLIT = "train"
+#: Contaminated items listed on the release (the counts cover them all).
+_HITS_LIMIT = 200
+
+
+def _groups_of(ids: np.ndarray, links: np.ndarray) -> np.ndarray:
+    """Each of ``ids``'s near-duplicate group (``links``: ``(m, 2)`` item → group, the import's MinHash
+    groups), -1 for an item in none."""
+    if not len(links):
+        return np.full(len(ids), -1, dtype=np.int64)
+    order = np.argsort(links[:, 0], kind="stable")
+    items, groups = links[order, 0], links[order, 1]
+    at = np.searchsorted(items, ids).clip(0, len(items) - 1)
+    return np.where(items[at] == ids, groups[at], -1)
+
+
+def contamination(release: Release, held: Held, links: np.ndarray) -> dict[str, Any]:
+    """Which dev and test items of ``release`` (holding ``held``) sit in the training split of an earlier
+    release of the project: the same item or the same text (``exact``: its id or content hash), or a near
+    duplicate of a training item (``near``: one MinHash group, as the import found them). Earlier: a lower
+    semantic version that recorded its items. A model trained on an earlier release has seen these texts."""
+    key = version_key(release.version)
+    earlier = sorted((r for r in Release.objects.filter(project_id=release.project_id, status__in=BUILT,
+                                                          held_items__isnull=False).exclude(pk=release.pk)
+                      if version_key(r.version) < key), key=lambda r: version_key(r.version), reverse=True)
+    result: dict[str, Any] = {"against": [r.version for r in earlier], "exact": {}, "near": {}, "hits": [],
+                              "clean": True}
+    checked = [(name, code) for code, name in enumerate(held.split_names) if name in CHECKED_SPLITS]
+    if not earlier or not checked:
+        return result
+    groups = _groups_of(held.ids, links)
+    found: dict[int, tuple[str, str, str]] = {}
+    for other in earlier:
+        past = held_of(other)
+        if TRAINING_SPLIT not in past.split_names:
+            continue
+        train = past.splits == past.split_names.index(TRAINING_SPLIT)
+        train_ids, train_texts = past.ids[train], past.texts[train]
+        train_groups = _groups_of(train_ids, links)
+        train_groups = train_groups[train_groups >= 0]
+        for name, code in checked:
+            at = np.flatnonzero(held.splits == code)
+            exact = np.isin(held.ids[at], train_ids) | np.isin(held.texts[at], train_texts)
+            near = ~exact & (groups[at] >= 0) & np.isin(groups[at], train_groups)
+            for kind, mask in (("exact", exact), ("near", near)):
+                for item in held.ids[at][mask].tolist():
+                    previous = found.get(item)
+                    if previous is None or (previous[1] == "near" and kind == "exact"):
+                        found[item] = (name, kind, other.version)
+    for item, (name, kind, version) in sorted(found.items()):
+        bucket = result[kind]
+        bucket[name] = bucket.get(name, 0) + 1
+        if len(result["hits"]) < _HITS_LIMIT:
+            result["hits"].append({"item": item, "split": name, "kind": kind, "release": version})
+    result["by_split"] = [{"split": name, "exact": result["exact"].get(name, 0), "near": result["near"].get(name, 0)}
+                          for name, _code in checked]
+    result["clean"] = not found
+    return result

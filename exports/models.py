@@ -96,6 +96,9 @@ class Release(models.Model):
     #: Items left out and why (``release_exclusion``'s reasons: {"screening_needs_review": 3, "open_flag": 1, …}).
     excluded = models.JSONField(default=dict, blank=True)
     leakage = models.JSONField(default=dict, blank=True)
+    #: Dev and test items found in the training split of an earlier release (``exports.diff.contamination``):
+    #: {"against": [versions], "exact": {split: n}, "near": {split: n}, "hits": [...], "clean": bool}.
+    contamination = models.JSONField(default=dict, blank=True)
     agreement = models.JSONField(default=dict, blank=True)
     #: PII findings by type, screening statuses and flags: what the card reports.
     screening = models.JSONField(default=dict, blank=True)

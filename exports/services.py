@@ -803,6 +803,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
                      excluded={item: reason_names[code] for item, code in zip(gathered.excluded_ids,
                                                                               gathered.excluded_codes, strict=True)},
                      label_counts=label_counts, agreement=release.agreement)
+    _set(release, contamination=diff.contamination(release, held, selectors.near_duplicate_links(project)))
     changes = diff.build_changelog(release, held, folder)
     if changes is not None:
         written += [WrittenFile(name, "changes") for name in changes["files"]]

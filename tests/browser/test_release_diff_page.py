@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser.conftest import PASSWORD
+from tests.exports.test_release_contamination import planted  # noqa: F401 (the fixture)
 from tests.exports.test_release_diff import _expected, history  # noqa: F401 (the fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -48,5 +49,26 @@ def test_diff_page_in_both_languages(browser, live_server, history, locale):  # 
             page.screenshot(path=str(Path(SHOTS) / f"release-diff-dropped-{locale}.png"), full_page=True)
         page.locator(f'tr.change-dropped[data-item="{history["ids"]["flagged"]}"] a').click()
         page.wait_for_url(f"**/agreement/items/{history['ids']['flagged']}/")
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("locale", ["en-US", "ko-KR"])
+def test_contamination_on_the_release_page(browser, live_server, planted, locale):  # noqa: F811
+    project, second = planted["project"], planted["second"]
+    context = browser.new_context(base_url=live_server.url, locale=locale, viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    try:
+        path = f"/projects/{project.pk}/releases/{second.pk}/"
+        page.goto(path)
+        page.locator("[name=username]").fill(planted["manager"].username)
+        page.locator("[name=password]").fill(PASSWORD)
+        page.locator("[name=password]").press("Enter")
+        page.wait_for_url(f"**{path}")
+        hits = page.locator("#contamination-hits li")
+        assert sorted(int(hits.nth(i).get_attribute("data-item")) for i in range(hits.count())) == sorted(
+            [planted["moved"], planted["copy"], planted["near"]])
+        if SHOTS:
+            page.locator("#contamination").screenshot(path=str(Path(SHOTS) / f"contamination-{locale}.png"))
     finally:
         context.close()
