@@ -235,3 +235,14 @@ def test_rebuilding_the_release_gives_the_same_changelog(history):
     assert {name: (again / name).read_bytes() for name in before} == before
     rebuilt = read_sums(again)
     assert {name: rebuilt[name] for name in before} == {name: sums[name] for name in before}
+
+
+def test_admin_shows_what_a_release_held(history, client, django_user_model):
+    client.force_login(django_user_model.objects.create_superuser("root", password="pw-goldset-123"))
+    page = client.get(f"/admin/exports/releaseitems/{history['v2'].pk}/change/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    # 1.0.0 held 29 of the 30 items; 1.1.0 drops 4 and adds 3, and leaves out 3 that still exist.
+    assert "open_flag" in text and '<div class="readonly">28</div>' in text
+    assert '<div class="readonly">3</div>' in text
+    assert client.get("/admin/exports/releaseitems/").status_code == 200
