@@ -205,6 +205,8 @@ def test_changelog_in_the_release(history):
                                    "counts": {"added": 3, "dropped": 4, "relabelled": 1, "moved": 1,
                                               "text_changed": 1}}
     assert verify_folder(second)["ok"]
+    card = (second / "dataset_card.md").read_text()
+    assert "| `CHANGES.md` | Changelog |" in card and "| `changes.jsonl` | Changelog |" in card
 
     lines = [json.loads(line) for line in (second / CHANGES_JSONL).read_text().splitlines()]
     ids = history["ids"]
