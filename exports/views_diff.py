@@ -66,8 +66,9 @@ def release_diff(request: HttpRequest, project_id: int, release_id: int) -> Http
     if against is not None:
         try:
             result = diff.release_diff(against, release, kind=kind)
-        except diff.DiffError as error:
-            context["error"] = error.message
+        except diff.DiffError:
+            context["error"] = _("These two releases cannot be compared: one of them has not finished building, or "
+                                 "was built before releases recorded their items.")
         else:
             rows = [{"kind": k, "kind_name": diff.KIND_NAMES[k], **row,
                      "detail": _detail(k, row), "why": _why(row["why"]) if k == "relabelled" else ""}

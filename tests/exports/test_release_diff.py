@@ -186,6 +186,10 @@ def test_page_lists_changes_filtered_by_kind(history, client, language):
     assert 'class="change-moved"' not in only
     detail = client.get(f"/projects/{project.pk}/releases/{v2.pk}/", **headers).content.decode()
     assert url in detail
+    ReleaseItems.objects.filter(release=v1).delete()
+    refused = client.get(url, **headers).content.decode()
+    assert 'id="diff-error"' in refused and 'class="change-' not in refused
+    assert ("cannot be compared" if language == "en" else "비교할 수 없습니다") in refused
     client.force_login(history["annotator"])
     assert client.get(url).status_code == 403
 
