@@ -7,7 +7,7 @@ from django.contrib import admin
 
 from annotation.admin_base import NoWritesMixin, ReadOnlyAdmin
 
-from .models import RaterId, Release, ReleaseFile, ReleaseSplits, SuggesterRun
+from .models import RaterId, Release, ReleaseFile, ReleaseItems, ReleaseSplits, SuggesterRun
 
 
 class ReleaseFileInline(NoWritesMixin, admin.TabularInline):
@@ -51,6 +51,23 @@ class RaterIdAdmin(ReadOnlyAdmin):
 
     list_display = ("id", "project", "number", "user", "created_at")
     search_fields = ("project__slug", "user__username")
+
+
+@admin.register(ReleaseItems)
+class ReleaseItemsAdmin(ReadOnlyAdmin):
+    """What each release held (its items, splits, labels, gold digests, exclusions), written by the build."""
+
+    list_display = ("release", "held", "left_out")
+    fields = ("release", "split_names", "reason_names", "held", "left_out")
+    readonly_fields = fields
+
+    @admin.display(description="items held")
+    def held(self, row: ReleaseItems) -> int:
+        return len(row.unpacked()["ids"])
+
+    @admin.display(description="items left out")
+    def left_out(self, row: ReleaseItems) -> int:
+        return len(row.unpacked()["excluded_ids"])
 
 
 @admin.register(ReleaseSplits)

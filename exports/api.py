@@ -23,7 +23,7 @@ from annotation.api.views import ProjectScoped
 from annotation.models import Role
 from annotation.permissions import CURATE, MANAGE
 
-from . import selectors, services
+from . import diff, selectors, services
 from .archive import archive_response
 from .models import BUILT, Release, ReleaseFile
 from .writers import DEFAULT_FORMATS, FORMATS
@@ -51,9 +51,9 @@ class ReleaseSerializer(serializers.ModelSerializer):
     class Meta:
         model = Release
         fields = ["id", "version", "status", "reasons", "progress", "error", "split_spec", "seed", "formats",
-                  "splits", "label_counts", "excluded", "leakage", "check", "gold", "guideline_versions",
-                  "annotators", "agreement", "screening", "sources", "folder", "created_by", "created_at",
-                  "finished_at", "published_by", "published_at", "publish_override"]
+                  "splits", "label_counts", "excluded", "leakage", "contamination", "check", "gold",
+                  "guideline_versions", "annotators", "agreement", "screening", "sources", "folder", "created_by",
+                  "created_at", "finished_at", "published_by", "published_at", "publish_override"]
         read_only_fields = fields
 
     def get_folder(self, release: Release) -> str:
@@ -200,6 +200,23 @@ class ReleaseVerifyView(ReleaseScoped, APIView):
     @extend_schema(request=None, responses=OpenApiResponse(description="{ok, files, missing, changed, unlisted}"))
     def post(self, request: Request, project_pk: int, pk: int) -> Response:
         return Response(services.release_verify(self.release()))
+
+
+class ReleaseDiffView(ReleaseScoped, APIView):
+    """What changed from this release to release ``other`` of the project: items added, dropped (with the
+    reason), relabelled (with the adjudication or rule behind it), moved between splits, with changed text;
+    the label distribution per split and the agreement in both. ``?kind=`` keeps one kind of change."""
+
+    roles = {"get": CURATE}
+
+    @extend_schema(responses={200: OpenApiResponse(description="{a, b, counts, label_distribution, agreement, "
+                                                               "changes: {kind: [{item, external_id, …}]}}"),
+                              400: OpenApiResponse(description="Unknown kind of change."),
+                              409: OpenApiResponse(description="A release without a record of its items.")})
+    def get(self, request: Request, project_pk: int, pk: int, other: int) -> Response:
+        release = self.release()
+        other_release = get_object_or_404(selectors.releases_of(self.project), pk=other)
+        return Response(diff.release_diff(release, other_release, kind=request.query_params.get("kind") or None))
 
 
 class ReleasePublishView(ReleaseScoped, APIView):

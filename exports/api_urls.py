@@ -12,6 +12,7 @@ urlpatterns = [
     path("releases/<int:pk>/files/<int:file_pk>/", api.ReleaseFileDownloadView.as_view(),
          name="api-release-file-download"),
     path("releases/<int:pk>/archive/", api.ReleaseArchiveView.as_view(), name="api-release-archive"),
+    path("releases/<int:pk>/diff/<int:other>/", api.ReleaseDiffView.as_view(), name="api-release-diff"),
     path("raters/", api.RaterIdsView.as_view(), name="api-rater-ids"),
     path("releases/<int:pk>/verify/", api.ReleaseVerifyView.as_view(), name="api-release-verify"),
     path("releases/<int:pk>/publish/", api.ReleasePublishView.as_view(), name="api-release-publish"),

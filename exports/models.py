@@ -97,6 +97,9 @@ class Release(models.Model):
     #: Items left out and why (``release_exclusion``'s reasons: {"screening_needs_review": 3, "open_flag": 1, …}).
     excluded = models.JSONField(default=dict, blank=True)
     leakage = models.JSONField(default=dict, blank=True)
+    #: Dev and test items found in the training split of an earlier release (``exports.diff.contamination``):
+    #: {"against": [versions], "exact": {split: n}, "near": {split: n}, "hits": [...], "clean": bool}.
+    contamination = models.JSONField(default=dict, blank=True)
     agreement = models.JSONField(default=dict, blank=True)
     #: PII findings by type, screening statuses and flags: what the card reports.
     screening = models.JSONField(default=dict, blank=True)
@@ -316,3 +319,74 @@ class SuggesterRun(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.status in (SuggesterRunStatus.DONE, SuggesterRunStatus.FAILED)
+
+
+def _pack_ids(ids: np.ndarray) -> bytes:
+    """Ascending ids as their gaps (the first id itself first), 64-bit little-endian, compressed."""
+    import numpy as np
+
+    return zlib.compress(np.diff(np.asarray(ids, dtype=np.int64), prepend=0).astype("<i8").tobytes(), 1)
+
+
+def _unpack_ids(data: bytes) -> np.ndarray:
+    import numpy as np
+
+    return np.cumsum(np.frombuffer(zlib.decompress(bytes(data)), dtype="<i8"))
+
+
+def _pack_column(values: np.ndarray, dtype: str) -> bytes:
+    import numpy as np
+
+    return zlib.compress(np.asarray(values).astype(dtype).tobytes(), 1)
+
+
+def _unpack_column(data: bytes, dtype: str) -> np.ndarray:
+    import numpy as np
+
+    return np.frombuffer(zlib.decompress(bytes(data)), dtype=dtype)
+
+
+class ReleaseItems(models.Model):
+    """What one release held, in one row (like :class:`ReleaseSplits`, for every release, ratio or kept
+    splits): its items' ids (ascending) with, per item, its split, its label, a digest of its gold and a code
+    of its text's content hash; and the items its build left out with the reason each was left out. The
+    release diff (``exports/diff.py``) compares two of these; the columns are packed numpy arrays (at most 21
+    bytes an item before zlib, whose ids compress to little more than nothing)."""
+
+    release = models.OneToOneField(Release, on_delete=models.CASCADE, primary_key=True, related_name="held_items")
+    #: The names the codes index: splits (``train``…), labels (the task's stratification label) and exclusion
+    #: reasons (``release_exclusion``'s, and ``no_split``).
+    split_names = models.JSONField()
+    label_names = models.JSONField()
+    reason_names = models.JSONField()
+    item_ids = models.BinaryField()
+    #: uint8 per item into ``split_names``.
+    splits = models.BinaryField()
+    #: int32 per item into ``label_names`` (-1: the record has no label).
+    labels = models.BinaryField()
+    #: uint64 per item: the first 8 bytes of BLAKE2b over the gold payload (0: the record's label came from the
+    #: corpus or the annotations, not a gold decision).
+    golds = models.BinaryField()
+    #: int64 per item: ``datasets_build.splits.key_code`` of its content hash.
+    texts = models.BinaryField()
+    excluded_ids = models.BinaryField()
+    #: uint8 per excluded item into ``reason_names``.
+    excluded_reasons = models.BinaryField()
+
+    def __str__(self) -> str:
+        return f"items of release {self.release_id}"
+
+    @staticmethod
+    def packed(*, ids: np.ndarray, splits: np.ndarray, labels: np.ndarray, golds: np.ndarray, texts: np.ndarray,
+               excluded_ids: np.ndarray, excluded_reasons: np.ndarray) -> dict[str, bytes]:
+        """The binary columns for arrays in item-id order (``excluded_ids`` ascending too)."""
+        return {"item_ids": _pack_ids(ids), "splits": _pack_column(splits, "u1"),
+                "labels": _pack_column(labels, "<i4"), "golds": _pack_column(golds, "<u8"),
+                "texts": _pack_column(texts, "<i8"), "excluded_ids": _pack_ids(excluded_ids),
+                "excluded_reasons": _pack_column(excluded_reasons, "u1")}
+
+    def unpacked(self) -> dict[str, np.ndarray]:
+        return {"ids": _unpack_ids(self.item_ids), "splits": _unpack_column(self.splits, "u1"),
+                "labels": _unpack_column(self.labels, "<i4"), "golds": _unpack_column(self.golds, "<u8"),
+                "texts": _unpack_column(self.texts, "<i8"), "excluded_ids": _unpack_ids(self.excluded_ids),
+                "excluded_reasons": _unpack_column(self.excluded_reasons, "u1")}

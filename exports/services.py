@@ -56,7 +56,7 @@ from config.jobs import DATABASE_LOST, drop_connection, error_summary
 from config.storage import RELEASES, SUMS_NAME, StoredFolder, record
 from datasets_build import splits as split_lib
 
-from . import selectors
+from . import diff, selectors
 from .ahead import may_read_ahead
 from .card import CARD_NAME, render_card
 from .integrity import make_read_only, sha256_file, verify_folder, write_sums
@@ -65,6 +65,7 @@ from .models import (
     RaterId,
     Release,
     ReleaseFile,
+    ReleaseItems,
     ReleaseSplits,
     ReleaseStatus,
     rater_code,
@@ -288,6 +289,7 @@ def _run(release: Release, progress: Progress | None) -> None:
 
     beside: list[_Beside] = []
     chosen: _Chosen | None = None
+    held: diff.Held | None = None
     try:
         if place.local is None and place.exists() and not place.has(SUMS_NAME):
             place.delete()  # an upload to the bucket that a crash cut short: this run uploads it again
@@ -296,7 +298,7 @@ def _run(release: Release, progress: Progress | None) -> None:
             shutil.rmtree(partial, ignore_errors=True)
             partial.mkdir()
             with _sort_memory():
-                chosen = _build(release, partial, work, report, beside)
+                chosen, held = _build(release, partial, work, report, beside)
             place.publish(partial)
         elif not (release.files.exists() and release_verify(release).get("ok")):
             raise ServiceError(f"{place} already exists", code="conflict")
@@ -309,6 +311,8 @@ def _run(release: Release, progress: Progress | None) -> None:
                 ids, codes, names = chosen
                 ReleaseSplits.objects.update_or_create(release=release, defaults={
                     "names": names, **ReleaseSplits.packed(ids, codes), "applied": False})
+            if held is not None:
+                ReleaseItems.objects.update_or_create(release=release, defaults=held.record())
             _set(release, status=release_status(release), finished_at=timezone.now(), progress={"phase": "done"})
     except DATABASE_LOST:
         # Nothing can be recorded over a lost connection: the task retries (a redelivery rebuilds).
@@ -565,6 +569,17 @@ class _Gathered:
     items_with_pii: int = 0
     source_ids: set[int] = field(default_factory=set)
     guideline_versions: set[int] = field(default_factory=set)
+    #: Per released item, a digest of its gold payload (0 without one): what the release diff compares.
+    golds: array = field(default_factory=lambda: array("Q"))
+    #: The items left out, each with a code into ``reason_names``.
+    excluded_ids: array = field(default_factory=lambda: array("q"))
+    excluded_codes: array = field(default_factory=lambda: array("B"))
+    reason_names: dict[str, int] = field(default_factory=dict)
+
+    def leave_out(self, item_id: int, reason: str) -> None:
+        self.excluded[reason] += 1
+        self.excluded_ids.append(item_id)
+        self.excluded_codes.append(self.reason_names.setdefault(reason, len(self.reason_names)))
 
 
 def _gather(rows: Iterable[selectors.ItemRow], out: IO[bytes], progress: Callable[[int], None], *, slug: str,
@@ -572,7 +587,7 @@ def _gather(rows: Iterable[selectors.ItemRow], out: IO[bytes], progress: Callabl
     """The first pass of a build over the items: each releasable item's record (or JSONL line head) to ``out``,
     its split columns and the card's counts to a :class:`_Gathered`."""
     g = _Gathered()
-    units, excluded, by_source, per_item = g.units, g.excluded, g.by_source, g.per_item
+    units, by_source, per_item = g.units, g.by_source, g.per_item
     write, build_record, label_of, fields = out.write, task.build_record, schema.label, schema.fields
     add_unit = units.add
     # Per-item tallies in locals (a Counter update per item and key cost more than the rest of the count).
@@ -584,7 +599,7 @@ def _gather(rows: Iterable[selectors.ItemRow], out: IO[bytes], progress: Callabl
             screening_status=row.screening_status, open_flag=row.id in flagged, gold_status=row.gold_status,
             has_annotations=bool(row.annotations), corpus_only=row.corpus_only, gold_table=gold_table)
         if reason is not None:
-            excluded[reason] += 1
+            g.leave_out(row.id, reason)
             continue
         gold = None
         if row.gold_status in USABLE_GOLD:
@@ -595,12 +610,13 @@ def _gather(rows: Iterable[selectors.ItemRow], out: IO[bytes], progress: Callabl
             # was never computed, the task's rule over the annotations.
             by_source["corpus" if row.corpus_only else "annotations"] += 1
         if keep and row.split not in split_lib.SPLIT_NAMES:
-            excluded["no_split"] += 1
+            g.leave_out(row.id, "no_split")
             continue
         record = build_record(external_id=row.external_id or f"{slug}_{row.id:08d}", payload=row.payload,
                               meta=row.meta, annotations=row.annotations, gold=gold)
         write(line_head(fields(record)) + b"\n" if heads else orjson.dumps(record) + b"\n")
         add_unit(row.id, label=label_of(record), group_key=row.group_key, content_hash=row.content_hash)
+        g.golds.append(diff.gold_digest(gold))
         if keep:
             g.kept.append(split_lib.SPLIT_NAMES.index(row.split))
         g.included_status[row.screening_status] += 1
@@ -629,10 +645,10 @@ def _gather(rows: Iterable[selectors.ItemRow], out: IO[bytes], progress: Callabl
 
 
 def _build(release: Release, folder: Path, work: Path, report: Callable[..., None],
-           beside: list[_Beside]) -> _Chosen | None:
-    """Write the release into ``folder``; return the splits a ratio release chose (the caller records them once
-    the folder is in place). What runs beside the build goes into ``beside`` (the agreement report, the card's
-    counts)."""
+           beside: list[_Beside]) -> tuple[_Chosen | None, diff.Held]:
+    """Write the release into ``folder``; return the splits a ratio release chose and what the release holds
+    (the caller records them once the folder is in place). What runs beside the build goes into ``beside``
+    (the agreement report, the card's counts)."""
     project = release.project
     task = project.task
     schema = flat_schema(project.task_type)
@@ -731,6 +747,8 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     leakage = split_lib.leakage_report(units, codes, names)
     label_counts = split_lib.split_label_counts(units, codes, names)
     ids = units.ids
+    held_columns = {"ids": ids, "splits": codes, "split_names": names, "labels": units.labels,
+                    "label_names": list(units.label_names), "texts": units.hashes}
     del units
     chosen = None if keep else (ids, codes, names)
 
@@ -783,15 +801,24 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
         "baseline_check": {"passed": None, "reason": "pending"},
     }
     _set(release, **stats)
-    _write_meta(release, folder, written)
+    reason_names = list(gathered.reason_names)
+    held = diff.Held(version=release.version, **held_columns, golds=np.frombuffer(gathered.golds, dtype=np.uint64),
+                     excluded={item: reason_names[code] for item, code in zip(gathered.excluded_ids,
+                                                                              gathered.excluded_codes, strict=True)},
+                     label_counts=label_counts, agreement=release.agreement)
+    _set(release, contamination=diff.contamination(release, held, selectors.near_duplicate_links(project)))
+    changes = diff.build_changelog(release, held, folder)
+    if changes is not None:
+        written += [WrittenFile(name, "changes") for name in changes["files"]]
+    _write_meta(release, folder, written, changes)
 
     report("check")
     _set(release, status=ReleaseStatus.CHECKING)
     _set(release, baseline_check=_baseline_check(release, folder, samples))
-    _write_meta(release, folder, written)
+    _write_meta(release, folder, written, changes)
     sums = write_sums(folder)
     _record_files(release, folder, written, sums)
-    return chosen
+    return chosen, held
 
 
 def _records_of(work: Path, codes: Any, index: int) -> Iterator[dict[str, Any]]:
@@ -908,10 +935,10 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _manifest(release: Release, written: list[WrittenFile]) -> dict[str, Any]:
+def _manifest(release: Release, written: list[WrittenFile], changes: dict[str, Any] | None) -> dict[str, Any]:
     project = release.project
     task = project.task
-    return {
+    manifest = {
         "project": project.slug,
         "project_name": project.name,
         "task_type": project.task_type,
@@ -938,6 +965,9 @@ def _manifest(release: Release, written: list[WrittenFile]) -> dict[str, Any]:
         "check": {key: value for key, value in release.baseline_check.items() if key != "seconds"},
         "raters": "opaque per-project ids (r01, r02, …); the mapping to accounts stays in Goldset",
     }
+    if changes is not None:  # from a project's second release on: what changed since the previous version
+        manifest["changes"] = changes
+    return manifest
 
 
 def _guidelines(release: Release) -> list[dict[str, Any]]:
@@ -948,8 +978,9 @@ def _guidelines(release: Release) -> list[dict[str, Any]]:
     return [{"version": g.version, "ethics": g.ethics, "pii": g.pii} for g in chosen.order_by("version")]
 
 
-def _write_meta(release: Release, folder: Path, written: list[WrittenFile]) -> None:
-    manifest = _manifest(release, written)
+def _write_meta(release: Release, folder: Path, written: list[WrittenFile],
+                changes: dict[str, Any] | None) -> None:
+    manifest = _manifest(release, written, changes)
     (folder / MANIFEST_NAME).write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
     card = render_card(manifest, flat_schema(release.project.task_type), _guidelines(release),
                        release.project.description)

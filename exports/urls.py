@@ -3,7 +3,7 @@ API (``api_urls``)."""
 
 from django.urls import include, path
 
-from . import api_urls, views
+from . import api_urls, views, views_diff
 
 app_name = "exports"
 
@@ -11,6 +11,7 @@ urlpatterns = [
     path("projects/<int:project_id>/releases/", views.release_list, name="release-list"),
     path("projects/<int:project_id>/suggester/", views.suggester, name="suggester"),
     path("projects/<int:project_id>/releases/<int:release_id>/", views.release_detail, name="release-detail"),
+    path("projects/<int:project_id>/releases/<int:release_id>/diff/", views_diff.release_diff, name="release-diff"),
     path("projects/<int:project_id>/releases/<int:release_id>/publish/", views.release_publish,
          name="release-publish"),
     path("projects/<int:project_id>/releases/<int:release_id>/verify/", views.release_verify,

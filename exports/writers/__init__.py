@@ -32,6 +32,8 @@ _DEFAULT_LOADING = {
     "jsonl": ("JSON Lines", "`datasets.load_dataset('json', data_files=path)` or `pandas.read_json(path, lines=True)`"),
     "csv": ("CSV", "`datasets.load_dataset('csv', data_files=path)` or `pandas.read_csv(path)`"),
     "parquet": ("Parquet", "`datasets.load_dataset('parquet', data_files=path)` or `pandas.read_parquet(path)`"),
+    "changes": ("Changelog", "what changed since the previous version: `CHANGES.md` to read, `changes.jsonl` one "
+                            "JSON line per changed item (ids and kinds)"),
 }
 
 

@@ -25,8 +25,9 @@ pytestmark = pytest.mark.django_db
 
 
 def data_files(folder: Path) -> dict[str, bytes]:
-    """Every data file (not the manifest, card or sums, which name the version) by path."""
-    skip = {"manifest.json", "README.md", "SHA256SUMS"}
+    """Every data file (not the manifest, card or sums, which name the version, nor the changelog, which the
+    project's first release has not) by path."""
+    skip = {"manifest.json", "README.md", "SHA256SUMS", "CHANGES.md", "changes.jsonl"}
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
             if p.is_file() and p.name not in skip}
 

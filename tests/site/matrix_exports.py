@@ -74,6 +74,7 @@ CASES = [
     Case(P + "<int:pk>/archive/", "get", lambda sc: _one(sc, "archive/"), curators(200)),
     Case("api/projects/<int:project_pk>/raters/", "get", lambda sc: f"/api/projects/{sc.project.id}/raters/",
          managers(200)),
+    Case(P + "<int:pk>/diff/<int:other>/", "get", lambda sc: _one(sc, f"diff/{_release(sc)}/"), curators(200)),
     Case(P + "<int:pk>/verify/", "post", lambda sc: _one(sc, "verify/"), curators(200)),
     Case(P + "<int:pk>/publish/", "post", lambda sc: _one(sc, "publish/"), PUBLISHERS),
 ]

@@ -106,6 +106,8 @@ PAGES = [
          post=(302, 404, 403, 200, 200, 200)),
     Page(PR + "releases/<int:release_id>/", release_url, get=(302, 404, 403, 200, 200, 200),
          post=(302, 404, 403, 200, 200, 200)),
+    Page(PR + "releases/<int:release_id>/diff/", lambda sc: release_url(sc, "diff/"),
+         get=(302, 404, 403, 200, 200, 200), post=(302, 404, 403, 200, 200, 200)),
     Page(PR + "releases/<int:release_id>/publish/", lambda sc: release_url(sc, "publish/"),
          get=(302, 404, 403, 403, 200, 200), post=(302, 404, 403, 403, 200, 200)),
     Page(PR + "releases/<int:release_id>/verify/", lambda sc: release_url(sc, "verify/"),
