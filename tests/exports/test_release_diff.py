@@ -13,6 +13,7 @@ from django.core.management import CommandError, call_command
 from annotation.gold.services import adjudicate
 from annotation.models import Flag, GoldLabel, Item, Role
 from exports import services
+from exports.card import CARD_NAME
 from exports.diff import CHANGES_JSONL, CHANGES_MD
 from exports.integrity import read_sums, verify_folder
 from exports.models import Release, ReleaseItems
@@ -209,7 +210,7 @@ def test_changelog_in_the_release(history):
                                    "counts": {"added": 3, "dropped": 4, "relabelled": 1, "moved": 1,
                                               "text_changed": 1}}
     assert verify_folder(second)["ok"]
-    card = (second / "dataset_card.md").read_text()
+    card = (second / CARD_NAME).read_text()
     assert "| `CHANGES.md` | Changelog |" in card and "| `changes.jsonl` | Changelog |" in card
 
     lines = [json.loads(line) for line in (second / CHANGES_JSONL).read_text().splitlines()]

@@ -28,6 +28,7 @@ SYNONYMS: list[set[str]] = [
     {"DEPREL", "dependency relation"},
     {"date", "day"},
     {"Keep each item's split", "the items' own splits kept"},
+    {"Gold rule", "the gold rule"},
 ]
 
 
