@@ -11,7 +11,9 @@ units × V × V array per call, which at 10,000 NER sentences costs half a secon
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -279,7 +281,26 @@ def _resampled_sums(rng: np.random.Generator, item_row: np.ndarray, rows: np.nda
     return np.concatenate(out)
 
 
+#: While :func:`keep_replicates` is active, every bootstrap hands it its replicates (one array of n_boot values).
+_kept_replicates: ContextVar[list[np.ndarray] | None] = ContextVar("kept_replicates", default=None)
+
+
+@contextmanager
+def keep_replicates() -> Iterator[list[np.ndarray]]:
+    """Collect the bootstrap replicates behind the intervals computed inside the block, in order: the per-version
+    report differences two coefficients' replicates, whatever measure computed them."""
+    kept: list[np.ndarray] = []
+    token = _kept_replicates.set(kept)
+    try:
+        yield kept
+    finally:
+        _kept_replicates.reset(token)
+
+
 def _percentiles(values: np.ndarray) -> tuple[float | None, float | None]:
+    kept = _kept_replicates.get()
+    if kept is not None:
+        kept.append(np.asarray(values, dtype=np.float64))
     values = values[np.isfinite(values)]
     if len(values) == 0:
         return (None, None)
