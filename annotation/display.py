@@ -54,6 +54,18 @@ NAMES: dict[str, dict[str, Promise]] = {
         "answerable": _("answered"),
         "unanswerable": _("no answer"),
     },
+    # What a guideline revision did to agreement (report["guideline_versions"]["changes"][…]["verdict"]).
+    "agreement_change": {
+        "improved": _("helped"),
+        "worsened": _("made it worse"),
+        "no_clear_difference": _("no clear difference"),
+        "too_few_items": _("too few items to tell"),
+    },
+    # What the per-label breakdown's categories are (report["per_label"]["kind"]).
+    "category_kind": {
+        "label": _("label"),
+        "score band": _("score band"),
+    },
     # How a release's items were split (Release.splits["mode"]).
     "split_mode": {
         "ratios": _("by ratios"),

@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from . import display, selectors
+from . import display, review_breakdowns, selectors
 from .agreement import plots
 from .agreement import selectors as agreement_selectors
 from .agreement import services as agreement_services
@@ -73,7 +73,8 @@ def dashboard_plots(report: dict[str, Any]) -> dict[str, Any]:
             value_range=(min([0.0, *[q["agreement"] for q in quality if q.get("agreement") is not None]]), 1.0),
             highlight=[bool(q["flags"]) for q in quality])
     pairs = report.get("pairs") or {}
-    if pairs.get("annotators"):
+    # where the report has per-pair kappas with intervals, their own heatmap (review/_breakdowns.html) replaces this
+    if pairs.get("annotators") and not report.get("pair_kappa"):
         names = [_name(report, a) for a in pairs["annotators"]]
         metric = display.display_name("coefficient", pairs.get("metric", ""))
         charts["pairs"] = plots.heatmap(names, names, pairs["values"], title=_("Annotator × annotator agreement "
@@ -129,6 +130,7 @@ def dashboard(request: HttpRequest, project_id: int) -> HttpResponse:
     return render(request, "review/dashboard.html", _context(
         project, role, job=job, report=report, stale=shown is not None and shown.pk != job.pk,
         charts=dashboard_plots(report) if report else {}, annotators=annotator_rows(report) if report else [],
+        breakdowns=review_breakdowns.breakdowns(report) if report else None,
         refresh=job.status in (JobStatus.PENDING, JobStatus.RUNNING)))
 
 
