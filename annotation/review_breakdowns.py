@@ -77,7 +77,7 @@ def _versions(section: dict[str, Any]) -> dict[str, Any]:
             [f"v{v['version']}" for v in versions],
             [plots.Series(name, [v["value"] for v in versions], [v["ci95"][0] for v in versions],
                           [v["ci95"][1] for v in versions])],
-            title=_("Agreement under each guideline version, with its 95%% interval"),
+            title=_("%(name)s under each guideline version, with its 95%% interval") % {"name": name},
             x_label=_("guideline version"), y_label=name)
     return {"versions": versions, "changes": changes, "chart": chart, "min_items": section["min_items"],
             "without_version": section["annotations_without_version"]}
