@@ -29,19 +29,6 @@ WORSENED = "worsened"
 UNCLEAR = "no_clear_difference"
 
 
-def _column_percentiles(values: np.ndarray) -> list[tuple[float | None, float | None]]:
-    """95 % percentile interval of each column of (B × k) replicates, ignoring undefined ones."""
-    out: list[tuple[float | None, float | None]] = []
-    for column in values.T:
-        finite = column[np.isfinite(column)]
-        if not len(finite):
-            out.append((None, None))
-            continue
-        lo, hi = np.percentile(finite, [2.5, 97.5])
-        out.append((float(lo), float(hi)))
-    return out
-
-
 def _binary_parts(counts: np.ndarray) -> np.ndarray:
     """Per unit (rows of pairable value counts, U × V) and label c, the sums binary nominal α needs for "c" against
     "not c": (n_c, n_rest, agreeing pairs) → (U × 3V). Agreeing pairs: [n_c(n_c − 1) + r(r − 1)] / (m − 1)."""
@@ -75,14 +62,11 @@ def per_label(categories: Categories, *, seed: int = co.SEED, n_boot: int = co.N
     out = {"kind": categories.kind, "level": "nominal", "items": len(counts), "labels": entries}
     if not len(counts):
         return out
-    distinct, _, multiplicity = co.distinct_rows(counts)
-    parts = _binary_parts(distinct)
-    values = _binary_alpha((parts * multiplicity[:, None]).sum(axis=0)[None, :], v)[0]
+    values = _binary_alpha(_binary_parts(counts).sum(axis=0)[None, :], v)[0]
     intervals: list[tuple[float | None, float | None]] = [(None, None)] * v
-    n = len(counts)
-    if n_boot and n >= 2:
-        draws = np.random.default_rng(seed).multinomial(n, multiplicity / n, size=n_boot).astype(np.float64)
-        intervals = _column_percentiles(_binary_alpha(draws @ parts, v))
+    sums = co.resampled_sums(counts, seed=seed, n_boot=n_boot, reduce=_binary_parts) if n_boot else None
+    if sums is not None:
+        intervals = co.column_percentiles(_binary_alpha(sums, v))
     for entry, value, ci in zip(entries, values.tolist(), intervals, strict=True):
         value = co._clean(value)
         entry["value"] = value

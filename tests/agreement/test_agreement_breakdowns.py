@@ -189,3 +189,40 @@ def test_structured_tasks_get_versions_but_no_label_breakdown(make_project, make
     assert report["per_label"] is None and report["pair_kappa"] is None
     (version,) = report["guideline_versions"]["versions"]
     assert version["version"] == 1 and version["items"] == 3 and version["value"] is not None
+
+
+@pytest.mark.django_db
+def test_ner_per_type_f1_has_bootstrap_intervals(make_project, make_user):
+    project = make_project("ner", k=2, slug="ner-types")
+    users = [make_user(f"nt{i}") for i in range(2)]
+    sentence = "홍길동은 서울에 산다"
+    person, place = {"start": 0, "end": 3, "type": "PS"}, {"start": 5, "end": 7, "type": "LC"}
+    rng = np.random.default_rng(1)
+    for n in range(40):
+        item = services.item_create(project=project, payload={"sentence": sentence}, external_id=f"t{n}")
+        # both always mark the person; the second marks the place on a random half of the sentences
+        answers = [[person, place], [person, place] if rng.random() < 0.5 else [person]]
+        for user, entities in zip(users, answers, strict=True):
+            Annotation.objects.create(item=item, annotator=user, stage="label", payload={"entities": entities})
+    f1 = next(c for c in run_agreement(project.slug)["coefficients"] if c["name"] == "pairwise_entity_f1")
+    assert f1["per_type"]["PS"] == 1.0 and f1["per_type_ci95"]["PS"] == [1.0, 1.0]
+    lo, hi = f1["per_type_ci95"]["LC"]
+    assert lo < f1["per_type"]["LC"] < hi and lo > 0.4 and hi < 1.0
+
+
+@pytest.mark.django_db
+def test_dst_per_slot_alpha_has_bootstrap_intervals(make_project, make_user):
+    project = make_project("dst", k=2, slug="dst-slots")
+    users = [make_user(f"ds{i}") for i in range(2)]
+    dialogue = {"domains": ["숙소"], "dialogue": [{"role": "user", "text": "서울 동쪽의 저렴한 숙소 있나요?"}]}
+    cheap, east = "숙소-가격대-저렴", "숙소-지역-서울 동쪽"
+    rng = np.random.default_rng(2)
+    for n in range(40):
+        item = services.item_create(project=project, payload=dialogue, external_id=f"d{n}")
+        second = [cheap, east] if rng.random() < 0.6 else [cheap]
+        for user, state in zip(users, ([cheap, east], second), strict=True):
+            Annotation.objects.create(item=item, annotator=user, stage="label", payload={"states": [state]})
+    alpha = next(c for c in run_agreement(project.slug)["coefficients"] if c["name"] == "krippendorff_alpha_slots")
+    area = alpha["per_slot"]["숙소-지역"]
+    assert area["ci95"][0] < area["alpha"] < area["ci95"][1]
+    assert alpha["per_slot"]["숙소-가격대"]["ci95"] == [None, None]  # one value only: α and its interval undefined
