@@ -28,6 +28,7 @@ NAMES: dict[str, dict[str, Promise]] = {
         "krippendorff_alpha_heads": _("Krippendorff's alpha over heads"),
         "krippendorff_alpha_deprels": _("Krippendorff's alpha over dependency relations"),
         "krippendorff_alpha_answerable": _("Krippendorff's alpha on answerability"),
+        "krippendorff_alpha_unitizing": _("Krippendorff's unitizing alpha (partial credit for boundaries)"),
         "fleiss_kappa": _("Fleiss' kappa"),
         "pairwise_cohen_kappa": _("Cohen's kappa, mean over pairs"),
         "pairwise_entity_f1": _("entity F1, mean over pairs"),
@@ -205,6 +206,7 @@ MESSAGES: list[tuple[re.Pattern[str], Promise]] = [
     (re.compile(r"too many distinct label combinations across pairs for the bootstrap"),
      _("too many distinct label combinations across pairs for the bootstrap")),
     (re.compile(r"no item has two annotations of this kind"), _("no item has two annotations of this kind")),
+    (re.compile(r"no bootstrap interval for the unitizing alpha"), _("no bootstrap interval for the unitizing alpha")),
     # How the disagreement list measures disagreement (MeasureResult.disagreement_name).
     (re.compile(r"entropy of the labels \(0 = unanimous, 1 = uniform\)"),
      _("entropy of the labels (0 = unanimous, 1 = evenly split)")),
