@@ -73,8 +73,9 @@ def dashboard_plots(report: dict[str, Any]) -> dict[str, Any]:
             value_range=(min([0.0, *[q["agreement"] for q in quality if q.get("agreement") is not None]]), 1.0),
             highlight=[bool(q["flags"]) for q in quality])
     pairs = report.get("pairs") or {}
-    # where the report has per-pair kappas with intervals, their own heatmap (review/_breakdowns.html) replaces this
-    if pairs.get("annotators") and not report.get("pair_kappa"):
+    # the per-pair kappas with intervals (review/_breakdowns.html) have their own heatmap; score tasks keep this one
+    # (Pearson's r), beside the kappas of their score bands
+    if pairs.get("annotators") and not (report.get("pair_kappa") and pairs.get("metric") == "cohen_kappa"):
         names = [_name(report, a) for a in pairs["annotators"]]
         metric = display.display_name("coefficient", pairs.get("metric", ""))
         charts["pairs"] = plots.heatmap(names, names, pairs["values"], title=_("Annotator × annotator agreement "
