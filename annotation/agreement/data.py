@@ -23,7 +23,7 @@ import orjson
 from django.db import connection
 from django.db.models import F, FloatField, Func, TextField
 from django.db.models.fields.json import KeyTextTransform
-from django.db.models.functions import Cast
+from django.db.models.functions import Cast, Length
 
 from ..models import (
     ANNOTATABLE_SCREENING,
@@ -93,7 +93,10 @@ class ProjectData:
 
 def _expression(path: str):
     """``payload.label`` → the annotation payload's key as text; ``item.sentence`` → the item's; ``payload`` →
-    the whole payload (JSON text)."""
+    the whole payload (JSON text); ``length(item.context)`` → the length in characters of the item's text (counted
+    by the database: the text itself never travels)."""
+    if path.startswith("length(") and path.endswith(")"):
+        return Length(_expression(path[len("length("):-1]))
     source, _, key = path.partition(".")
     base = {"payload": "payload", "item": "item__payload"}[source]
     return KeyTextTransform(key, base) if key else Cast(F(base), TextField())

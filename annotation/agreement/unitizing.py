@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .coefficients import Coefficient, _clean
 from .lazy import pd
 
 
@@ -121,3 +122,36 @@ def _expected(units: pd.DataFrame, lengths: np.ndarray, m: int, total: int) -> f
     numerator = float((within + unit_lengths ** 2 * fits).sum())
     denominator = m * total * (m * total - 1) - float((unit_lengths * (unit_lengths - 1)).sum())
     return 2.0 / total * numerator / denominator if denominator > 0 else 0.0
+
+
+def rows_unitizing_alpha(row_item: np.ndarray, n_items: int, lengths: np.ndarray, unit_row: np.ndarray,
+                         begin: np.ndarray, end: np.ndarray, category: np.ndarray
+                         ) -> tuple[UnitizingResult, int, int, int]:
+    """:func:`unitizing_alpha` of annotation rows: ``row_item[r]`` is row r's item (0..n_items-1), ``lengths`` the
+    items' lengths, and unit u (``begin``, ``end``, ``category``) belongs to row ``unit_row[u]``. αu takes the same
+    number of observers throughout, so it counts the items with the most common number of rows (a row's place
+    among its item's rows is its observer number). Returns (result, observers, items counted, items left out)."""
+    per_item = np.bincount(row_item, minlength=n_items)
+    m = int(np.bincount(per_item[per_item > 0]).argmax()) if per_item.any() else 0
+    kept_item = per_item == m
+    order = np.argsort(row_item, kind="stable")
+    observer = np.empty(len(order), dtype=np.int64)
+    observer[order] = np.arange(len(order)) - np.searchsorted(row_item[order], row_item[order])
+    item = row_item[unit_row]
+    keep = kept_item[item]
+    start = np.minimum(begin[keep], lengths[item[keep]])
+    stop = np.clip(end[keep], start, lengths[item[keep]])
+    units = pd.DataFrame({"item": (np.cumsum(kept_item) - 1)[item[keep]], "observer": observer[unit_row[keep]],
+                          "begin": start, "end": stop, "category": np.asarray(category, dtype=object)[keep]})
+    units = units[units["end"] > units["begin"]]
+    result = unitizing_alpha(units, np.asarray(lengths)[kept_item], m)
+    return result, m, int(kept_item.sum()), int(((per_item >= 2) & ~kept_item).sum())
+
+
+def unitizing_coefficient(result: UnitizingResult, observers: int, items: int, left_out: int, per: str
+                          ) -> Coefficient:
+    """The report's ``krippendorff_alpha_unitizing`` (``per``: the key of the per-category values)."""
+    return Coefficient("krippendorff_alpha_unitizing", "nominal", result.value, units=items, unit="item", extra={
+        per: {c: _clean(v["alpha"]) for c, v in result.per_category.items()}, "observers": observers,
+        "characters": result.length, "items_left_out": left_out,
+        "ci_skipped": "no bootstrap interval for the unitizing alpha"})

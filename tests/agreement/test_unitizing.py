@@ -102,3 +102,27 @@ def test_ner_unitizing_alpha_gives_partial_credit_for_a_boundary_slip(make_proje
     # partial credit: far above the all-or-nothing entity F1 of the slipped type
     assert 0.5 < unitizing["per_type"]["LC"] < 1.0
     assert coefficients["pairwise_entity_f1"]["per_type"]["LC"] == pytest.approx(0.5)
+
+
+@pytest.mark.django_db
+def test_mrc_unitizing_alpha_of_answer_spans(make_project, make_user):
+    context = "올여름 장마가 17일 제주도에서 시작됐다."
+    item_payload = {"title": "장마", "context": context, "question": "장마는 어디서 시작됐나?", "question_type": 1}
+    project = make_project("mrc", k=3, slug="mrc-unitizing")
+    users = [make_user(f"mu{i}") for i in range(3)]
+    answers = [{"answer": {"text": "제주도", "start": 11}}, {"answer": {"text": "제주도에서", "start": 11}},
+               {"answer": None}]
+    for n in range(10):
+        item = services.item_create(project=project, payload={**item_payload, "question": f"질문 {n}"},
+                                    external_id=f"m{n}")
+        for user, payload in zip(users, answers if n % 2 else [*answers[:2], answers[0]], strict=True):
+            Annotation.objects.create(item=item, annotator=user, stage="validation", payload=payload)
+    unitizing = {c["name"]: c for c in run_agreement(project.slug)["coefficients"]}["krippendorff_alpha_unitizing"]
+    assert unitizing["observers"] == 3 and unitizing["units"] == 10
+    assert unitizing["characters"] == 10 * len(context)
+    units = [(n, o, 11, 14 if o != 1 else 16, "answer") for n in range(10) for o in range(3) if o < 2 or n % 2 == 0]
+    by_hand = unitizing_alpha(pd.DataFrame(units, columns=["item", "observer", "begin", "end", "category"]),
+                              np.full(10, len(context)), 3)
+    assert unitizing["value"] == pytest.approx(by_hand.value)
+    assert unitizing["per_category"]["answer"] == pytest.approx(by_hand.per_category["answer"]["alpha"])
+    assert 0 < unitizing["value"] < 1

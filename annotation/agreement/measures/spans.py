@@ -13,7 +13,7 @@ import numpy as np
 from .. import coefficients as co
 from ..coefficients import Coefficient
 from ..lazy import pd
-from ..unitizing import unitizing_alpha
+from ..unitizing import rows_unitizing_alpha, unitizing_coefficient
 from .base import MAX_BOOT_DIMS, MIN_SHARED, Headline, MeasureResult, labels_in_order, nanmean
 from .pairwise import StructuredMeasure, pair_agreement, pair_coefficient, pair_rows, ratio
 
@@ -278,32 +278,11 @@ class SpanMeasure(StructuredMeasure):
 
     @staticmethod
     def _unitizing(spans: Spans) -> Coefficient:
-        """Krippendorff's αu over the entities (:mod:`..unitizing`), per type and overall, on the items with the
-        most common number of annotators (αu takes the same observers throughout a continuum)."""
-        per_item = np.bincount(spans.row_item, minlength=spans.n_items)
-        m = int(np.bincount(per_item[per_item > 0]).argmax()) if per_item.any() else 0
-        kept_item = per_item == m
-        # each annotator's place among the item's annotators is their observer number
-        order = np.argsort(spans.row_item, kind="stable")
-        observer = np.empty(len(order), dtype=np.int64)
-        observer[order] = np.arange(len(order)) - np.searchsorted(spans.row_item[order], spans.row_item[order])
-        lengths = np.bincount(spans.unit_item, minlength=spans.n_items)
-        item = spans.row_item[spans.entity_row]
-        keep = kept_item[item]
-        begin = np.minimum(spans.entity_start[keep], lengths[item[keep]])
-        end = np.clip(spans.entity_end[keep], begin, lengths[item[keep]])
-        item_code = np.cumsum(kept_item) - 1
-        units = pd.DataFrame({"item": item_code[item[keep]], "observer": observer[spans.entity_row[keep]],
-                              "begin": begin, "end": end,
-                              "category": np.asarray(spans.types, dtype=object)[spans.entity_type[keep]]})
-        units = units[units["end"] > units["begin"]]
-        result = unitizing_alpha(units, lengths[kept_item], m)
-        return Coefficient("krippendorff_alpha_unitizing", "nominal", result.value, units=int(kept_item.sum()),
-                           unit="item", extra={
-                               "per_type": {t: co._clean(v["alpha"]) for t, v in result.per_category.items()},
-                               "observers": m, "characters": result.length,
-                               "items_left_out": int(((per_item >= 2) & ~kept_item).sum()),
-                               "ci_skipped": "no bootstrap interval for the unitizing alpha"})
+        """Krippendorff's αu over the entities (:mod:`..unitizing`), per type and overall."""
+        result, m, items, left_out = rows_unitizing_alpha(
+            spans.row_item, spans.n_items, np.bincount(spans.unit_item, minlength=spans.n_items), spans.entity_row,
+            spans.entity_start, spans.entity_end, np.asarray(spans.types, dtype=object)[spans.entity_type])
+        return unitizing_coefficient(result, m, items, left_out, "per_type")
 
     def compute(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
                 n_boot: int = co.N_BOOT) -> MeasureResult:
