@@ -28,6 +28,7 @@ NAMES: dict[str, dict[str, Promise]] = {
         "krippendorff_alpha_heads": _("Krippendorff's alpha over heads"),
         "krippendorff_alpha_deprels": _("Krippendorff's alpha over dependency relations"),
         "krippendorff_alpha_answerable": _("Krippendorff's alpha on answerability"),
+        "krippendorff_alpha_unitizing": _("Krippendorff's unitizing alpha (partial credit for boundaries)"),
         "fleiss_kappa": _("Fleiss' kappa"),
         "pairwise_cohen_kappa": _("Cohen's kappa, mean over pairs"),
         "pairwise_entity_f1": _("entity F1, mean over pairs"),
@@ -53,6 +54,18 @@ NAMES: dict[str, dict[str, Promise]] = {
     "measure_label": {
         "answerable": _("answered"),
         "unanswerable": _("no answer"),
+    },
+    # What a guideline revision did to agreement (report["guideline_versions"]["changes"][…]["verdict"]).
+    "agreement_change": {
+        "improved": _("helped"),
+        "worsened": _("made it worse"),
+        "no_clear_difference": _("no clear difference"),
+        "too_few_items": _("too few items to tell"),
+    },
+    # What the per-label breakdown's categories are (report["per_label"]["kind"]).
+    "category_kind": {
+        "label": _("label"),
+        "score band": _("score band"),
     },
     # How a release's items were split (Release.splits["mode"]).
     "split_mode": {
@@ -204,6 +217,7 @@ MESSAGES: list[tuple[re.Pattern[str], Promise]] = [
     (re.compile(r"building the timeline"), _("building the timeline")),
     (re.compile(r"splitting assisted and unassisted annotations"),
      _("splitting assisted and unassisted annotations")),
+    (re.compile(r"no bootstrap interval for the unitizing alpha"), _("no bootstrap interval for the unitizing alpha")),
     # How the disagreement list measures disagreement (MeasureResult.disagreement_name).
     (re.compile(r"entropy of the labels \(0 = unanimous, 1 = uniform\)"),
      _("entropy of the labels (0 = unanimous, 1 = evenly split)")),

@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from . import display, selectors
+from . import display, review_breakdowns, selectors
 from .agreement import plots
 from .agreement import selectors as agreement_selectors
 from .agreement import services as agreement_services
@@ -76,7 +76,9 @@ def dashboard_plots(report: dict[str, Any], label_names: dict[str, str] | None =
             value_range=(min([0.0, *[q["agreement"] for q in quality if q.get("agreement") is not None]]), 1.0),
             highlight=[bool(q["flags"]) for q in quality])
     pairs = report.get("pairs") or {}
-    if pairs.get("annotators"):
+    # the per-pair kappas with intervals (review/_breakdowns.html) have their own heatmap; score tasks keep this one
+    # (Pearson's r), beside the kappas of their score bands
+    if pairs.get("annotators") and not (report.get("pair_kappa") and pairs.get("metric") == "cohen_kappa"):
         names = [_name(report, a) for a in pairs["annotators"]]
         metric = display.display_name("coefficient", pairs.get("metric", ""))
         charts["pairs"] = plots.heatmap(names, names, pairs["values"], title=_("Annotator × annotator agreement "
@@ -135,6 +137,7 @@ def dashboard(request: HttpRequest, project_id: int) -> HttpResponse:
         project, role, job=job, report=report, stale=shown is not None and shown.pk != job.pk,
         charts=dashboard_plots(report, label_display(project)) if report else {},
         annotators=annotator_rows(report) if report else [],
+        breakdowns=review_breakdowns.breakdowns(report) if report else None,
         refresh=job.status in (JobStatus.PENDING, JobStatus.RUNNING)))
 
 

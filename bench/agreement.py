@@ -143,6 +143,18 @@ def measure(name: str, size: str, project, annotations: int, target: float) -> d
     }
 
 
+def _two_versions(project) -> None:
+    """The first half of the items annotated under guideline v1, the rest under v2."""
+    from annotation.models import Annotation, Guideline, Item
+
+    first = Guideline.objects.get(project=project, version=1)
+    second = Guideline.objects.create(project=project, version=2, instructions="v2", ethics="v2", pii="v2")
+    ids = Item.objects.filter(project=project).order_by("id").values_list("id", flat=True)
+    middle = ids[len(ids) // 2]
+    Annotation.objects.filter(item__project=project, item_id__lt=middle).update(guideline=first)
+    Annotation.objects.filter(item__project=project, item_id__gte=middle).update(guideline=second)
+
+
 def _vendor() -> str:
     from django.db import connection
 
@@ -152,6 +164,9 @@ def _vendor() -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.agreement", description=__doc__)
     parser.add_argument("--size", choices=tuple(SIZES), default="small")
+    parser.add_argument("--versions", action="store_true",
+                        help="record two guideline versions (half the items each), as annotations made in the "
+                             "workspace do, so that the report compares them")
     args = parser.parse_args(argv)
     _setup()
     from django.db import connection
@@ -163,11 +178,16 @@ def main(argv: list[str] | None = None) -> int:
     connection.settings_dict.setdefault("TEST", {})["NAME"] = f"goldset_bench_agreement_{os.getpid()}"
     connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
     try:
+        suffix = "_versions" if args.versions else ""
         project = build_nominal(sizes["nominal"], rng)
-        print(json.dumps(measure(f"agreement_nominal_{sizes['nominal']}x5", args.size, project,
+        if args.versions:
+            _two_versions(project)
+        print(json.dumps(measure(f"agreement_nominal_{sizes['nominal']}x5{suffix}", args.size, project,
                                  sizes["nominal"] * 5, TARGETS["nominal"]), ensure_ascii=False), flush=True)
         project = build_ner(sizes["ner"], rng)
-        print(json.dumps(measure(f"agreement_ner_{sizes['ner']}x3", args.size, project, sizes["ner"] * 3,
+        if args.versions:
+            _two_versions(project)
+        print(json.dumps(measure(f"agreement_ner_{sizes['ner']}x3{suffix}", args.size, project, sizes["ner"] * 3,
                                  TARGETS["ner"]), ensure_ascii=False), flush=True)
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)

@@ -11,7 +11,9 @@ units × V × V array per call, which at 10,000 NER sentences costs half a secon
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -251,9 +253,17 @@ def bootstrap_sums(per_item: np.ndarray, statistic: Callable[[np.ndarray], np.nd
     rows to the fewer sums the statistic needs, applied before the resampled sums (``statistic`` then gets
     reduced sums).
     """
+    sums = resampled_sums(per_item, seed=seed, n_boot=n_boot, weights=weights, reduce=reduce)
+    return (None, None) if sums is None else _percentiles(statistic(sums))
+
+
+def resampled_sums(per_item: np.ndarray, *, seed: int = SEED, n_boot: int = N_BOOT, weights: np.ndarray | None = None,
+                   reduce: Callable[[np.ndarray], np.ndarray] | None = None) -> np.ndarray | None:
+    """The summed rows of ``n_boot`` item resamples (B × d), drawn as :func:`bootstrap_sums` describes; ``None``
+    with fewer than two items. For statistics with several values per resample (per label, per type)."""
     n = int(weights.sum()) if weights is not None else len(per_item)
     if n < 2:
-        return (None, None)
+        return None
     distinct, inverse, counts = distinct_rows(per_item, weights)
     rows = reduce(distinct) if reduce is not None else distinct
     rng = np.random.default_rng(seed)
@@ -261,10 +271,13 @@ def bootstrap_sums(per_item: np.ndarray, statistic: Callable[[np.ndarray], np.nd
         # Most of many items differ (spans, trees): a multinomial over almost n rows costs a binomial draw per row
         # and resample, drawing n item indices is cheaper. Same distribution, other random numbers.
         item_row = inverse if weights is None else np.repeat(inverse, weights)
-        sums = _resampled_sums(rng, item_row, rows, n_boot)
-    else:
-        sums = rng.multinomial(n, counts / n, size=n_boot).astype(np.float64) @ rows
-    return _percentiles(statistic(sums))
+        return _resampled_sums(rng, item_row, rows, n_boot)
+    return rng.multinomial(n, counts / n, size=n_boot).astype(np.float64) @ rows
+
+
+def column_percentiles(values: np.ndarray) -> list[tuple[float | None, float | None]]:
+    """:func:`_percentiles` of each column of (B × k) replicates."""
+    return [_percentiles(column) for column in np.asarray(values).T]
 
 
 def _resampled_sums(rng: np.random.Generator, item_row: np.ndarray, rows: np.ndarray, n_boot: int) -> np.ndarray:
@@ -279,7 +292,26 @@ def _resampled_sums(rng: np.random.Generator, item_row: np.ndarray, rows: np.nda
     return np.concatenate(out)
 
 
+#: While :func:`keep_replicates` is active, every bootstrap hands it its replicates (one array of n_boot values).
+_kept_replicates: ContextVar[list[np.ndarray] | None] = ContextVar("kept_replicates", default=None)
+
+
+@contextmanager
+def keep_replicates() -> Iterator[list[np.ndarray]]:
+    """Collect the bootstrap replicates behind the intervals computed inside the block, in order: the per-version
+    report differences two coefficients' replicates, whatever measure computed them."""
+    kept: list[np.ndarray] = []
+    token = _kept_replicates.set(kept)
+    try:
+        yield kept
+    finally:
+        _kept_replicates.reset(token)
+
+
 def _percentiles(values: np.ndarray) -> tuple[float | None, float | None]:
+    kept = _kept_replicates.get()
+    if kept is not None:
+        kept.append(np.asarray(values, dtype=np.float64))
     values = values[np.isfinite(values)]
     if len(values) == 0:
         return (None, None)

@@ -23,7 +23,7 @@ import orjson
 from django.db import connection
 from django.db.models import F, FloatField, Func, TextField
 from django.db.models.fields.json import KeyTextTransform
-from django.db.models.functions import Cast
+from django.db.models.functions import Cast, Length
 
 from ..models import (
     ANNOTATABLE_SCREENING,
@@ -32,6 +32,7 @@ from ..models import (
     AssignmentStatus,
     Flag,
     FlagResolution,
+    Guideline,
     Item,
     Project,
     User,
@@ -47,10 +48,11 @@ EXCLUSION_REASONS = (EXCLUDED_FLAGGED, EXCLUDED_SKIPPED, EXCLUDED_FEW)
 
 #: Every frame has these columns (``shown``: a model suggestion was shown to a non-imported annotation's
 #: annotator), then one per field of the measure; :attr:`ProjectData.frame` adds ``complete`` (see there).
-BASE_COLUMNS = ["item", "annotator", "created_at", "seconds", "shown", "stage"]
+BASE_COLUMNS = ["item", "annotator", "created_at", "seconds", "shown", "guideline_version", "stage"]
 #: How the base columns travel from PostgreSQL: big-endian binary, fixed width (see ``_read_rows``).
 _WIRE = {"item": ("int8send", ">i8"), "annotator": ("int8send", ">i8"), "created_at": ("float8send", ">f8"),
-         "seconds": ("float8send", ">f8"), "shown": ("boolsend", "?"), "imported": ("boolsend", "?")}
+         "seconds": ("float8send", ">f8"), "shown": ("boolsend", "?"), "imported": ("boolsend", "?"),
+         "guideline": ("float8send", ">f8")}
 
 
 #: Columns of annotation rows by name, all of one length (see :func:`fetch_annotations`).
@@ -91,7 +93,10 @@ class ProjectData:
 
 def _expression(path: str):
     """``payload.label`` → the annotation payload's key as text; ``item.sentence`` → the item's; ``payload`` →
-    the whole payload (JSON text)."""
+    the whole payload (JSON text); ``length(item.context)`` → the length in characters of the item's text (counted
+    by the database: the text itself never travels)."""
+    if path.startswith("length(") and path.endswith(")"):
+        return Length(_expression(path[len("length("):-1]))
     source, _, key = path.partition(".")
     base = {"payload": "payload", "item": "item__payload"}[source]
     return KeyTextTransform(key, base) if key else Cast(F(base), TextField())
@@ -171,14 +176,16 @@ def _epoch_ns(seconds: np.ndarray) -> np.ndarray:
 
 
 def fetch_annotations(project: Project, fields: Mapping[str, str]) -> Rows:
-    """All annotations of the project's items as columns: ``BASE_COLUMNS``, ``imported``, one per field
-    (``created_at`` in nanoseconds since 1970, UTC)."""
+    """All annotations of the project's items as columns: ``BASE_COLUMNS``, ``imported``, ``guideline`` (the
+    guideline's id as a float, NaN when none was in force), one per field (``created_at`` in nanoseconds since
+    1970, UTC)."""
     names = {column: f"f_{column}" for column in fields}
-    fixed = ["item", "annotator", "created_at", "seconds", "shown", "imported"]
+    fixed = ["item", "annotator", "created_at", "seconds", "shown", "imported", "guideline"]
     qs = (Annotation.objects.filter(item__project=project)
-          .annotate(f_created=Epoch("created_at"), **{names[c]: _expression(p) for c, p in fields.items()})
+          .annotate(f_created=Epoch("created_at"), f_guideline=Cast("guideline_id", FloatField()),
+                    **{names[c]: _expression(p) for c, p in fields.items()})
           .values_list("item_id", "annotator_id", "f_created", "seconds_spent", "suggestion_shown", "imported",
-                       "stage", *names.values())
+                       "f_guideline", "stage", *names.values())
           .order_by())
     sql, params = qs.query.sql_with_params()
     rows = _read_rows(sql, params, fixed, ["stage", *fields])
@@ -255,10 +262,19 @@ def _latest_per_annotator(items: np.ndarray, annotators: np.ndarray) -> np.ndarr
     return np.sort(len(pairs) - 1 - from_end)
 
 
+def _guideline_versions(project: Project, guideline_ids: np.ndarray) -> np.ndarray:
+    """Guideline ids (NaN: none) → the versions they are (NaN: none), from the project's few guidelines."""
+    versions = np.full(len(guideline_ids), np.nan)
+    for guideline_id, version in Guideline.objects.filter(project=project).values_list("id", "version"):
+        versions[guideline_ids == guideline_id] = version
+    return versions
+
+
 def load(project: Project, fields: Mapping[str, str]) -> ProjectData:
     """The annotations that count for agreement and the counts of the items that do not, with reasons."""
     fetched = fetch_annotations(project, fields)
     imported = fetched.pop("imported")
+    fetched["guideline_version"] = _guideline_versions(project, fetched.pop("guideline"))
     made = int((~imported).sum())
     assisted = int(fetched["shown"].sum())
     # Only one annotation per coder and item counts, the latest (a writer cannot also validate, but be safe).

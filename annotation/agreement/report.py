@@ -22,6 +22,7 @@ from django.utils import timezone
 from ..models import Annotation, GoldLabel, GoldStatus, Project
 from . import coefficients as co
 from .assisted import assist_split
+from .breakdowns import report_sections
 from .coefficients import Coefficient
 from .data import ProjectData, complete_items, load, stage_codes
 from .lazy import pd
@@ -86,6 +87,11 @@ def agreement_report(project: Project, *, seed: int = co.SEED, n_boot: int = co.
     timeline = _timeline(data, everything, seed)
     progress(90, "splitting assisted and unassisted annotations")
     assist = assist_split(data, measure, headline, seed)
+    progress(95, "breaking agreement down by label, pair and guideline version")
+    counted = data.items_counted > 0
+    breakdowns = report_sections(
+        measure.categories(frame(), schema) if counted else None, data.rows["guideline_version"][data.counted],
+        data.rows["item"][data.counted], headline if counted else None, seed=seed, n_boot=n_boot)
     annotator_ids = np.unique(data.rows["annotator"][data.counted]).tolist()
     report = {
         "project": project.slug,
@@ -107,6 +113,7 @@ def agreement_report(project: Project, *, seed: int = co.SEED, n_boot: int = co.
         "disagreement": _disagreement_summary(result),
         "timeline": timeline,
         "assist": assist,
+        **breakdowns,
         "computed_at": timezone.now().isoformat(),
         "seconds": round(time.perf_counter() - started, 3),
     }

@@ -40,9 +40,11 @@ def test_dashboard_computes_then_shows_numbers_and_plots(reviewed, django_captur
     # coefficients by their names, not their identifiers (which stay in the API and the JSON)
     assert "Krippendorff&#x27;s alpha" in page and "Fleiss&#x27; kappa" in page and "nominal" in page
     assert "krippendorff_alpha" not in page and "fleiss_kappa" not in page
-    assert page.count("<svg") == 6
+    # progress, alpha over time, annotators, confusion, distribution, per-label alpha, per-pair kappa (which
+    # replaces the plain annotator × annotator heatmap for categorical tasks)
+    assert page.count("<svg") == 7
     for text in ("Progress over time", "over time, with its 95% bootstrap interval",
-                 "Agreement of each annotator with the others", "Annotator × annotator agreement",
+                 "Agreement of each annotator with the others", "Cohen&#x27;s kappa of each pair of annotators",
                  "Label confusion between annotators", "Label distribution", "share of all labels (%)",
                  "annotations received"):
         assert text in page, text

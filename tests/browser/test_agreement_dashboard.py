@@ -48,7 +48,8 @@ def test_manager_sees_agreement_plots(page, django_user_model) -> None:
     page.keyboard.press("Enter")
     page.wait_for_selector("svg.chart", timeout=60_000)
     charts = page.locator("svg.chart")
-    assert charts.count() == 6
+    # the six plots and the per-label alpha chart; the pair kappa heatmap takes the plain heatmap's place
+    assert charts.count() == 7
     for label in ("annotations received", "agreement (share or correlation, 1 = always agrees)",
                   "label given by one annotator", "share of all labels (%)"):
         assert page.get_by_text(label, exact=True).count() >= 1, label

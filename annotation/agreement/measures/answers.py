@@ -12,6 +12,7 @@ from django.utils.translation import gettext
 from .. import coefficients as co
 from ..coefficients import Coefficient
 from ..lazy import pd
+from ..unitizing import rows_unitizing_alpha, unitizing_coefficient
 from .base import MeasureResult
 from .pairwise import StructuredMeasure, pair_agreement, pair_coefficient, pair_rows
 
@@ -35,7 +36,7 @@ def char_f1(a: str, b: str) -> float:
 class AnswerMeasure(StructuredMeasure):
     """Answer spans: pairwise exact match and character F1, alpha (nominal) on answerability; per question type."""
 
-    fields = {"payload": "payload", "question_type": "item.question_type"}
+    fields = {"payload": "payload", "question_type": "item.question_type", "context_length": "length(item.context)"}
     primary_name = "pairwise_char_f1"
     primary_level = "nominal"
 
@@ -91,6 +92,7 @@ class AnswerMeasure(StructuredMeasure):
                 t: v["char_f1"] for t, v in per_type.items()}),
             Coefficient("krippendorff_alpha_answerable", "nominal", value, ci, units=int((counts.sum(1) >= 2).sum()),
                         extra={"values": "answerable / unanswerable"}),
+            self._unitizing(frame, item_codes, len(item_index)),
         ]
         labels = ["answerable", "unanswerable"]
         by_annotator = {int(a): [int(g.sum()), int(len(g) - g.sum())]
@@ -101,6 +103,21 @@ class AnswerMeasure(StructuredMeasure):
                               {"labels": labels, "project": project_counts, "by_annotator": by_annotator})
         result.coefficients[0].extra["question_types"] = per_type
         return result
+
+    @staticmethod
+    def _unitizing(frame: pd.DataFrame, item_codes: np.ndarray, n_items: int) -> Coefficient:
+        """Krippendorff's αu of the answer spans in the passages (:mod:`..unitizing`): an answer one particle longer
+        than another earns partial credit; "no answer" marks no span."""
+        lengths = np.zeros(n_items, dtype=np.int64)
+        lengths[item_codes] = pd.to_numeric(frame["context_length"], errors="coerce").fillna(0).to_numpy(np.int64)
+        spans = [(row, int(a["start"]), int(a["start"]) + len(str(a.get("text", ""))))
+                 for row, a in enumerate((p or {}).get("answer") for p in frame["payload"])
+                 if isinstance(a, dict) and isinstance(a.get("start"), int)]
+        rows, begin, end = (np.array(column, dtype=np.int64) for column in zip(*spans, strict=True)) if spans else (
+            np.zeros(0, dtype=np.int64),) * 3
+        result, m, items, left_out = rows_unitizing_alpha(item_codes.astype(np.int64), n_items, lengths, rows, begin,
+                                                          end, np.full(len(rows), "answer", dtype=object))
+        return unitizing_coefficient(result, m, items, left_out, "per_category")
 
     def score(self, payload: dict[str, Any], gold: dict[str, Any]) -> float:
         mine, known = self._answer(payload), self._answer(gold)

@@ -22,6 +22,22 @@ MAX_BOOT_DIMS = 4096
 MAX_BOOT_DISTINCT = 2000
 
 
+@dataclass
+class Categories:
+    """Each counted annotation as one category, for the per-label and per-pair breakdowns: the label of a
+    categorical task, the score band of a score task."""
+
+    labels: list[str]
+    #: Per row of the frame: the label's position in ``labels`` (-1: none), the item's code (0..n_items-1) and the
+    #: annotator's id.
+    codes: np.ndarray
+    item_codes: np.ndarray
+    n_items: int
+    annotators: np.ndarray
+    #: What a category is ("label" or "score band"), for the report's readers.
+    kind: str = "label"
+
+
 #: ``measure.headline(frame, schema)``: (row mask, *, seed, n_boot) → the headline coefficient of those rows.
 Headline = Callable[..., Coefficient]
 
@@ -88,6 +104,11 @@ class Measure:
         fresh index (the coefficients, leave-one-out, the assisted split). Measures whose decoding is costly
         decode ``all_rows`` once and take the frame's part of it."""
         return self.headline(all_rows, schema), self.headline(frame, schema)
+
+    def categories(self, frame: pd.DataFrame, schema: dict[str, Any]) -> Categories | None:
+        """The annotations as categories (per-label and per-pair breakdowns); ``None`` where answers are structures
+        with figures of their own (per entity type, relation, slot)."""
+        return None
 
     def score(self, payload: dict[str, Any], gold: dict[str, Any]) -> float:
         """How well one annotation matches a known answer, 0..1 (gold / attention items)."""

@@ -15,6 +15,7 @@ from .base import (
     MAX_BOOT_DIMS,
     MAX_BOOT_DISTINCT,
     MIN_SHARED,
+    Categories,
     Headline,
     Measure,
     MeasureResult,
@@ -56,6 +57,10 @@ class CategoricalMeasure(Measure):
         labels = [str(label) for label in frame["label"].cat.categories]
         item_codes, item_index = pd.factorize(frame["item"], sort=True)
         return labels, frame["label"].cat.codes.to_numpy().astype(np.int64), item_codes, len(item_index)
+
+    def categories(self, frame: pd.DataFrame, schema: dict[str, Any]) -> Categories:
+        labels, codes, item_codes, n_items = self._codes(frame, schema)
+        return Categories(labels, codes, item_codes.astype(np.int64), n_items, frame["annotator"].to_numpy())
 
     def empty_result(self, schema: dict[str, Any]) -> MeasureResult:
         labels = [str(label) for label in schema.get("labels") or []]  # labels_in_order of no rows

@@ -9,7 +9,12 @@ import numpy as np
 from .. import coefficients as co
 from ..coefficients import Coefficient
 from ..lazy import pd
-from .base import MIN_SHARED, Measure, MeasureResult, pair_matrix, pairs_with_overlap, pivot
+from .base import MIN_SHARED, Categories, Measure, MeasureResult, pair_matrix, pairs_with_overlap, pivot
+
+#: Score bands of the per-band breakdown: [0, 1), [1, 2), [2, 3), [3, 4), [4, 5] on KLUE STS's 0–5 scale (the top
+#: band closed, so that 5 is in it); band 3–4 and above is what KLUE's binary label calls similar (score ≥ 3).
+SCORE_BANDS = np.array([1.0, 2.0, 3.0, 4.0])
+BAND_LABELS = ["0–1", "1–2", "2–3", "3–4", "4–5"]
 
 
 class ScoreMeasure(Measure):
@@ -86,6 +91,13 @@ class ScoreMeasure(Measure):
             item_disagreement=pd.Series(spread, index=items),
             disagreement_name="standard deviation of the scores (points)",
         )
+
+    def categories(self, frame: pd.DataFrame, schema: dict[str, Any]) -> Categories:
+        scores = pd.to_numeric(frame["score"], errors="coerce").to_numpy(dtype=np.float64)
+        codes = np.where(np.isfinite(scores), np.searchsorted(SCORE_BANDS, scores, side="right"), -1)
+        item_codes, item_index = pd.factorize(frame["item"], sort=True)
+        return Categories(list(BAND_LABELS), codes.astype(np.int64), item_codes.astype(np.int64), len(item_index),
+                          frame["annotator"].to_numpy(), kind="score band")
 
     def score(self, payload: dict[str, Any], gold: dict[str, Any]) -> float:
         # Within one point of the known score counts as right, as on KLUE's 0–5 scale.

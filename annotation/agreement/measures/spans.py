@@ -3,6 +3,7 @@ decoded once into arrays (:class:`Spans`) that the timeline and leave-one-out ta
 
 from __future__ import annotations
 
+import warnings
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -12,7 +13,8 @@ import numpy as np
 from .. import coefficients as co
 from ..coefficients import Coefficient
 from ..lazy import pd
-from .base import MIN_SHARED, Headline, MeasureResult, labels_in_order, nanmean
+from ..unitizing import rows_unitizing_alpha, unitizing_coefficient
+from .base import MAX_BOOT_DIMS, MIN_SHARED, Headline, MeasureResult, labels_in_order, nanmean
 from .pairwise import StructuredMeasure, pair_agreement, pair_coefficient, pair_rows, ratio
 
 
@@ -242,6 +244,46 @@ class SpanMeasure(StructuredMeasure):
                           for column in part.T], axis=1) for part in (num, den)]
         return [nanmean([ratio(sums[0][p, t], sums[1][p, t]) for p in kept]) for t in range(num.shape[1])]
 
+    @staticmethod
+    def _type_intervals(pairs: pd.DataFrame, num: np.ndarray, den: np.ndarray, *, seed: int, n_boot: int
+                        ) -> list[tuple[float | None, float | None]]:
+        """Per type, the item-bootstrap interval of :meth:`_type_means`: every type from the same resamples, one
+        draw for all (per item: each kept pair's numerator and denominator per type, and whether it is there)."""
+        n_types = num.shape[1]
+        if pairs.empty or not n_boot:
+            return [(None, None)] * n_types
+        shared = pairs.groupby(["a", "b"])["item"].nunique()
+        kept = shared[shared >= MIN_SHARED].index
+        codes = kept.get_indexer(pd.MultiIndex.from_arrays([pairs["a"], pairs["b"]])) if len(kept) else None
+        width = len(kept) * (2 * n_types + 1)
+        if codes is None or width > MAX_BOOT_DIMS:
+            return [(None, None)] * n_types
+        rows = codes >= 0
+        item_codes, _ = pd.factorize(pairs["item"][rows])
+        n_items, base = int(item_codes.max()) + 1, item_codes.astype(np.int64) * width
+        cells = base[:, None] + codes[rows][:, None] * (2 * n_types) + np.arange(n_types)[None, :]
+        size = n_items * width
+        per_item = (np.bincount(cells.ravel(), weights=num[rows].ravel(), minlength=size)
+                    + np.bincount((cells + n_types).ravel(), weights=den[rows].ravel(), minlength=size)
+                    + np.bincount(base + len(kept) * 2 * n_types + codes[rows], minlength=size)).reshape(n_items, width)
+        sums = co.resampled_sums(per_item, seed=seed, n_boot=n_boot)
+        if sums is None:
+            return [(None, None)] * n_types
+        parts = sums[:, :len(kept) * 2 * n_types].reshape(len(sums), len(kept), 2, n_types)
+        with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # resamples without a kept pair give NaN, dropped
+            ratios = np.where(parts[:, :, 1] > 0, parts[:, :, 0] / parts[:, :, 1], 1.0)
+            ratios = np.where(sums[:, len(kept) * 2 * n_types:, None] > 0, ratios, np.nan)
+            return co.column_percentiles(np.nanmean(ratios, axis=1))
+
+    @staticmethod
+    def _unitizing(spans: Spans) -> Coefficient:
+        """Krippendorff's αu over the entities (:mod:`..unitizing`), per type and overall."""
+        result, m, items, left_out = rows_unitizing_alpha(
+            spans.row_item, spans.n_items, np.bincount(spans.unit_item, minlength=spans.n_items), spans.entity_row,
+            spans.entity_start, spans.entity_end, np.asarray(spans.types, dtype=object)[spans.entity_type])
+        return unitizing_coefficient(result, m, items, left_out, "per_type")
+
     def compute(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
                 n_boot: int = co.N_BOOT) -> MeasureResult:
         spans = self.decode(frame, schema)
@@ -255,14 +297,17 @@ class SpanMeasure(StructuredMeasure):
         counts = np.bincount(spans.entity_type, minlength=len(types))
         means = self._type_means(pairs, 2.0 * tp, marked.astype(np.float64))
         per_type = {t: means[k] for k, t in enumerate(types) if counts[k]}
+        intervals = self._type_intervals(pairs, 2.0 * tp, marked.astype(np.float64), seed=seed, n_boot=n_boot)
         annotator_codes, annotators = pd.factorize(frame["annotator"], sort=True)
         by_type = np.bincount(annotator_codes[spans.entity_row] * len(types) + spans.entity_type,
                               minlength=len(annotators) * len(types)).reshape(len(annotators), len(types))
         by_annotator = {int(a): by_type[j].tolist() for j, a in enumerate(annotators)}
         f1 = pair_coefficient("pairwise_entity_f1", "nominal", overall, "item",
                                per_type={t: co._clean(v) for t, v in per_type.items()},
+                               per_type_ci95={t: [co._clean(intervals[k][0]), co._clean(intervals[k][1])]
+                                              for k, t in enumerate(types) if counts[k]},
                                match="exact span and type")
-        return self._result([alpha, f1], "krippendorff_alpha", overall, "entity_f1",
+        return self._result([alpha, f1, self._unitizing(spans)], "krippendorff_alpha", overall, "entity_f1",
                             "1 − entity F1 between the annotators' spans",
                             {"labels": types, "project": counts.tolist(), "by_annotator": by_annotator})
 

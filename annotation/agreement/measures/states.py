@@ -61,8 +61,9 @@ class StateMeasure(StructuredMeasure):
         alpha = self._slot_alpha(units, "krippendorff_alpha_slots", seed=seed, n_boot=n_boot)
         per_slot = {}
         for slot, group in units.groupby("slot"):
-            coefficient = self._slot_alpha(group, slot, seed=seed, n_boot=0)
-            per_slot[str(slot)] = {"alpha": co._clean(coefficient.value), "units": coefficient.units}
+            coefficient = self._slot_alpha(group, slot, seed=seed, n_boot=n_boot)
+            per_slot[str(slot)] = {"alpha": co._clean(coefficient.value), "units": coefficient.units,
+                                   "ci95": [co._clean(coefficient.ci95[0]), co._clean(coefficient.ci95[1])]}
         alpha.extra["per_slot"] = per_slot
         states = [[frozenset(state) for state in (p or {}).get("states") or []] for p in frame["payload"]]
         pairs = pair_rows(frame)
