@@ -229,6 +229,13 @@ MESSAGES: list[tuple[re.Pattern[str], Promise]] = [
      _("1 − share of user turns with identical states")),
     (re.compile(r"1 − LAS between the annotators"), _("1 − LAS between the annotators")),
     (re.compile(r"1 − exact match between the annotators"), _("1 − exact match between the annotators")),
+    # Refusals a background job records (an import's errors, a release's build error).
+    (re.compile(r"the file holds no records: nothing was imported"),
+     _("the file holds no records: nothing was imported")),
+    (re.compile(r"nothing to release: none of the (?P<n>\d+) releasable records of (?P<project>\S+) carries a label "
+                r"\((?P<field>[^)]+)\); compute or adjudicate the gold first"),
+     _("nothing to release: none of the %(n)s releasable records of %(project)s carries a label (%(field)s); "
+       "compute or adjudicate the gold first")),
 ]
 
 

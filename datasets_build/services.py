@@ -13,7 +13,6 @@ from typing import IO, Any
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
-from django.utils.translation import gettext as _
 
 from annotation.audit import audit_record
 from annotation.gold import selectors as gold_selectors
@@ -147,8 +146,9 @@ def items_import(
                 result.errors = outcome.errors
                 raise _Rollback
             if not outcome.progress.read:
+                # Stored in English like every import error; pages show it in the reader's language (display.py).
                 result.errors = [{"record": 0, "field": "file",
-                                  "message": _("the file holds no records: nothing was imported")}]
+                                  "message": "the file holds no records: nothing was imported"}]
                 raise _Rollback
             result.items, result.annotations = outcome.items, outcome.annotations
             if first and result.annotations:

@@ -20,6 +20,7 @@ from django.db.models.functions import Cast, Concat
 from django.utils.translation import gettext as _
 
 from annotation import models as annotation_models
+from annotation.display import display_message
 from annotation.gold.selectors import DECIDING_GOLD, RELEASABLE_SCREENING
 from annotation.models import Annotation, Flag, FlagResolution, Item, Project, ScreeningStatus, Source
 from annotation.task_types import RecordAnnotation
@@ -348,7 +349,7 @@ def status_reasons(release: Release) -> list[str]:
                "high": _points(interval.get("high"))}
     reasons: list[str] = []
     if release.status == ReleaseStatus.ERROR:
-        return [_("The build stopped with an error: %(error)s") % {"error": release.error}]
+        return [_("The build stopped with an error: %(error)s") % {"error": display_message(release.error)}]
     if release.status in (ReleaseStatus.BUILDING, ReleaseStatus.CHECKING):
         return []
     if release.status == ReleaseStatus.PUBLISHED:

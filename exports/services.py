@@ -727,9 +727,9 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
         raise EmptyReleaseError(_empty_message(project, keep))
     if schema.stratify is not None and not units.label_names:
         # Records without any label would train and score nothing: a benchmark of questions without answers.
-        raise EmptyReleaseError(_("nothing to release: none of the %(n)d releasable records of %(project)s carries "
-                                  "a label (%(field)s); compute or adjudicate the gold first")
-                                % {"n": len(units), "project": project.slug, "field": schema.stratify})
+        # In English like every build error; the release page shows it in the reader's language (display.py).
+        raise EmptyReleaseError(f"nothing to release: none of the {len(units)} releasable records of {project.slug} "
+                                f"carries a label ({schema.stratify}); compute or adjudicate the gold first")
     report("splits", 0, len(units))
     units.freeze()
     if keep:

@@ -65,6 +65,13 @@ def message_filter(text: object) -> str:
     return display.display_message(text)
 
 
+@register.filter(name="message_lang")
+def message_lang(text: object) -> str:
+    """``lang="{{ text|message_lang }}"``: ``en`` for a stored sentence :func:`message_filter` cannot translate
+    (an import's validation error), so that a Korean page marks what stays English."""
+    return "en" if text and display.display_message(text) == str(text) else ""
+
+
 @register.filter(name="annotator")
 def annotator_filter(username: object) -> str:
     """An annotator's name on the review pages; a corpus's own labels named as such."""

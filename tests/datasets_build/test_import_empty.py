@@ -9,6 +9,7 @@ import json
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
+from django.test import Client
 
 from annotation.models import Item, Project, Source
 from datasets_build.models import ImportStatus
@@ -48,3 +49,20 @@ def test_the_command_refuses_an_empty_file_and_leaves_no_project(tmp_path, capsy
     assert not Project.objects.filter(slug="brand-new").exists()
     out = json.loads(capsys.readouterr().out)
     assert out["created"] == {"items": 0, "annotations": 0} and out["errors"][0]["field"] == "file"
+
+
+def test_the_import_page_gives_the_refusal_in_the_readers_language(make_project, django_capture_on_commit_callbacks):
+    project = make_project("tc")
+    page = {}
+    for language, expected in (("ko", "파일에 레코드가 없습니다. 아무것도 가져오지 않았습니다"),
+                               ("en", "the file holds no records: nothing was imported")):
+        client = Client(HTTP_ACCEPT_LANGUAGE=language)
+        client.force_login(project.created_by)
+        with django_capture_on_commit_callbacks(execute=True):
+            response = client.post(f"/projects/{project.pk}/import/", {
+                "file": SimpleUploadedFile("blank.jsonl", b"\n\n"), "format": "jsonl", "source": "", "license": "",
+                "pii": "", "encoding": "auto", "duplicates": "skip"})
+        assert response.status_code == 302
+        page[language] = client.get(response.url).content.decode()
+        assert expected in page[language]
+    assert "the file holds no records" not in page["ko"]

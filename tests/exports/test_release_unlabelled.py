@@ -8,9 +8,11 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.test import Client
 
-from annotation import services
+from annotation import services as annotation_services
 from annotation.models import GoldLabel, GoldStatus
+from exports import services
 from exports.models import Release, ReleaseStatus
 
 pytestmark = pytest.mark.django_db
@@ -19,7 +21,7 @@ pytestmark = pytest.mark.django_db
 def _project(make_project, *, labelled: int):
     project = make_project("tc", k=1)
     for i in range(6):
-        item = services.item_create(project=project, payload={"title": f"기사 {i}"})
+        item = annotation_services.item_create(project=project, payload={"title": f"기사 {i}"})
         GoldLabel.objects.create(item=item, payload={"label": "경제"} if i < labelled else {"label": None},
                                  status=GoldStatus.ADJUDICATED, rule="adjudication")
     return project
@@ -42,3 +44,15 @@ def test_a_release_with_no_labelled_example_is_refused(make_project, tmp_path):
 
 def test_one_labelled_example_is_enough(make_project, tmp_path):
     assert _build(_project(make_project, labelled=1), tmp_path)["status"] != ReleaseStatus.ERROR
+
+
+def test_the_release_page_gives_the_reason_in_the_readers_language(make_project, release_root):
+    project = _project(make_project, labelled=0)
+    release = services.release_create(project=project, version="1.0.0", formats="jsonl", agreement=False)
+    services.release_run(release.pk)
+    for language, expected in (("ko", "라벨(label)이 있는 레코드가 하나도 없습니다"),
+                               ("en", "carries a label (label)")):
+        client = Client(HTTP_ACCEPT_LANGUAGE=language)
+        client.force_login(project.created_by)
+        page = client.get(f"/projects/{project.pk}/releases/{release.pk}/").content.decode()
+        assert expected in page, language
