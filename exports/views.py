@@ -67,7 +67,8 @@ class ReleaseForm(forms.Form):
         if selectors.release_by_version(self.project, version) is not None:
             raise forms.ValidationError(
                 _("Version %(version)s already exists, and versions are never reused. The next free version is "
-                  "%(next)s.") % {"version": version, "next": selectors.next_free_version(self.project)})
+                  "%(next)s.") % {"version": version, "next": selectors.next_free_version(self.project)},
+                code="taken")
         return version
 
 
@@ -94,6 +95,10 @@ def release_list(request: HttpRequest, project_id: int) -> HttpResponse:
         else:
             # No message: the release page states the build's progress and outcome as they change.
             return redirect("exports:release-detail", project.pk, release.pk)
+    if form.has_error("version", "taken"):
+        # The field offers the version the message proposes, so building again takes one click.
+        form.data = form.data.copy()
+        form.data["version"] = selectors.next_free_version(project)
     context = _context(project, role)
     context.update({"releases": selectors.releases_of(project), "form": form,
                     "raters": selectors.rater_ids(project) if role in MANAGE else None})

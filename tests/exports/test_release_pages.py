@@ -164,6 +164,7 @@ def test_a_duplicate_version_is_refused_by_its_field_in_korean_and_the_next_free
     field = re.search(r'<div class="field has-error">\s*<label for="id_version">.*?</div>', page, re.S)
     assert field, "the error is shown by the version field"
     assert "버전 1.0.0은(는) 이미 있으며" in field.group(0) and "1.0.1" in field.group(0)
+    assert 'name="version" value="1.0.1"' in field.group(0)  # the field holds the proposed version, not the taken one
     assert "already" not in page
     assert 'action="#build-release"' in page and 'id="build-release"' in page  # the answer scrolls to the form
 
