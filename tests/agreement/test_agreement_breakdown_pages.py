@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Role
-from tests.agreement.test_agreement_breakdowns import _bulk, _guideline, _noisy
+from tests.agreement.breakdown_data import bulk_annotations, guideline_version, noisy_labels
 from tests.builders import client_for
 from tests.site.visible_text import offending_text
 
@@ -19,10 +19,10 @@ def revised(make_project, make_user, add_member, django_capture_on_commit_callba
     project = make_project("tc", k=3, slug="revised")
     coders = [add_member(project, make_user(f"rev-coder{i}"), Role.ANNOTATOR) for i in range(3)]
     rng = np.random.default_rng(2)
-    for version, labels in ((1, _noisy(rng, 120, [0.6, 0.55, 0.5], missing=0)),
-                            (2, _noisy(rng, 120, [0.95, 0.95, 0.9], missing=0)),
-                            (3, _noisy(rng, 8, [0.95, 0.95, 0.9], missing=0))):
-        _bulk(project, labels, coders, guideline=_guideline(project, version), prefix=f"v{version}-")
+    for version, labels in ((1, noisy_labels(rng, 120, [0.6, 0.55, 0.5], missing=0)),
+                            (2, noisy_labels(rng, 120, [0.95, 0.95, 0.9], missing=0)),
+                            (3, noisy_labels(rng, 8, [0.95, 0.95, 0.9], missing=0))):
+        bulk_annotations(project, labels, coders, guideline=guideline_version(project, version), prefix=f"v{version}-")
     url = reverse("annotation:review-dashboard", args=[project.pk])
     with django_capture_on_commit_callbacks(execute=True):
         client_for(project.created_by).get(url)  # queues the report; the eager task computes it at commit

@@ -11,46 +11,17 @@ from sklearn.metrics import cohen_kappa_score
 from annotation import services
 from annotation.agreement import breakdowns
 from annotation.agreement.measures.base import MIN_SHARED, Categories
-from annotation.models import Annotation, Guideline, Item, User
+from annotation.models import Annotation
+from tests.agreement.breakdown_data import LABELS, bulk_annotations, guideline_version, noisy_labels
 from tests.builders import run_agreement
-
-LABELS = ["IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치"]
-
-
-def _guideline(project, version: int) -> Guideline:
-    """The project's guideline of that version (a new project has version 1)."""
-    return Guideline.objects.get_or_create(project=project, version=version,
-                                           defaults={"instructions": "지침", "ethics": "윤리", "pii": "개인정보"})[0]
-
-
-def _bulk(project, labels: np.ndarray, users: list[User], *, guideline: Guideline | None = None,
-          prefix: str = "i", score: bool = False) -> list[Item]:
-    """One item per row of ``labels`` (items × users; -1: that user did not annotate it)."""
-    items = Item.objects.bulk_create([Item(project=project, external_id=f"{prefix}{n}", payload={"title": f"제목 {n}"},
-                                           content_hash=f"{prefix}{n:063d}") for n in range(len(labels))])
-    items = list(Item.objects.filter(project=project, external_id__startswith=prefix).order_by("id"))
-    Annotation.objects.bulk_create([
-        Annotation(item=item, annotator=user, stage="label", seconds_spent=5.0, guideline=guideline,
-                   payload={"score": float(value)} if score else {"label": LABELS[int(value)]})
-        for item, row in zip(items, labels, strict=True) for user, value in zip(users, row, strict=True)
-        if value >= 0])
-    return items
-
-
-def _noisy(rng: np.random.Generator, n_items: int, accuracy: list[float], missing: float = 0.2) -> np.ndarray:
-    truth = rng.choice(len(LABELS), n_items, p=[0.3, 0.2, 0.15, 0.15, 0.1, 0.05, 0.05])
-    right = rng.random((n_items, len(accuracy))) < np.array(accuracy)
-    labels = np.where(right, truth[:, None], rng.integers(0, len(LABELS), (n_items, len(accuracy))))
-    labels[rng.random(labels.shape) < missing] = -1
-    return labels
 
 
 @pytest.mark.django_db
 def test_per_label_alpha_equals_the_package_on_the_binarised_matrix(make_project, make_user):
     project = make_project("tc", k=3, slug="per-label")
     users = [make_user(f"pl{i}") for i in range(4)]
-    labels = _noisy(np.random.default_rng(3), 300, [0.9, 0.8, 0.7, 0.5])
-    _bulk(project, labels, users)
+    labels = noisy_labels(np.random.default_rng(3), 300, [0.9, 0.8, 0.7, 0.5])
+    bulk_annotations(project, labels, users)
 
     report = run_agreement(project.slug)
 
@@ -91,7 +62,7 @@ def test_sts_per_band_alpha_bins_the_scores(make_project, make_user):
     rng = np.random.default_rng(5)
     truth = rng.uniform(0, 5, 200)
     scores = np.clip(np.round(truth[:, None] + rng.normal(0, 0.6, (200, 3)), 1), 0, 5)
-    _bulk(project, scores, users, score=True)
+    bulk_annotations(project, scores, users, score=True)
 
     section = run_agreement(project.slug)["per_label"]
 
@@ -109,10 +80,10 @@ def test_sts_per_band_alpha_bins_the_scores(make_project, make_user):
 def test_pair_kappa_equals_scikit_learn_with_intervals_and_the_minimum(make_project, make_user):
     project = make_project("tc", k=3, slug="per-pair")
     users = [make_user(f"pp{i}") for i in range(4)]
-    labels = _noisy(np.random.default_rng(11), 200, [0.95, 0.8, 0.6, 0.9], missing=0.1)
+    labels = noisy_labels(np.random.default_rng(11), 200, [0.95, 0.8, 0.6, 0.9], missing=0.1)
     labels[:, 3] = -1
     labels[:MIN_SHARED - 1, 3] = labels[:MIN_SHARED - 1, 0]  # the fourth shares too few items with anyone
-    _bulk(project, labels, users)
+    bulk_annotations(project, labels, users)
 
     section = run_agreement(project.slug)["pair_kappa"]
 
@@ -135,15 +106,15 @@ def test_pair_kappa_equals_scikit_learn_with_intervals_and_the_minimum(make_proj
 def test_guideline_versions_compared_with_a_bootstrap_interval(make_project, make_user):
     project = make_project("tc", k=3, slug="per-version")
     users = [make_user(f"pv{i}") for i in range(3)]
-    v1, v2, v3 = _guideline(project, 1), _guideline(project, 2), _guideline(project, 3)
+    v1, v2, v3 = guideline_version(project, 1), guideline_version(project, 2), guideline_version(project, 3)
     rng = np.random.default_rng(7)
-    unclear = _noisy(rng, 150, [0.6, 0.55, 0.5], missing=0)
-    clear = _noisy(rng, 150, [0.95, 0.95, 0.9], missing=0)
-    few = _noisy(rng, 10, [0.95, 0.95, 0.9], missing=0)
-    _bulk(project, unclear, users, guideline=v1, prefix="a")
-    _bulk(project, clear, users, guideline=v2, prefix="b")
-    _bulk(project, few, users, guideline=v3, prefix="c")
-    _bulk(project, clear[:20], users, prefix="d")  # no version recorded (imported before any guideline)
+    unclear = noisy_labels(rng, 150, [0.6, 0.55, 0.5], missing=0)
+    clear = noisy_labels(rng, 150, [0.95, 0.95, 0.9], missing=0)
+    few = noisy_labels(rng, 10, [0.95, 0.95, 0.9], missing=0)
+    bulk_annotations(project, unclear, users, guideline=v1, prefix="a")
+    bulk_annotations(project, clear, users, guideline=v2, prefix="b")
+    bulk_annotations(project, few, users, guideline=v3, prefix="c")
+    bulk_annotations(project, clear[:20], users, prefix="d")  # no version recorded (imported before any guideline)
 
     section = run_agreement(project.slug)["guideline_versions"]
 
@@ -165,11 +136,11 @@ def test_guideline_versions_compared_with_a_bootstrap_interval(make_project, mak
 def test_no_clear_difference_between_versions_of_the_same_quality(make_project, make_user):
     project = make_project("tc", k=3, slug="same-version")
     users = [make_user(f"sv{i}") for i in range(3)]
-    v1, v2 = _guideline(project, 1), _guideline(project, 2)
+    v1, v2 = guideline_version(project, 1), guideline_version(project, 2)
     rng = np.random.default_rng(8)
-    labels = _noisy(rng, 100, [0.8, 0.8, 0.8], missing=0)
-    _bulk(project, labels, users, guideline=v1, prefix="a")
-    _bulk(project, rng.permutation(labels), users, guideline=v2, prefix="b")  # the same answers, other items
+    labels = noisy_labels(rng, 100, [0.8, 0.8, 0.8], missing=0)
+    bulk_annotations(project, labels, users, guideline=v1, prefix="a")
+    bulk_annotations(project, rng.permutation(labels), users, guideline=v2, prefix="b")  # the same answers, other items
     (change,) = run_agreement(project.slug)["guideline_versions"]["changes"]
     assert change["difference"] == pytest.approx(0, abs=1e-12)
     assert change["verdict"] == breakdowns.UNCLEAR and change["ci95"][0] < 0 < change["ci95"][1]
@@ -179,7 +150,7 @@ def test_no_clear_difference_between_versions_of_the_same_quality(make_project, 
 def test_structured_tasks_get_versions_but_no_label_breakdown(make_project, make_user):
     project = make_project("ner", k=2, slug="ner-version")
     users = [make_user(f"nv{i}") for i in range(2)]
-    guideline = _guideline(project, 1)
+    guideline = guideline_version(project, 1)
     for n in range(3):
         item = services.item_create(project=project, payload={"sentence": "홍길동은 서울에 산다"}, external_id=f"n{n}")
         for user in users:

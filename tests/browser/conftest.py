@@ -20,6 +20,7 @@ import pytest
 from annotation import services
 from annotation.models import Item, Project, Role, User
 from annotation.task_types import get_task_type
+from tests.exports.release_history import history, planted  # noqa: F401 (fixtures of the release diff page)
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser.conftest import PASSWORD
-from tests.exports.test_release_contamination import planted  # noqa: F401 (the fixture)
-from tests.exports.test_release_diff import _expected, history  # noqa: F401 (the fixture)
+from tests.exports.release_history import expected_changes
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -19,7 +18,7 @@ SHOTS = os.environ.get("GOLDSET_SCREENSHOTS")
 
 
 @pytest.mark.parametrize("locale", ["en-US", "ko-KR"])
-def test_diff_page_in_both_languages(browser, live_server, history, locale):  # noqa: F811
+def test_diff_page_in_both_languages(browser, live_server, history, locale):
     project, v2 = history["project"], history["v2"]
     context = browser.new_context(base_url=live_server.url, locale=locale, viewport={"width": 1366, "height": 900})
     page = context.new_page()
@@ -35,7 +34,7 @@ def test_diff_page_in_both_languages(browser, live_server, history, locale):  # 
         heading = page.locator("#release-diff h2").inner_text()
         assert heading == ("Changes from release 1.0.0 to release 1.1.0" if locale == "en-US"
                            else "1.0.0 배포에서 1.1.0 배포까지의 변경")
-        for kind, items in _expected(history).items():
+        for kind, items in expected_changes(history).items():
             for item in items:
                 assert page.locator(f'tr.change-{kind}[data-item="{item}"]').count() == 1, (kind, item)
         if SHOTS:
@@ -54,7 +53,7 @@ def test_diff_page_in_both_languages(browser, live_server, history, locale):  # 
 
 
 @pytest.mark.parametrize("locale", ["en-US", "ko-KR"])
-def test_contamination_on_the_release_page(browser, live_server, planted, locale):  # noqa: F811
+def test_contamination_on_the_release_page(browser, live_server, planted, locale):
     project, second = planted["project"], planted["second"]
     context = browser.new_context(base_url=live_server.url, locale=locale, viewport={"width": 1366, "height": 900})
     page = context.new_page()

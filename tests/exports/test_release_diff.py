@@ -10,71 +10,20 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.gold.services import adjudicate
-from annotation.models import Flag, GoldLabel, Item, Role
 from exports import services
 from exports.card import CARD_NAME
 from exports.diff import CHANGES_JSONL, CHANGES_MD
 from exports.integrity import read_sums, verify_folder
 from exports.models import Release, ReleaseItems
-from tests.builders import load_records, sample_records
+from tests.exports.release_history import build_kept, expected_changes
 
 pytestmark = pytest.mark.django_db
 
 
-def _build(project, version: str, out: Path) -> Release:
-    release = services.release_build(project, version=version, keep_splits=True, formats="jsonl", out=out,
-                                     refresh_gold=False)
-    assert release.status == "unchecked", release.error or release.leakage
-    return release
 
 
-@pytest.fixture
-def history(make_project, make_user, add_member, annotator_in, tmp_path):
-    """Release 1.0.0, then one change of every kind, then release 1.1.0."""
-    manager = make_user(can_create=True)
-    project = make_project("tc", manager=manager)
-    items = load_records(project, sample_records("tc", 30))
-    Item.objects.filter(pk__in=[i.pk for i in items[:20]]).update(split="train")
-    Item.objects.filter(pk__in=[i.pk for i in items[20:25]]).update(split="dev")
-    Item.objects.filter(pk__in=[i.pk for i in items[25:30]]).update(split="test")
-    Item.objects.filter(pk=items[29].pk).update(screening_status="needs_review")
-    v1 = _build(project, "1.0.0", tmp_path)
-
-    screened, flagged, discarded, deleted, relabelled, moved, retexted, readmitted = (
-        items[0], items[1], items[2], items[3], items[4], items[5], items[6], items[29])
-    Item.objects.filter(pk=screened.pk).update(screening_status="needs_review")
-    Flag.objects.create(item=flagged, user=manager, kind="pii", note="a phone number")
-    GoldLabel.objects.create(item=discarded, payload=None, status="discarded", rule="majority")
-    Item.objects.filter(pk=deleted.pk).delete()
-    old_label = relabelled.payload.get("label") or sample_records("tc", 5)[4]["label"]
-    new_label = "스포츠" if old_label != "스포츠" else "정치"
-    adjudicate(item=relabelled, by=manager, reason="the headline is about a match", payload={"label": new_label})
-    Item.objects.filter(pk=moved.pk).update(split="dev")
-    Item.objects.filter(pk=retexted.pk).update(payload={**retexted.payload, "title": "고쳐 쓴 제목"},
-                                               content_hash="f" * 64)
-    Item.objects.filter(pk=readmitted.pk).update(screening_status="kept")
-    added = load_records(project, sample_records("tc", 2, prefix="n"))
-    Item.objects.filter(pk__in=[i.pk for i in added]).update(split="test")
-    v2 = _build(project, "1.1.0", tmp_path)
-    maintainer = add_member(project, make_user(), Role.MAINTAINER)
-    return {"project": project, "manager": manager, "maintainer": maintainer, "annotator": annotator_in(project),
-            "v1": v1, "v2": v2, "out": tmp_path, "old_label": old_label, "new_label": new_label,
-            "ids": {"screened": screened.pk, "flagged": flagged.pk, "discarded": discarded.pk,
-                    "deleted": deleted.pk, "relabelled": relabelled.pk, "moved": moved.pk,
-                    "retexted": retexted.pk, "readmitted": readmitted.pk, "added": [i.pk for i in added]}}
 
 
-def _expected(history) -> dict[str, dict[int, object]]:
-    ids = history["ids"]
-    return {
-        "added": {ids["added"][0]: "new", ids["added"][1]: "new", ids["readmitted"]: "screening_needs_review"},
-        "dropped": {ids["screened"]: "screening_needs_review", ids["flagged"]: "open_flag",
-                    ids["discarded"]: "gold_discarded", ids["deleted"]: "deleted"},
-        "relabelled": {ids["relabelled"]: (history["old_label"], history["new_label"])},
-        "moved": {ids["moved"]: ("train", "dev")},
-        "text_changed": {ids["retexted"]: "train"},
-    }
 
 
 def _as_expected(changes: dict[str, list[dict]]) -> dict[str, dict[int, object]]:
@@ -99,7 +48,7 @@ def test_command_reports_every_kind_of_change(history):
     out = io.StringIO()
     call_command("release_diff", history["project"].slug, "1.0.0", "1.1.0", "--json", stdout=out)
     result = json.loads(out.getvalue())
-    assert _as_expected(result["changes"]) == _expected(history)
+    assert _as_expected(result["changes"]) == expected_changes(history)
     assert result["counts"] == {"added": 3, "dropped": 4, "relabelled": 1, "moved": 1, "text_changed": 1}
     why = result["changes"]["relabelled"][0]["why"]
     assert why["how"] == "adjudication" and why["by"] == history["manager"].username
@@ -151,10 +100,10 @@ def test_api_diff_by_kind_and_roles(history, api):
     url = f"/api/projects/{project.pk}/releases/{v1.pk}/diff/{v2.pk}/"
     response = api(history["maintainer"]).get(url)
     assert response.status_code == 200
-    assert _as_expected(response.data["changes"]) == _expected(history)
+    assert _as_expected(response.data["changes"]) == expected_changes(history)
     dropped = api(history["manager"]).get(url, {"kind": "dropped"})
     assert dropped.status_code == 200 and list(dropped.data["changes"]) == ["dropped"]
-    assert {r["item"]: r["reason"] for r in dropped.data["changes"]["dropped"]} == _expected(history)["dropped"]
+    assert {r["item"]: r["reason"] for r in dropped.data["changes"]["dropped"]} == expected_changes(history)["dropped"]
     bad = api(history["manager"]).get(url, {"kind": "renamed"})
     assert bad.status_code == 400 and bad.data["field"] == "kind"
     ReleaseItems.objects.filter(release=v1).delete()
@@ -170,7 +119,7 @@ def test_page_lists_changes_filtered_by_kind(history, client, language):
     headers = {"HTTP_ACCEPT_LANGUAGE": language}
     page = client.get(url, **headers).content.decode()  # against the previous version by default
     ids = history["ids"]
-    for kind, items in _expected(history).items():
+    for kind, items in expected_changes(history).items():
         for item in items:
             assert f'class="change-{kind}" data-item="{item}"' in page, (kind, item)
     # Each existing item links to its history; the deleted one is named by its number only.
@@ -238,7 +187,7 @@ def test_rebuilding_the_release_gives_the_same_changelog(history):
     before = {name: (second / name).read_bytes() for name in (CHANGES_MD, CHANGES_JSONL)}
     sums = read_sums(second)
     services.release_delete(release=history["v2"], by=history["manager"])
-    again = _folder(_build(history["project"], "1.1.0", history["out"]))
+    again = _folder(build_kept(history["project"], "1.1.0", history["out"]))
     assert {name: (again / name).read_bytes() for name in before} == before
     rebuilt = read_sums(again)
     assert {name: rebuilt[name] for name in before} == {name: sums[name] for name in before}
