@@ -269,7 +269,7 @@ def _values(name: str, route: str, project: Project, items: list[Item]) -> list[
         return [project.pk]
     if name in ("item_pk", "item_id") or (name == "pk" and "/items/<pk>" in route):
         return [i.pk for i in items]
-    if name == "release_id" or (name == "pk" and "/releases/<int:pk>" in route):
+    if name in ("release_id", "other") or (name == "pk" and "/releases/<int:pk>" in route):
         return list(Release.objects.filter(project=project).values_list("pk", flat=True))
     if name in ("file_id", "file_pk"):
         return list(ReleaseFile.objects.filter(release__project=project).values_list("pk", flat=True))
