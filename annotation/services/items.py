@@ -6,7 +6,8 @@ admin, a service), gets the same screening: its PII pseudonymized or detected un
 flags raised, its screening status set from them. The importer screens its records in
 ``datasets_build.prepare``; the items created one at a time here go through the same code, which
 ``datasets_build`` registers (:func:`item_screening_register`, from its ``AppConfig.ready``): the screening
-belongs to that app, which depends on this one and not the other way round (docs/ARCHITECTURE.md).
+belongs to that app, which depends on this one and not the other way round (docs/ARCHITECTURE.md). Text a
+writing stage copies into an item is screened the same way, on that text alone (:func:`item_written`).
 """
 
 from __future__ import annotations
