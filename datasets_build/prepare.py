@@ -122,7 +122,7 @@ class Prepared:
         later, self.later = self.later, None
         assert later is not None
         found = later.result()
-        self.flags += _screening_flags(later.hits + found)
+        self.flags += screening_flags(later.hits + found)
         summary = _summarised(found)
         self.hits += summary
         return summary
@@ -301,12 +301,7 @@ class RecordPreparer:
             findings = [*findings, *guid_findings]
             if group_key == external_id:  # WoS: a dialogue's group is its guid
                 group_key = screened_id
-        flags: list[tuple[str, str]] = []
-        # Most records have no finding, and a Counter costs more to build than the rest of this.
-        detected = Counter(f["type"] for f in findings if f["action"] == "detected") if findings else None
-        if detected:
-            flags.append((FlagKind.PII, "PII detected and kept for review: "
-                          + ", ".join(f"{t} ×{n}" for t, n in sorted(detected.items()))))
+        flags = pii_flags(findings)
         text = task.item_text(checked)
         hits, to_models = screen_without_models(text)
         later = None
@@ -315,7 +310,7 @@ class RecordPreparer:
         else:
             if to_models:
                 hits += screen_with_models(text)
-            flags += _screening_flags(hits)
+            flags += screening_flags(hits)
         return Screened(checked, text_hash, annotations, screened_id, group_key, scrubbed.meta, findings, flags, hits,
                         later, text)
 
@@ -349,7 +344,18 @@ class RecordPreparer:
         return checked_item, checked
 
 
-def _screening_flags(hits: list[ScreenHit]) -> list[tuple[str, str]]:
+def pii_flags(findings: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """The flag (kind, note) of PII findings that were only detected: the item waits for a reviewer."""
+    # Most records have no finding, and a Counter costs more to build than the rest of this.
+    detected = Counter(f["type"] for f in findings if f["action"] == "detected") if findings else None
+    if not detected:
+        return []
+    return [(FlagKind.PII, "PII detected and kept for review: "
+             + ", ".join(f"{t} ×{n}" for t, n in sorted(detected.items())))]
+
+
+def screening_flags(hits: list[ScreenHit]) -> list[tuple[str, str]]:
+    """The flags (kind, note) of the toxicity and bias screeners' hits, offsets in the item's text."""
     flags = []
     for kind in (FlagKind.TOXIC, FlagKind.BIAS) if hits else ():
         found = [h for h in hits if h.kind == kind]

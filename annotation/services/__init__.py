@@ -18,6 +18,7 @@ from .flags import (
 )
 from .items import (
     ScreenedItem,
+    ScreenedWriting,
     item_checked,
     item_create,
     item_delete,
@@ -25,6 +26,7 @@ from .items import (
     item_screened,
     item_screening_register,
     item_update,
+    item_written,
     items_create,
 )
 from .projects import (
@@ -74,6 +76,7 @@ from .workspace import (
 __all__ = [
     "DRAFT_MAX_BYTES",
     "ScreenedItem",
+    "ScreenedWriting",
     "ServiceError",
     "Submission",
     "annotation_revise",
@@ -96,6 +99,7 @@ __all__ = [
     "item_screened",
     "item_screening_register",
     "item_update",
+    "item_written",
     "items_create",
     "membership_remove",
     "membership_set",

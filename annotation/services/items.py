@@ -6,7 +6,8 @@ admin, a service), gets the same screening: its PII pseudonymized or detected un
 flags raised, its screening status set from them. The importer screens its records in
 ``datasets_build.prepare``; the items created one at a time here go through the same code, which
 ``datasets_build`` registers (:func:`item_screening_register`, from its ``AppConfig.ready``): the screening
-belongs to that app, which depends on this one and not the other way round (docs/ARCHITECTURE.md).
+belongs to that app, which depends on this one and not the other way round (docs/ARCHITECTURE.md). Text a
+writing stage copies into an item is screened the same way, on that text alone (:func:`item_written`).
 """
 
 from __future__ import annotations
@@ -61,13 +62,34 @@ class ItemScreening(Protocol):
                  group_key: str) -> ScreenedItem: ...
 
 
+@dataclass(frozen=True)
+class ScreenedWriting:
+    """Text a writing stage wrote into an item, screened: per item field the text as it is to be stored, its PII
+    findings (``field`` the item field) and the flags (kind, note) its screening raised."""
+
+    texts: dict[str, str]
+    pii_findings: list[dict[str, Any]]
+    flags: list[tuple[str, str]]
+
+
+class WritingScreening(Protocol):
+    """Pseudonymizes and screens text written into an item of ``project`` (``written``: item field → text), as an
+    import does its text, without touching the item's other fields (``payload``, ``meta`` and ``findings`` as
+    stored); raises :class:`ServiceError` naming the item field of a text it refuses."""
+
+    def __call__(self, project: Project, *, payload: dict[str, Any], meta: dict[str, Any],
+                 findings: list[dict[str, Any]], written: dict[str, str]) -> ScreenedWriting: ...
+
+
 _item_screening: ItemScreening | None = None
+_writing_screening: WritingScreening | None = None
 
 
-def item_screening_register(screening: ItemScreening) -> None:
-    """Make ``screening`` the one every item goes through (``datasets_build``'s, registered when it is ready)."""
-    global _item_screening
-    _item_screening = screening
+def item_screening_register(screening: ItemScreening, writing: WritingScreening) -> None:
+    """Make ``screening`` the one every item goes through, and ``writing`` the one every text a writing stage
+    copies into an item goes through (``datasets_build``'s, registered when it is ready)."""
+    global _item_screening, _writing_screening
+    _item_screening, _writing_screening = screening, writing
 
 
 def item_screened(project: Project, *, payload: Any, external_id: str = "", meta: dict[str, Any] | None = None,
@@ -83,6 +105,37 @@ def item_screened(project: Project, *, payload: Any, external_id: str = "", meta
     if not isinstance(payload, dict):
         raise ServiceError("the payload must be an object", field="payload")
     return _item_screening(project, payload=payload, external_id=external_id, meta=meta or {}, group_key=group_key)
+
+
+def item_written(*, project: Project, item: Item, stage: str, output: dict[str, Any]) -> dict[str, Any]:
+    """Copy a writing stage's validated output into ``item`` (locked by the caller), screened as an import's text
+    is: its PII pseudonymized or detected under the project's policy, in the item and in the output alike, the
+    findings recorded with the item's, its text screened for toxicity and bias, the flags raised and the item held
+    for review when there are any. Only the written text is screened: the rest of the item stays as it was, so
+    offsets into it (an MRC answer in its passage) stay right, and the output is validated again to prove it.
+    Returns the output as the annotation is to store it."""
+    if _writing_screening is None:
+        raise ImproperlyConfigured("no writing screening is registered: add datasets_build to INSTALLED_APPS")
+    task = project.task
+    produces = task.stage(stage).produces
+    written = {item_field: text for field, item_field in produces if isinstance(text := output.get(field), str)}
+    screened = _writing_screening(project, payload=item.payload, meta=item.meta or {},
+                                  findings=item.pii_findings or [], written=written)
+    output = {**output, **{field: screened.texts[item_field] for field, item_field in produces
+                           if item_field in screened.texts}}
+    try:
+        output = task.validate_annotation(output, item=item.payload, schema=project.label_schema, stage=stage)
+    except PayloadError as error:
+        raise ServiceError("after pseudonymizing: " + error.message,
+                           field=f"payload.{error.field}" if error.field else "payload") from None
+    item.payload = task.apply_stage_output(item.payload, stage, output)
+    item.pii_findings = [f for f in item.pii_findings or [] if f.get("field") not in written] + screened.pii_findings
+    if screened.flags:
+        Flag.objects.bulk_create([Flag(item=item, user=None, kind=kind, note=note) for kind, note in screened.flags])
+        if item.screening_status != ScreeningStatus.DROPPED:
+            item.screening_status = ScreeningStatus.NEEDS_REVIEW
+    item.save(update_fields=["payload", "pii_findings", "screening_status"])
+    return output
 
 
 def item_checked(task: TaskType, payload: dict[str, Any]) -> tuple[dict[str, Any], str]:

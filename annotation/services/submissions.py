@@ -18,6 +18,7 @@ from ..models import (
     Assignment,
     AssignmentStatus,
     AuditObject,
+    Draft,
     GoldLabel,
     GoldStatus,
     Item,
@@ -36,6 +37,7 @@ from ..selectors import (
 from ..task_types import PayloadError, reject_nul_characters
 from ..workspace_strings import stage_title
 from .errors import ServiceError
+from .items import item_written
 from .queue import next_for, resume_or_take
 
 # -- annotations --------------------------------------------------------------------------------
@@ -133,7 +135,8 @@ def _annotation_store(
         raise ServiceError(f"item {item_id} is not assigned to you" + (f" in stage {stage!r}" if stage else ""),
                            code="not_assigned", field="item")
     item = assignment.item
-    if project.task.stage(assignment.stage).produces:  # a writing stage copies its output into the item
+    writing = bool(project.task.stage(assignment.stage).produces)  # a writing stage copies its output into the item
+    if writing:
         item = Item.objects.select_for_update().get(pk=item.pk)
     try:
         reject_nul_characters(payload)
@@ -145,13 +148,14 @@ def _annotation_store(
     late = assignment.status not in SLOT_HOLDING  # its lease was marked expired, or the caller flagged the item
     if late:
         _place_claim(project, assignment)
+    if writing:
+        # The written text is screened before anything stores it: the item, this annotation and its audit event
+        # hold it pseudonymized, and the draft that held it as typed is gone.
+        normalised = item_written(project=project, item=item, stage=assignment.stage, output=normalised)
+        Draft.objects.filter(assignment=assignment).delete()
     # The guideline with its version loaded: the response names the version without fetching it.
     fields = {"payload": normalised, "guideline": (access or access_to(project, user)).guideline(),
               "seconds_spent": seconds_spent, **submission_fields(assignment, normalised, project)}
-    updated_item = project.task.apply_stage_output(item.payload, assignment.stage, normalised)
-    if updated_item is not None:
-        item.payload = updated_item
-        item.save(update_fields=["payload"])
     # Read after the locks were granted (a statement of its own: one that waited for them would see the rows as
     # they were before), and the assignment lock serialises this user's submissions of the item, so
     # read-then-write is safe here.

@@ -17,7 +17,7 @@ from typing import Any
 
 from annotation.task_types import SpanField, get_task_type
 
-from .detectors import detect
+from .detectors import LABELS_KO, detect
 from .pseudonymize import PiiPolicy, Scrubber, ScrubResult, finding_hash, pii_salt
 
 
@@ -175,6 +175,55 @@ def scrub_record(
     leaks = sorted({raw for raw in scrubber.replaced
                     if _contains(payload, raw) or _contains(meta, raw) or _contains(annotations, raw)})
     return ScrubbedRecord(payload, meta, annotations, findings, leaks)
+
+
+@dataclass
+class ScrubbedWriting:
+    #: Per item field, the written text after replacement.
+    texts: dict[str, str]
+    #: Their findings, ``field`` the item field, offsets in the new text.
+    findings: list[dict[str, Any]]
+    #: Raw values still in the texts after replacement that should not be (a bug); empty when clean.
+    leaks: list[str]
+
+
+#: A typed placeholder the scrubber wrote (``[전화번호2]``): its type's name and number.
+_PLACEHOLDER = re.compile(r"\[(" + "|".join(map(re.escape, LABELS_KO.values())) + r")(\d+)\]")
+_PLACEHOLDER_TYPES = {label: pii_type for pii_type, label in LABELS_KO.items()}
+
+
+def scrub_writing(*, scrubber: Scrubber, text_fields: tuple[str, ...], payload: dict[str, Any],
+                  meta: dict[str, Any], findings: list[dict[str, Any]], written: dict[str, str]) -> ScrubbedWriting:
+    """Pseudonymize text written into an item already scrubbed (an NLI hypothesis, an MRC question: ``written``,
+    item field → text), and only that text: scrubbed again, the item's other texts would have their ``fake``
+    pseudonyms taken for values and replaced, their placeholders renumbered and their offsets moved. A value the
+    item held before keeps its pseudonym (matched by the stored finding's hash), a new one is numbered after the
+    placeholders the item holds, and the item's own pseudonyms copied into the text are left as they are. The
+    item's findings of the fields being written (an earlier version of the text) do not count."""
+    stored = {path: container[key] for path, container, key in _text_slots(payload, text_fields)
+              if path not in written}
+    stored.update(string_leaves(meta, "meta"))
+    pseudonyms: dict[tuple[str, str], str] = {}
+    for finding in findings:
+        text = stored.get(finding.get("field", ""))
+        start, end = finding.get("start"), finding.get("end")
+        if (finding.get("action") == "pseudonymized" and text is not None and isinstance(start, int)
+                and isinstance(end, int) and 0 <= start < end <= len(text)):
+            pseudonyms[(finding["type"], finding["hash"])] = text[start:end]
+    counters: dict[str, int] = {}
+    for text in stored.values():
+        for match in _PLACEHOLDER.finditer(text):
+            pii_type = _PLACEHOLDER_TYPES[match[1]]
+            counters[pii_type] = max(counters.get(pii_type, 0), int(match[2]))
+    scrubber.carry_on(pseudonyms, counters)
+    texts: dict[str, str] = {}
+    found: list[dict[str, Any]] = []
+    for field, text in written.items():
+        result = scrubber.scrub(text)
+        texts[field] = result.text
+        found.extend({"field": field, **f} for f in result.findings)
+    leaks = sorted({raw for raw in scrubber.replaced if any(raw in text for text in texts.values())})
+    return ScrubbedWriting(texts, found, leaks)
 
 
 #: A KLUE-style guid (``klue-nli-v1_dev_00002``, ``ynat-v1_train_01234``, ``wos-v1_dev_00000``): letters, a version

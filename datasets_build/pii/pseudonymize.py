@@ -128,10 +128,23 @@ class Scrubber:
         self._salt: bytes | None = None
         #: Hash per (type, value): a long text repeats its names and numbers.
         self._digests: dict[tuple[str, str], str] = {}
+        #: Pseudonyms the document already holds (:meth:`carry_on`): a ``fake`` one looks like a value.
+        self._held: frozenset[str] = frozenset()
+
+    def carry_on(self, pseudonyms: dict[tuple[str, str], str], counters: dict[str, int]) -> None:
+        """Go on scrubbing a document scrubbed before, in new text only (a hypothesis written for an item): a value
+        it replaced before ((type, hash) → pseudonym) keeps its pseudonym, new values are numbered after the
+        placeholders it holds (``counters``: type → highest number), and its pseudonyms are left as they are."""
+        self._pseudonyms.update(pseudonyms)
+        for pii_type, highest in counters.items():
+            self._counters[pii_type] = max(self._counters.get(pii_type, 0), highest)
+        self._held = frozenset(pseudonyms.values())
 
     def scrub(self, text: str) -> ScrubResult:
         types = self.policy.active_types
         findings = detect(text, types) if types else []
+        if findings and self._held:
+            findings = [finding for finding in findings if finding.value not in self._held]
         if not findings:  # the common case: nothing to replace, remember or map
             return ScrubResult(text, [], [])
         parts: list[str] = []

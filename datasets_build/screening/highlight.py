@@ -52,16 +52,22 @@ class Piece:
     span: Span | None = None
 
 
-def item_spans(task: TaskType, payload: dict[str, Any], pii_findings: list[dict[str, Any]]) -> tuple[str, list[Span]]:
-    """The item's text (``task.item_text``) and the spans to mark in it, in text order, without overlaps."""
-    text = task.item_text(payload)
-    # Where each top-level text field starts in the joined text (fields are joined by newlines).
-    bases: dict[str, int] = {}
+def text_field_starts(task: TaskType, payload: dict[str, Any]) -> dict[str, int]:
+    """Where each top-level text field of the item starts in its text (``task.item_text``: the fields that are
+    not empty, joined by newlines)."""
+    starts: dict[str, int] = {}
     at = 0
     for name in task.text_fields:
         if payload.get(name):
-            bases[name] = at
+            starts[name] = at
             at += len(str(payload[name])) + 1
+    return starts
+
+
+def item_spans(task: TaskType, payload: dict[str, Any], pii_findings: list[dict[str, Any]]) -> tuple[str, list[Span]]:
+    """The item's text (``task.item_text``) and the spans to mark in it, in text order, without overlaps."""
+    text = task.item_text(payload)
+    bases = text_field_starts(task, payload)
     spans = [Span(bases[f["field"]] + f["start"], bases[f["field"]] + f["end"], "pii", f["type"])
              for f in pii_findings if f.get("field") in bases and "start" in f]
     spans += [Span(hit.start, hit.end, hit.kind, hit.category) for hit in screen_text(text)]
