@@ -237,6 +237,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # The payloads Goldset POSTs to a project's webhook endpoints (OpenAPI 3.1 ``webhooks``).
+    "OAS_VERSION": "3.1.0",
+    "WEBHOOKS": [f"annotation.webhooks.schema.{event}" for event in (
+        "IMPORT_FINISHED", "IMPORT_FAILED", "RELEASE_BUILT", "RELEASE_PUBLISHED", "AGREEMENT_READY")],
 }
 
 # Celery: eager in-process without a broker, real workers with one.
@@ -299,6 +303,9 @@ GOLDSET_RELEASE_ROOT = os.environ.get("GOLDSET_RELEASE_ROOT", "")
 GOLDSET_RELEASE_CHECK_MIN_DEV = int(os.environ.get("GOLDSET_RELEASE_CHECK_MIN_DEV", "20"))
 
 # Annotation queue: how long an item handed to an annotator stays reserved for them.
+# Webhook endpoints on loopback, link-local, private or reserved addresses (and plain http://) are refused unless
+# this is on: for a receiver inside the institution's own network.
+GOLDSET_WEBHOOKS_ALLOW_PRIVATE = env_bool("GOLDSET_WEBHOOKS_ALLOW_PRIVATE", False)
 GOLDSET_LEASE_MINUTES = int(os.environ.get("GOLDSET_LEASE_MINUTES", "30"))
 
 LOGGING = {
