@@ -42,17 +42,13 @@ TIMEOUT_SECONDS = 10
 SIGNATURE_HEADER = "X-Goldset-Signature"
 
 
-def _private_allowed() -> bool:
-    return bool(getattr(settings, "GOLDSET_WEBHOOKS_ALLOW_PRIVATE", False))
-
-
 def url_check(url: str) -> None:
     """Refuse a URL that is not HTTPS, or whose host resolves to a loopback, link-local, private, multicast or
     reserved address — unless the administrator allows private receivers (``GOLDSET_WEBHOOKS_ALLOW_PRIVATE``,
     which also allows plain HTTP). Called at registration and again before every attempt, so a name that later
     resolves elsewhere (DNS rebinding) is refused too."""
     parts = urlsplit(url)
-    allowed = _private_allowed()
+    allowed = settings.GOLDSET_WEBHOOKS_ALLOW_PRIVATE
     if parts.scheme != "https" and not (allowed and parts.scheme == "http"):
         raise ServiceError(_("A webhook URL must start with https://."), field="url")
     if not parts.hostname:

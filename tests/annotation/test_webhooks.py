@@ -252,3 +252,16 @@ def test_managers_register_an_endpoint_on_the_page_and_see_the_secret_once(make_
     assert endpoint.secret not in later and "배포 생성 완료" in later
     assert page.post(url, {"action": "delete", "endpoint": endpoint.pk}).status_code == 302
     assert not WebhookEndpoint.objects.exists()
+
+
+def test_the_payloads_are_documented_in_the_openapi_schema(client) -> None:
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    assert schema["openapi"].startswith("3.1")
+    assert set(schema["webhooks"]) == {"import.finished", "import.failed", "release.built", "release.published",
+                                       "agreement.ready"}
+    body = schema["webhooks"]["release.built"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    envelope = schema["components"]["schemas"][body["$ref"].rsplit("/", 1)[1]]
+    assert set(envelope["properties"]) == {"id", "event", "project", "created", "data"}
+    data = schema["components"]["schemas"][envelope["properties"]["data"]["$ref"].rsplit("/", 1)[1]]
+    assert set(data["properties"]) == {"release", "version", "status"}
+    assert "X-Goldset-Signature" in schema["webhooks"]["release.built"]["post"]["description"]
