@@ -5,14 +5,8 @@ recorded, shown and replayed, and private addresses are refused without the allo
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import json
 import socket
-import threading
-import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -22,55 +16,18 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from annotation import tasks
 from annotation.models import Role, WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from annotation.webhooks import services as webhooks
+from tests.annotation.webhook_receiver import Receiver, running_receiver
 from tests.builders import client_for, jsonl, load_records, sample_records
 
 pytestmark = pytest.mark.django_db
 DEMO = Path(__file__).resolve().parents[2] / "demo" / "corpus"
-TOLERANCE_SECONDS = 300
-
-
-class Receiver:
-    """An HTTP receiver on 127.0.0.1 that verifies every request's signature the way the docs tell receivers to."""
-
-    def __init__(self) -> None:
-        self.secret = ""
-        self.statuses: list[int] = []  # answers to give, in order; 200 once they run out
-        self.received: list[dict[str, Any]] = []
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                receiver.received.append({"headers": dict(self.headers), "body": body,
-                                          "verified": receiver.verify(self.headers["X-Goldset-Signature"], body)})
-                self.send_response(receiver.statuses.pop(0) if receiver.statuses else 200)
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}/goldset"
-
-    def verify(self, header: str, body: bytes) -> bool:
-        parts = dict(part.split("=", 1) for part in header.split(","))
-        timestamp = int(parts["t"])
-        expected = hmac.new(self.secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
-        return hmac.compare_digest(expected, parts["v1"]) and abs(time.time() - timestamp) < TOLERANCE_SECONDS
-
-    def events(self) -> list[dict[str, Any]]:
-        return [json.loads(r["body"]) for r in self.received]
 
 
 @pytest.fixture
 def receiver(settings: Any) -> Iterator[Receiver]:
     settings.GOLDSET_WEBHOOKS_ALLOW_PRIVATE = True
-    found = Receiver()
-    thread = threading.Thread(target=found.server.serve_forever, daemon=True)
-    thread.start()
-    yield found
-    found.server.shutdown()
-    found.server.server_close()
+    with running_receiver() as found:
+        yield found
 
 
 def register(api: Any, project: Any, receiver: Receiver, events: list[str]) -> dict[str, Any]:
