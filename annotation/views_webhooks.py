@@ -28,6 +28,9 @@ class WebhookEndpointForm(forms.Form):
                          widget=forms.URLInput(attrs={"placeholder": "https://"}))
     events = forms.MultipleChoiceField(label=gettext_lazy("Events"), choices=WebhookEvent.choices,
                                        widget=forms.CheckboxSelectMultiple)
+    adjudication_threshold = forms.IntegerField(
+        label=gettext_lazy("Adjudication queue threshold"), min_value=0, max_value=2_000_000_000, required=False,
+        help_text=gettext_lazy("With the adjudication queue event: told when more items than this wait."))
 
 
 @login_required
@@ -50,7 +53,8 @@ def project_webhooks(request: HttpRequest, project_id: int) -> HttpResponse:
     if action == "create" and form.is_valid():
         try:
             created = webhooks.endpoint_create(project=project, url=form.cleaned_data["url"],
-                                               events=form.cleaned_data["events"], by=request.user)
+                                               events=form.cleaned_data["events"], by=request.user,
+                                               adjudication_threshold=form.cleaned_data["adjudication_threshold"])
         except ServiceError as error:
             form.add_error(error.field if error.field in form.fields else None, error.message)
         else:

@@ -241,7 +241,8 @@ SPECTACULAR_SETTINGS = {
     "OAS_VERSION": "3.1.0",
     "ENUM_NAME_OVERRIDES": {"WebhookEventEnum": "annotation.webhooks.models.WebhookEvent"},
     "WEBHOOKS": [f"annotation.webhooks.schema.{event}" for event in (
-        "IMPORT_FINISHED", "IMPORT_FAILED", "RELEASE_BUILT", "RELEASE_PUBLISHED", "AGREEMENT_READY")],
+        "IMPORT_FINISHED", "IMPORT_FAILED", "RELEASE_BUILT", "RELEASE_PUBLISHED", "AGREEMENT_READY",
+        "ADJUDICATION_QUEUE_ABOVE")],
 }
 
 # Celery: eager in-process without a broker, real workers with one.

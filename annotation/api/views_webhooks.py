@@ -23,13 +23,16 @@ class WebhookEndpointSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = WebhookEndpoint
-        fields = ["id", "url", "events", "active", "created_at", "failed"]
+        fields = ["id", "url", "events", "adjudication_threshold", "active", "created_at", "failed"]
         read_only_fields = fields
 
 
 class WebhookEndpointCreateSerializer(serializers.Serializer):
     url = serializers.URLField(max_length=500)
     events = serializers.MultipleChoiceField(choices=WebhookEvent.choices)
+    adjudication_threshold = serializers.IntegerField(
+        min_value=0, max_value=2_000_000_000, required=False, allow_null=True,
+        help_text="With adjudication.queue_above: told when more items than this wait for adjudication.")
 
 
 class WebhookEndpointCreatedSerializer(WebhookEndpointSerializer):
@@ -70,7 +73,8 @@ class WebhookEndpointViewSet(ProjectScoped, mixins.ListModelMixin, mixins.Destro
         given = WebhookEndpointCreateSerializer(data=request.data)
         given.is_valid(raise_exception=True)
         endpoint = webhooks.endpoint_create(project=self.project, url=given.validated_data["url"],
-                                            events=sorted(given.validated_data["events"]), by=request.user)
+                                            events=sorted(given.validated_data["events"]), by=request.user,
+                                            adjudication_threshold=given.validated_data.get("adjudication_threshold"))
         endpoint.failed = 0
         return Response(WebhookEndpointCreatedSerializer(endpoint).data, status=status.HTTP_201_CREATED)
 

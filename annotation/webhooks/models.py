@@ -14,6 +14,7 @@ class WebhookEvent(models.TextChoices):
     RELEASE_BUILT = "release.built", _("Release built")
     RELEASE_PUBLISHED = "release.published", _("Release published")
     AGREEMENT_READY = "agreement.ready", _("Agreement report ready")
+    ADJUDICATION_QUEUE_ABOVE = "adjudication.queue_above", _("Adjudication queue above its threshold")
 
 
 class WebhookEndpoint(models.Model):
@@ -25,6 +26,10 @@ class WebhookEndpoint(models.Model):
     #: The ``WebhookEvent`` values it wants.
     events = models.JSONField(default=list)
     active = models.BooleanField(default=True)
+    #: For ``adjudication.queue_above``: told when more items than this wait for adjudication.
+    adjudication_threshold = models.PositiveIntegerField(null=True, blank=True)
+    #: Whether the queue was above the threshold at the last gold computation: the event is sent once per rise.
+    adjudication_above = models.BooleanField(default=False)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)

@@ -29,6 +29,9 @@ _DATA = {
         "items_counted": serializers.IntegerField(), "annotators": serializers.IntegerField(),
         "measure": serializers.CharField(allow_null=True),
         "value": serializers.FloatField(allow_null=True, help_text="The primary coefficient.")},
+    WebhookEvent.ADJUDICATION_QUEUE_ABOVE: {
+        "waiting": serializers.IntegerField(help_text="Items waiting for adjudication."),
+        "threshold": serializers.IntegerField(help_text="The endpoint's threshold they exceed.")},
 }
 _DATA[WebhookEvent.IMPORT_FAILED] = _DATA[WebhookEvent.IMPORT_FINISHED]
 
@@ -52,3 +55,4 @@ IMPORT_FAILED = _webhook(WebhookEvent.IMPORT_FAILED)
 RELEASE_BUILT = _webhook(WebhookEvent.RELEASE_BUILT)
 RELEASE_PUBLISHED = _webhook(WebhookEvent.RELEASE_PUBLISHED)
 AGREEMENT_READY = _webhook(WebhookEvent.AGREEMENT_READY)
+ADJUDICATION_QUEUE_ABOVE = _webhook(WebhookEvent.ADJUDICATION_QUEUE_ABOVE)

@@ -80,13 +80,18 @@ def _events_check(events: list[str]) -> list[str]:
     return [event for event in WebhookEvent.values if event in events]
 
 
-def endpoint_create(*, project: Project, url: str, events: list[str], by: User | None) -> WebhookEndpoint:
+def endpoint_create(*, project: Project, url: str, events: list[str], by: User | None,
+                    adjudication_threshold: int | None = None) -> WebhookEndpoint:
     """Register an endpoint; its ``secret`` is generated here and shown to the caller once."""
     url = url.strip()
     chosen = _events_check(list(events))
+    if WebhookEvent.ADJUDICATION_QUEUE_ABOVE in chosen and adjudication_threshold is None:
+        raise ServiceError(_("Say above how many waiting items the adjudication queue is reported."),
+                           field="adjudication_threshold")
     url_check(url)
-    return WebhookEndpoint.objects.create(project=project, url=url, events=chosen, created_by=by,
-                                          secret=secrets.token_hex(32))
+    return WebhookEndpoint.objects.create(
+        project=project, url=url, events=chosen, created_by=by, secret=secrets.token_hex(32),
+        adjudication_threshold=adjudication_threshold if WebhookEvent.ADJUDICATION_QUEUE_ABOVE in chosen else None)
 
 
 def endpoint_delete(endpoint: WebhookEndpoint) -> None:
@@ -99,6 +104,11 @@ def emit(project: Project | int, event: str, data: dict[str, Any]) -> list[Webho
     project_id = project if isinstance(project, int) else project.pk
     endpoints = [endpoint for endpoint in WebhookEndpoint.objects.filter(project_id=project_id, active=True)
                  if event in endpoint.events]
+    return _deliveries_queue(endpoints, event, project_id, data)
+
+
+def _deliveries_queue(endpoints: list[WebhookEndpoint], event: str, project_id: int,
+                      data: dict[str, Any]) -> list[WebhookDelivery]:
     deliveries = []
     for endpoint in endpoints:
         delivery = WebhookDelivery.objects.create(endpoint=endpoint, event=event, payload={})
@@ -112,6 +122,24 @@ def emit(project: Project | int, event: str, data: dict[str, Any]) -> list[Webho
         ids = [delivery.pk for delivery in deliveries]
         transaction.on_commit(lambda: [webhook_deliver.delay(pk) for pk in ids])
     return deliveries
+
+
+def adjudication_queue_check(project: Project, waiting: int) -> list[WebhookDelivery]:
+    """Tell each endpoint whose adjudication threshold ``waiting`` items now exceed, once per rise: an endpoint
+    is told again only after a gold computation found the queue back at or below its threshold."""
+    event = WebhookEvent.ADJUDICATION_QUEUE_ABOVE
+    rising = []
+    for endpoint in WebhookEndpoint.objects.filter(project=project, active=True,
+                                                   adjudication_threshold__isnull=False):
+        if event not in endpoint.events:
+            continue
+        above = waiting > endpoint.adjudication_threshold
+        # A conditional update: of two computations at once, only one sees the flag change and sends.
+        if WebhookEndpoint.objects.filter(pk=endpoint.pk, adjudication_above=not above).update(
+                adjudication_above=above) and above:
+            rising.append(endpoint)
+    return [delivery for endpoint in rising for delivery in _deliveries_queue(
+        [endpoint], event, project.pk, {"waiting": waiting, "threshold": endpoint.adjudication_threshold})]
 
 
 def signature(secret: str, timestamp: int, body: bytes) -> str:

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotation import tasks
-from annotation.models import Role, WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from annotation import services, tasks
+from annotation.gold import services as gold_services
+from annotation.models import Item, Role, WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from annotation.webhooks import services as webhooks
 from tests.annotation.webhook_receiver import Receiver, running_receiver
 from tests.builders import client_for, jsonl, load_records, sample_records
@@ -215,10 +216,57 @@ def test_the_payloads_are_documented_in_the_openapi_schema(client) -> None:
     schema = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
     assert schema["openapi"].startswith("3.1")
     assert set(schema["webhooks"]) == {"import.finished", "import.failed", "release.built", "release.published",
-                                       "agreement.ready"}
+                                       "agreement.ready", "adjudication.queue_above"}
     body = schema["webhooks"]["release.built"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     envelope = schema["components"]["schemas"][body["$ref"].rsplit("/", 1)[1]]
     assert set(envelope["properties"]) == {"id", "event", "project", "created", "data"}
     data = schema["components"]["schemas"][envelope["properties"]["data"]["$ref"].rsplit("/", 1)[1]]
     assert set(data["properties"]) == {"release", "version", "status"}
     assert "X-Goldset-Signature" in schema["webhooks"]["release.built"]["post"]["description"]
+
+
+def _disagreement(project: Any, annotator_in: Any, labels: tuple[str, str]) -> int:
+    """Two new annotators label the queue's next item differently; its id."""
+    taken = set()
+    for label in labels:
+        annotator = annotator_in(project)
+        services.guideline_acknowledge(user=annotator, project=project)
+        item_id = services.assignment_next(project=project, user=annotator).item_id
+        services.annotation_submit(project=project, user=annotator, item_id=item_id, payload={"label": label})
+        taken.add(item_id)
+    (item_id,) = taken
+    return item_id
+
+
+def test_the_adjudication_queue_is_told_once_per_rise_above_the_threshold(
+        api, make_project, annotator_in, receiver, django_capture_on_commit_callbacks) -> None:
+    project = make_project("tc", k=2)
+    for i in range(3):
+        services.item_create(project=project, payload={"title": f"기사 제목 {i}"}, external_id=f"a-{i}")
+    client = api(project.created_by)
+    base = f"/api/projects/{project.pk}/webhooks/"
+    missing = client.post(base, {"url": receiver.url, "events": ["adjudication.queue_above"]}, format="json")
+    assert missing.status_code == 400 and missing.data["field"] == "adjudication_threshold"
+    created = client.post(base, {"url": receiver.url, "events": ["adjudication.queue_above"],
+                                 "adjudication_threshold": 1}, format="json")
+    assert created.status_code == 201 and created.data["adjudication_threshold"] == 1
+    receiver.secret = created.data["secret"]
+
+    def compute() -> None:
+        with django_capture_on_commit_callbacks(execute=True):
+            assert client.post(f"/api/projects/{project.pk}/gold/").status_code == 200
+
+    first = _disagreement(project, annotator_in, ("정치", "경제"))
+    compute()  # one item waits: not above 1
+    assert receiver.received == []
+    _disagreement(project, annotator_in, ("사회", "생활문화"))
+    compute()  # two wait: above, told
+    compute()  # still above: not told again
+    assert [e["data"] for e in receiver.events()] == [{"waiting": 2, "threshold": 1}]
+    assert receiver.received[0]["verified"] and receiver.events()[0]["event"] == "adjudication.queue_above"
+    gold_services.adjudicate(item=Item.objects.get(pk=first), by=project.created_by, reason="제목이 경제 기사",
+                             payload={"label": "경제"})
+    compute()  # back to one: re-armed
+    _disagreement(project, annotator_in, ("세계", "IT과학"))
+    compute()
+    assert [e["data"]["waiting"] for e in receiver.events()] == [2, 2]
