@@ -248,6 +248,9 @@ SPECTACULAR_SETTINGS = {
 # Celery: eager in-process without a broker, real workers with one.
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+# The queue jobs go to, the web app's and those a job queues itself (a webhook's delivery after an import): a
+# worker started with ``-Q`` on another queue must queue its own follow-up jobs there too.
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", CELERY_BROKER_URL or None)
 # A worker that dies mid-task leaves the message unacknowledged, so another worker redoes it.
