@@ -63,6 +63,7 @@ class WebhookEndpointViewSet(ProjectScoped, mixins.ListModelMixin, mixins.Destro
     """The project's webhook endpoints; managers only."""
 
     roles = {"list": MANAGE, "create": MANAGE, "destroy": MANAGE}
+    lookup_value_regex = "[0-9]+"
     serializer_class = WebhookEndpointSerializer
 
     def project_queryset(self) -> QuerySet:
@@ -86,6 +87,7 @@ class WebhookDeliveryViewSet(ProjectScoped, mixins.ListModelMixin, viewsets.Gene
     """Every delivery of the project's events, newest first, with its attempts; managers only."""
 
     roles = {"list": MANAGE, "replay": MANAGE}
+    lookup_value_regex = "[0-9]+"
     serializer_class = WebhookDeliverySerializer
 
     def project_queryset(self) -> QuerySet:

@@ -270,3 +270,13 @@ def test_the_adjudication_queue_is_told_once_per_rise_above_the_threshold(
     _disagreement(project, annotator_in, ("세계", "IT과학"))
     compute()
     assert [e["data"]["waiting"] for e in receiver.events()] == [2, 2]
+
+
+def test_the_admin_lists_endpoints_without_their_secret(make_project, make_user) -> None:
+    project = make_project("tc")
+    endpoint = webhooks.endpoint_create(project=project, url="https://93.184.215.14/hook", events=["release.built"],
+                                        by=project.created_by)
+    root = make_user(is_staff=True, is_superuser=True)
+    page = client_for(root).get(f"/admin/annotation/webhookendpoint/{endpoint.pk}/change/")
+    assert page.status_code == 200 and endpoint.url in page.content.decode()
+    assert endpoint.secret not in page.content.decode()
