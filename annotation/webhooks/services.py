@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import http.client
 import ipaddress
 import json
 import secrets
 import socket
 import time
-import urllib.error
-import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -42,11 +41,11 @@ TIMEOUT_SECONDS = 10
 SIGNATURE_HEADER = "X-Goldset-Signature"
 
 
-def url_check(url: str) -> None:
+def url_check(url: str) -> str:
     """Refuse a URL that is not HTTPS, or whose host resolves to a loopback, link-local, private, multicast or
     reserved address — unless the administrator allows private receivers (``GOLDSET_WEBHOOKS_ALLOW_PRIVATE``,
     which also allows plain HTTP). Called at registration and again before every attempt, so a name that later
-    resolves elsewhere (DNS rebinding) is refused too."""
+    resolves elsewhere (DNS rebinding) is refused too; returns the checked address the attempt connects to."""
     parts = urlsplit(url)
     allowed = settings.GOLDSET_WEBHOOKS_ALLOW_PRIVATE
     if parts.scheme != "https" and not (allowed and parts.scheme == "http"):
@@ -59,14 +58,13 @@ def url_check(url: str) -> None:
     except (OSError, ValueError) as error:
         raise ServiceError(_("The webhook host %(host)s cannot be resolved.") % {"host": parts.hostname},
                            field="url") from error
-    if allowed:
-        return
     for *_rest, address in found:
         ip = ipaddress.ip_address(address[0].split("%")[0])
-        if not ip.is_global or ip.is_multicast:
+        if not allowed and (not ip.is_global or ip.is_multicast):
             raise ServiceError(_("The webhook host %(host)s resolves to %(ip)s, a loopback, link-local, private or "
                                  "reserved address; only an administrator can allow those.")
                                % {"host": parts.hostname, "ip": ip}, field="url")
+    return found[0][4][0]
 
 
 def _events_check(events: list[str]) -> list[str]:
@@ -158,21 +156,16 @@ def deliver(delivery_id: int, *, attempt: int = 1) -> WebhookAttempt:
     status_code: int | None = None
     error = ""
     try:
-        url_check(endpoint.url)
-        request = urllib.request.Request(endpoint.url, data=body, method="POST", headers={
+        status_code = _post(endpoint.url, url_check(endpoint.url), body, headers={
             "Content-Type": "application/json", "User-Agent": "Goldset-Webhooks/1",
             "X-Goldset-Event": delivery.event, "X-Goldset-Delivery": str(delivery.pk),
             SIGNATURE_HEADER: signature(endpoint.secret, int(time.time()), body)})
-        # Redirects are not followed: a receiver could point them at an address url_check refused.
-        with _opener().open(request, timeout=TIMEOUT_SECONDS) as response:
-            status_code = response.status
+        if not 200 <= status_code < 300:
+            error = f"HTTP {status_code}"
     except ServiceError as refused:
         error = refused.message
-    except urllib.error.HTTPError as answer:
-        status_code = answer.code
-        error = f"HTTP {answer.code}"
-    except (OSError, ValueError) as failure:
-        error = f"{type(failure).__name__}: {getattr(failure, 'reason', failure)}"
+    except (OSError, ValueError, http.client.HTTPException) as failure:
+        error = f"{type(failure).__name__}: {failure}"
     ok = status_code is not None and 200 <= status_code < 300
     record = WebhookAttempt.objects.create(delivery=delivery, status_code=status_code, ok=ok, error=error[:500],
                                             duration_ms=round((time.perf_counter() - started) * 1000))
@@ -182,13 +175,24 @@ def deliver(delivery_id: int, *, attempt: int = 1) -> WebhookAttempt:
     return record
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
+def _post(url: str, address: str, body: bytes, headers: dict[str, str]) -> int:
+    """POST ``body`` to ``url`` over a connection to ``address``, the one :func:`url_check` just checked (so a
+    second lookup cannot hand the connection another address); TLS still verifies the certificate against the
+    URL's host. Redirects are not followed: they could point at an address the check refuses."""
+    parts = urlsplit(url)
+    connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    connection = connection_class(parts.hostname, parts.port, timeout=TIMEOUT_SECONDS)
 
+    def connect(where: tuple[str, int], *args: Any) -> socket.socket:
+        return socket.create_connection((address, where[1]), *args)
 
-def _opener() -> urllib.request.OpenerDirector:
-    return urllib.request.build_opener(_NoRedirect())
+    connection._create_connection = connect  # the hook http.client opens its socket with
+    try:
+        connection.request("POST", (parts.path or "/") + (f"?{parts.query}" if parts.query else ""), body=body,
+                           headers=headers)
+        return connection.getresponse().status
+    finally:
+        connection.close()
 
 
 def retry_delay(attempts: int) -> int | None:

@@ -280,3 +280,25 @@ def test_the_admin_lists_endpoints_without_their_secret(make_project, make_user)
     page = client_for(root).get(f"/admin/annotation/webhookendpoint/{endpoint.pk}/change/")
     assert page.status_code == 200 and endpoint.url in page.content.decode()
     assert endpoint.secret not in page.content.decode()
+
+
+def test_an_attempt_connects_to_the_address_it_checked(receiver, make_project, monkeypatch,
+                                                       django_capture_on_commit_callbacks) -> None:
+    """The check's lookup is the one used: a later lookup (here an unroutable address) is never made."""
+    project = make_project("tc")
+    port = receiver.server.server_port
+    answers = iter(["127.0.0.1"] * 2)  # registration's check, then the attempt's
+
+    def lookup(host: str, port: int, *args: Any, **kwargs: Any) -> list[tuple[Any, ...]]:
+        address = host if host[0].isdigit() else next(answers, "10.255.255.1")  # an address resolves to itself
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", lookup)
+    endpoint = webhooks.endpoint_create(project=project, url=f"http://hooks.example.test:{port}/goldset",
+                                        events=["release.built"], by=project.created_by)
+    receiver.secret = endpoint.secret
+    with django_capture_on_commit_callbacks(execute=True):
+        (delivery,) = webhooks.emit(project, "release.built", {"release": 1, "version": "1.0.0", "status": "passed"})
+    delivery.refresh_from_db()
+    assert delivery.status == "succeeded" and receiver.received[0]["verified"]
+    assert receiver.received[0]["headers"]["Host"] == f"hooks.example.test:{port}"
