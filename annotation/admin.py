@@ -39,6 +39,9 @@ from .models import (
     Source,
     Suggestion,
     User,
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookEndpoint,
 )
 from .project_settings import label_schema_validate, options_validate
 from .services.projects import PROJECT_EDITABLE
@@ -363,6 +366,31 @@ class AuditEventAdmin(ReadOnlyAdmin):
     list_filter = ("object_type", "action", "project")
     search_fields = ("actor__username",)
     list_select_related = ("project", "actor")
+
+
+@admin.register(WebhookEndpoint)
+class WebhookEndpointAdmin(ViewAndDeleteAdmin):
+    """Registered through the project's Webhooks page or the API (which check the address); the secret is never
+    shown here."""
+
+    exclude = ("secret",)
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+    list_display = ("url", "project", "events", "active", "created_at")
+    list_filter = ("active", "project")
+    list_select_related = ("project",)
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "event", "endpoint", "status")
+    list_filter = ("status", "event")
+    list_select_related = ("endpoint",)
+
+
+@admin.register(WebhookAttempt)
+class WebhookAttemptAdmin(ReadOnlyAdmin):
+    list_display = ("at", "delivery", "status_code", "duration_ms", "ok")
+    list_filter = ("ok",)
 
 
 # DRF's token admin, bounded like ours (one token per user: as many rows as users).

@@ -615,3 +615,14 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.object_type} {self.object_id} by {self.actor}"
+
+
+# The webhook models are the annotation app's too (its lowest layer with events): imported here so the app registry
+# and the migrations find them, and the rest of the code reaches them here like every other model.
+from .webhooks.models import (  # noqa: E402, F401
+    DeliveryStatus,
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEvent,
+)

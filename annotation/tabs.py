@@ -42,6 +42,7 @@ PROJECT_TABS = (
     ProjectTab("items", _("Items"), "annotation:project-items", CURATE, 50),
     ProjectTab("audit", _("Audit trail"), "annotation:project-audit", MANAGE, 80),
     ProjectTab("settings", _("Settings"), "annotation:project-settings", MANAGE, 85),
+    ProjectTab("webhooks", _("Webhooks"), "annotation:project-webhooks", MANAGE, 88),
     ProjectTab("agreement", _("Agreement"), "annotation:review-dashboard", CURATE, 100),
     ProjectTab("gold", _("Gold"), "annotation:review-gold", CURATE, 110),
 )

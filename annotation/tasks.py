@@ -39,3 +39,15 @@ def agreement_report_compute(self, report_id: int) -> int:
 
     agreement_services.report_run(report_id, progress=progress)
     return report_id
+
+
+@shared_task(name="annotation.webhook_deliver")
+def webhook_deliver(delivery_id: int, attempt: int = 1) -> bool:
+    """POST one webhook delivery; a failed attempt queues the next after an exponential backoff until
+    ``MAX_ATTEMPTS`` are spent (each attempt is recorded by the service)."""
+    from .webhooks import services as webhooks
+
+    record = webhooks.deliver(delivery_id, attempt=attempt)
+    if not record.ok and (delay := webhooks.retry_delay(attempt)) is not None:
+        webhook_deliver.apply_async(args=[delivery_id], kwargs={"attempt": attempt + 1}, countdown=delay)
+    return record.ok

@@ -4,7 +4,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from . import urls_review, views
+from . import urls_review, views, views_webhooks
 
 app_name = "annotation"
 
@@ -28,5 +28,6 @@ urlpatterns = [
     path("projects/<int:project_id>/mine/<int:annotation_id>/", views.my_submission_revise,
          name="my-submission-revise"),
     path("projects/<int:project_id>/settings/", views.project_settings, name="project-settings"),
+    path("projects/<int:project_id>/webhooks/", views_webhooks.project_webhooks, name="project-webhooks"),
     path("", include(urls_review.urlpatterns)),
 ]

@@ -237,11 +237,20 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # The payloads Goldset POSTs to a project's webhook endpoints (OpenAPI 3.1 ``webhooks``).
+    "OAS_VERSION": "3.1.0",
+    "ENUM_NAME_OVERRIDES": {"WebhookEventEnum": "annotation.webhooks.models.WebhookEvent"},
+    "WEBHOOKS": [f"annotation.webhooks.schema.{event}" for event in (
+        "IMPORT_FINISHED", "IMPORT_FAILED", "RELEASE_BUILT", "RELEASE_PUBLISHED", "AGREEMENT_READY",
+        "ADJUDICATION_QUEUE_ABOVE")],
 }
 
 # Celery: eager in-process without a broker, real workers with one.
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+# The queue jobs go to, the web app's and those a job queues itself (a webhook's delivery after an import): a
+# worker started with ``-Q`` on another queue must queue its own follow-up jobs there too.
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", CELERY_BROKER_URL or None)
 # A worker that dies mid-task leaves the message unacknowledged, so another worker redoes it.
@@ -299,6 +308,9 @@ GOLDSET_RELEASE_ROOT = os.environ.get("GOLDSET_RELEASE_ROOT", "")
 GOLDSET_RELEASE_CHECK_MIN_DEV = int(os.environ.get("GOLDSET_RELEASE_CHECK_MIN_DEV", "20"))
 
 # Annotation queue: how long an item handed to an annotator stays reserved for them.
+# Webhook endpoints on loopback, link-local, private or reserved addresses (and plain http://) are refused unless
+# this is on: for a receiver inside the institution's own network.
+GOLDSET_WEBHOOKS_ALLOW_PRIVATE = env_bool("GOLDSET_WEBHOOKS_ALLOW_PRIVATE", False)
 GOLDSET_LEASE_MINUTES = int(os.environ.get("GOLDSET_LEASE_MINUTES", "30"))
 
 LOGGING = {

@@ -27,8 +27,10 @@ from annotation.models import (
     ScreeningStatus,
     Source,
     User,
+    WebhookEvent,
 )
 from annotation.services import ServiceError, flag_resolve
+from annotation.webhooks import services as webhooks
 from config.jobs import DATABASE_LOST, drop_connection, error_summary
 from config.storage import UploadTooLarge, upload_delete, upload_local, upload_save
 
@@ -355,7 +357,17 @@ def import_job_run(job_id: int, *, on_progress: Callable[[Progress], None] | Non
         job = _import_job_stopped(job_id, error)
     # The upload may hold raw personal data: keep it no longer than the import needs it.
     _uploads_delete(job)
+    _import_emit(job)
     return job
+
+
+def _import_emit(job: ImportJob) -> None:
+    """Tell the project's webhooks how the import ended (counts only: no file name, no message text)."""
+    event = WebhookEvent.IMPORT_FINISHED if job.status == ImportStatus.SUCCEEDED else WebhookEvent.IMPORT_FAILED
+    webhooks.emit(job.project_id, event, {
+        "import": job.pk, "status": job.status, "records_read": job.records_read,
+        "items_written": job.items_written, "annotations_written": job.annotations_written,
+        "errors": len(job.errors or [])})
 
 
 def _import_job_stopped(job_id: int, error: Exception) -> ImportJob:
@@ -386,6 +398,8 @@ def import_job_abandon(job_id: int, error: Exception) -> None:
         if ImportJob.objects.filter(pk=job_id, status__in=(ImportStatus.QUEUED, ImportStatus.RUNNING)).update(
                 status=ImportStatus.FAILED, message=message[:500], finished_at=timezone.now()):
             _uploads_delete(job)
+            job.refresh_from_db()
+            _import_emit(job)
     except DATABASE_LOST:
         logger.error("import job %s: %s; the database is still unavailable, so it stays running", job_id, message)
 

@@ -49,9 +49,19 @@ from django.utils.translation import gettext as _
 from annotation.audit import audit_record
 from annotation.gold import selectors as gold_selectors
 from annotation.gold.services import gold_compute
-from annotation.models import USABLE_GOLD, Annotation, AuditObject, Guideline, Item, Project, User
+from annotation.models import (
+    USABLE_GOLD,
+    Annotation,
+    AuditObject,
+    Guideline,
+    Item,
+    Project,
+    User,
+    WebhookEvent,
+)
 from annotation.selectors import stage_complete
 from annotation.services import ServiceError
+from annotation.webhooks import services as webhooks
 from config.jobs import DATABASE_LOST, drop_connection, error_summary
 from config.storage import RELEASES, SUMS_NAME, StoredFolder, record
 from datasets_build import splits as split_lib
@@ -248,6 +258,8 @@ def release_run(release_id: int, *, progress: Progress | None = None) -> Release
             release_splits_apply(release.project)
             return release
         _run(release, progress)
+    webhooks.emit(release.project, WebhookEvent.RELEASE_BUILT, {
+        "release": release.pk, "version": release.version, "status": release.status})
     return release
 
 
@@ -1053,6 +1065,9 @@ def release_publish(*, release: Release, user: User | None, override_reason: str
         after["override_reason"] = override_reason
     audit_record(project=release.project_id, actor=user, object_type=AuditObject.RELEASE, object_id=release.pk,
                  action="publish", before={"version": release.version, "status": before}, after=after)
+    webhooks.emit(release.project_id, WebhookEvent.RELEASE_PUBLISHED, {
+        "release": release.pk, "version": release.version, "status": release.status,
+        "published_at": release.published_at.isoformat()})
     return release
 
 

@@ -195,6 +195,10 @@ def live_worker(django_db_setup: None, django_db_blocker: Any) -> Iterator[subpr
     # Every import on the live worker prepares its records in processes forked from the worker's own
     # (in production only large files do): the tests then cover that path where it really runs.
     env["GOLDSET_IMPORT_PARALLEL_MIN_MB"] = "0"
+    # Webhook tests' receivers listen on 127.0.0.1, which the worker's delivery check refuses otherwise.
+    env["GOLDSET_WEBHOOKS_ALLOW_PRIVATE"] = "1"
+    # The jobs the worker queues itself (webhook deliveries) go to the queue it consumes.
+    env["CELERY_TASK_DEFAULT_QUEUE"] = TEST_QUEUE
     celery = shutil.which("celery", path=str(Path(sys.executable).parent)) or "celery"
     worker_name = f"test-worker-{os.getpid()}@{socket.gethostname()}"
     log = open(ROOT / "celery-test-worker.log", "w")  # noqa: SIM115 - closed at teardown

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 from django.db import transaction
 from django.utils import timezone
 
-from ..models import AgreementReport, JobStatus, Project, User
+from ..models import AgreementReport, JobStatus, Project, User, WebhookEvent
+from ..webhooks import services as webhooks
 from .selectors import annotation_fingerprint, report_cached, report_for_fingerprint
 
 if TYPE_CHECKING:
@@ -67,6 +68,11 @@ def report_run(report_id: int, *, progress: Progress | None = None) -> Agreement
         status=JobStatus.DONE, progress=100, data=data, seconds=time.perf_counter() - started,
         finished_at=timezone.now())
     report.refresh_from_db()
+    primary = data.get("primary") or {}
+    webhooks.emit(report.project, WebhookEvent.AGREEMENT_READY, {
+        "report": report.pk, "annotations_counted": data.get("annotations_counted"),
+        "items_counted": data.get("items_counted"), "annotators": data.get("annotators"),
+        "measure": primary.get("name"), "value": primary.get("value")})
     return report
 
 

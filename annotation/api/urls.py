@@ -2,7 +2,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import SimpleRouter
 
-from . import urls_agreement, views, views_workspace
+from . import urls_agreement, views, views_webhooks, views_workspace
 from .views_token import ObtainTokenView, SchemaAccess
 
 app_name = "api"
@@ -18,6 +18,8 @@ project_router.register("assignments", views.AssignmentViewSet, basename="assign
 project_router.register("annotations", views.AnnotationViewSet, basename="annotation")
 project_router.register("flags", views.FlagViewSet, basename="flag")
 project_router.register("audit", views.AuditEventViewSet, basename="audit-event")
+project_router.register("webhooks/deliveries", views_webhooks.WebhookDeliveryViewSet, basename="webhook-delivery")
+project_router.register("webhooks", views_webhooks.WebhookEndpointViewSet, basename="webhook")
 
 project_urlpatterns = [
     path("guideline/", views.CurrentGuidelineView.as_view(), name="guideline-current"),

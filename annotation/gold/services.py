@@ -37,6 +37,7 @@ from ..models import (
 )
 from ..services import ServiceError
 from ..task_types import PayloadError
+from ..webhooks import services as webhooks
 from . import selectors
 from .rules import DAWID_SKENE, RULES_VERSION, GoldDecision, GoldRule, rule_for
 
@@ -159,6 +160,7 @@ def gold_compute(project: Project, *, when_stale: bool = False) -> dict[str, int
             "fingerprint": _fingerprint(project, rule, settings, needed, after)})
     else:  # the inputs changed while the rule read them: the next release computes again
         GoldState.objects.filter(project=project).delete()
+    webhooks.adjudication_queue_check(project, statuses.get(GoldStatus.NEEDS_ADJUDICATION, 0))
     return statuses
 
 

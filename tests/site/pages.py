@@ -76,6 +76,9 @@ PAGES = [
          post=(302, 405, 405, 405, 405, 405)),
     Page(PR + "settings/", lambda sc: project_url(sc, "settings/"), get=(302, 404, 403, 200, 403, 200),
          post=(302, 404, 403, 200, 403, 200)),
+    # Webhooks: managers only; a POST without an action shows the page again.
+    Page(PR + "webhooks/", lambda sc: project_url(sc, "webhooks/"), get=(302, 404, 403, 200, 403, 200),
+         post=(302, 404, 403, 200, 403, 200)),
     # Import and screening (datasets_build).
     Page(PR + "import/", lambda sc: project_url(sc, "import/"), get=(302, 404, 403, 200, 403, 200),
          post=(302, 404, 403, 200, 403, 200)),
