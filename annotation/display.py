@@ -92,6 +92,7 @@ NAMES: dict[str, dict[str, Promise]] = {
         "span_majority": _("span majority"),
         "exact_majority": _("majority of identical answers"),
         "dawid_skene": _("Dawid–Skene model"),
+        "mace": _("MACE model"),
         "adjudication": _("adjudication"),
         "known_answer": _("known answer"),
     },

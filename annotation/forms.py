@@ -11,7 +11,7 @@ from django.utils.translation import gettext_lazy as _
 
 from . import selectors
 from .assist import AssistSettings, assist_settings
-from .gold.rules import DAWID_SKENE, DISCARDED, NEEDS_ADJUDICATION
+from .gold.rules import DAWID_SKENE, DISCARDED, MACE, NEEDS_ADJUDICATION
 from .models import Project, Role, ScreeningStatus, Split
 from .project_settings import GOLD_KEYS, LABEL_NAME_MAX, LEASE_MINUTES_RANGE, pii_policy_choices
 from .task_types import LABEL_NAMES, all_task_types
@@ -183,7 +183,8 @@ class ProjectSettingsForm(forms.Form):
         })
         self.fields["gold_rule"].choices = [
             ("", _("the task type's rule")),
-            (DAWID_SKENE, _("Dawid–Skene (weighs each annotator by their estimated accuracy)"))]
+            (DAWID_SKENE, _("Dawid–Skene (weighs each annotator by their estimated accuracy)")),
+            (MACE, _("MACE (weighs each annotator by how often they know the answer rather than guess)"))]
         types, actions, replacements, type_names, self.pii_defaults = pii_policy_choices()
         self.pii_types = types
         configured = dict(options.get("pii") or {})

@@ -79,6 +79,9 @@ class ReleaseCreateSerializer(serializers.Serializer):
                                     default=list(DEFAULT_FORMATS),
                                     help_text="klue, jsonl, csv, parquet (the default: all four); conllu (DP), conll "
                                               "(NER), squad (MRC), doccano (NER, RE)")
+    soft_labels = serializers.BooleanField(
+        default=False, help_text="Add each item's label votes and the annotator model's posteriors (tc, nli, re) to "
+                                 "the JSONL, CSV and Parquet files.")
 
 
 class ReleaseListView(ProjectScoped, APIView):
@@ -100,6 +103,7 @@ class ReleaseListView(ProjectScoped, APIView):
         release = services.release_request(
             project=self.project, version=data["version"], splits=data.get("splits") or None,
             seed=data.get("seed"), keep_splits=data["keep_splits"], formats=data["formats"], user=request.user,
+            soft_labels=data["soft_labels"],
         )
         return Response(ReleaseSerializer(release).data, status=status.HTTP_202_ACCEPTED)
 

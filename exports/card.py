@@ -209,6 +209,22 @@ def _quote(markdown: str) -> list[str]:
     return [("> " + line).rstrip() for line in markdown.strip().splitlines()] + [""]
 
 
+def _soft_labels(m: dict[str, Any]) -> list[str]:
+    """What the soft-label columns hold (only a release built with them has ``soft_labels``)."""
+    soft = m.get("soft_labels")
+    if not soft:
+        return []
+    return ["### Soft labels", "",
+            f"`{soft['votes']}` gives, for every label of the schema, how many of the item's annotations chose it "
+            "(zeros included): the votes the gold rule counted, so `count / sum` is the annotators' label "
+            f"distribution. `{soft['posteriors']}` gives each label's posterior probability under the annotator "
+            "model that decided the gold — Dawid–Skene (Dawid & Skene 1979) or MACE (Hovy et al. 2013) — summing "
+            "to 1 (to six decimals); it is null where no model decided the item (majority vote, adjudication, a "
+            f"known answer). The gold rule of this release: {plain(str(soft.get('rule') or '—'))}. Neither field is "
+            "in the KLUE-native or standard-format files. Train on them for soft-label or calibration studies; "
+            "evaluate on the gold label.", ""]
+
+
 def render_card(m: dict[str, Any], schema: FlatSchema, guidelines: list[dict[str, Any]],
                 description: str = "") -> str:
     """The card's Markdown for a manifest ``m`` (see ``services._manifest``)."""
@@ -237,6 +253,7 @@ def render_card(m: dict[str, Any], schema: FlatSchema, guidelines: list[dict[str
                   [[f"`{c.name}`", str(c.type), " or ".join(f"`{p}`" for p in c.paths)] for c in schema.columns]
                   + [["`split`", "string", "the release split"]])
     out += ["KLUE-native files keep KLUE v1.1's names, field order and layout exactly.", ""]
+    out += _soft_labels(m)
 
     out += ["### Splits and label distribution", ""]
     labels = sorted({label for counts in m["label_counts"].values() for label in counts})

@@ -80,6 +80,7 @@ from .models import (
     ReleaseStatus,
     rater_code,
 )
+from .soft_labels import POSTERIORS, VOTES, SoftLabels, check_soft_labels
 from .writers import (
     DEFAULT_FORMATS,
     FORMATS,
@@ -151,6 +152,7 @@ def release_create(
     agreement: bool = True,
     check_margin: float | None = None,
     refresh_gold: bool = True,
+    soft_labels: bool = False,
 ) -> Release:
     """Record a release to build (status ``building``); :func:`release_run` builds it."""
     if not SEMVER.match(version or ""):
@@ -168,6 +170,8 @@ def release_create(
         seed = 0 if seed is None else int(seed)
         spec = {"mode": "ratios", "ratios": ratios, "seed": seed}
     chosen = _check_formats(formats, project.task_type)
+    if soft_labels:
+        check_soft_labels(project)
     if keep_splits:
         release_splits_apply(project)
     if not selectors.may_release(project, keep=keep_splits):
@@ -183,7 +187,8 @@ def release_create(
         raise ServiceError(f"{StoredFolder.of(location)} already exists", code="conflict", field="out")
     release = Release.objects.create(
         project=project, version=version, split_spec=spec, seed=seed, formats=chosen, out_dir=location,
-        options={"agreement": agreement, "check_margin": check_margin, "refresh_gold": refresh_gold},
+        options={"agreement": agreement, "check_margin": check_margin, "refresh_gold": refresh_gold,
+                 "soft_labels": bool(soft_labels)},
         created_by=user,
         progress={"phase": "queued"},
     )
@@ -205,12 +210,12 @@ def release_request(**kwargs: Any) -> Release:
 def release_build(project: Project, *, version: str, splits: str | list[float] | None = None,
                   seed: int | None = None, keep_splits: bool = False, formats: Any = DEFAULT_FORMATS,
                   out: str | Path | None = None, user: User | None = None, agreement: bool = True,
-                  check_margin: float | None = None, refresh_gold: bool = True,
+                  check_margin: float | None = None, refresh_gold: bool = True, soft_labels: bool = False,
                   progress: Progress | None = None) -> Release:
     """Create and build a release in this process (the command's and the demo's path)."""
     release = release_create(project=project, version=version, splits=splits, seed=seed, keep_splits=keep_splits,
                              formats=formats, out=out, user=user, agreement=agreement, check_margin=check_margin,
-                             refresh_gold=refresh_gold)
+                             refresh_gold=refresh_gold, soft_labels=soft_labels)
     try:
         release = release_run(release.pk, progress=progress)
     except DATABASE_LOST as error:
@@ -595,7 +600,8 @@ class _Gathered:
 
 
 def _gather(rows: Iterable[selectors.ItemRow], out: IO[bytes], progress: Callable[[int], None], *, slug: str,
-            task: Any, schema: Any, keep: bool, heads: bool, flagged: set[int], gold_table: bool) -> _Gathered:
+            task: Any, schema: Any, keep: bool, heads: bool, flagged: set[int], gold_table: bool,
+            soft: SoftLabels | None = None) -> _Gathered:
     """The first pass of a build over the items: each releasable item's record (or JSONL line head) to ``out``,
     its split columns and the card's counts to a :class:`_Gathered`."""
     g = _Gathered()
@@ -626,6 +632,8 @@ def _gather(rows: Iterable[selectors.ItemRow], out: IO[bytes], progress: Callabl
             continue
         record = build_record(external_id=row.external_id or f"{slug}_{row.id:08d}", payload=row.payload,
                               meta=row.meta, annotations=row.annotations, gold=gold)
+        if soft is not None:
+            soft.add(record, row.id, row.annotations)
         write(line_head(fields(record)) + b"\n" if heads else orjson.dumps(record) + b"\n")
         add_unit(row.id, label=label_of(record), group_key=row.group_key, content_hash=row.content_hash)
         g.golds.append(diff.gold_digest(gold))
@@ -663,7 +671,8 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     (the agreement report, the card's counts)."""
     project = release.project
     task = project.task
-    schema = flat_schema(project.task_type)
+    soft = SoftLabels(project) if release.options.get("soft_labels") else None
+    schema = flat_schema(project.task_type) if soft is None else soft.schema(flat_schema(project.task_type))
     keep = release.split_spec.get("mode") == "keep"
     refreshed = bool(release.options.get("refresh_gold", True))
     if keep:  # the splits of the latest ratio release, if its build has not copied them yet
@@ -686,6 +695,8 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
         and ``None`` is returned when it computed the gold again: what was read is then out of date."""
         nonlocal source
         source = selectors.gold_source(project)
+        if soft is not None:
+            soft.read_posteriors()
         streams = selectors.item_streams(project, with_gold=source == selectors.GOLD_TABLE, ahead=True)
         try:
             gold = _Beside(gold_then_agreement) if check_gold else None
@@ -709,7 +720,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
             with open(work, "wb", buffering=_WORK_BUFFER) as out:
                 gathered = _gather(selectors.merge_item_rows(streams, raters), out, lambda n: report("items", n, total),
                                    slug=project.slug, task=task, schema=schema, keep=keep, heads=heads,
-                                   flagged=flagged, gold_table=source == selectors.GOLD_TABLE)
+                                   flagged=flagged, gold_table=source == selectors.GOLD_TABLE, soft=soft)
             gathered.units.link(links.outcome())
             if gold is not None:
                 current, report_of_agreement = gold.outcome()
@@ -787,7 +798,8 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
             records = _records_of(work, codes, index)
             if name in samples:  # the baseline check's sample, drawn as the split is written
                 records = samples[name].feed(records)
-            written += write_split(folder, project.task_type, name, records, release.formats)
+            written += write_split(folder, project.task_type, name, records, release.formats,
+                                   schema=schema if soft is not None else None)
             done += counts[name]
     if "klue" in release.formats:
         written += write_klue_extras(folder, project.task_type, schema, project.label_schema or {})
@@ -976,6 +988,10 @@ def _manifest(release: Release, written: list[WrittenFile], changes: dict[str, A
         # Wall-clock seconds differ between runs: the database keeps them, the files do not.
         "check": {key: value for key, value in release.baseline_check.items() if key != "seconds"},
         "raters": "opaque per-project ids (r01, r02, …); the mapping to accounts stays in Goldset",
+        # Only in a release built with them: one built without stays byte-identical to those before the option.
+        **({"soft_labels": {"votes": VOTES, "posteriors": POSTERIORS,
+                            "rule": (release.gold or {}).get("rule")}}
+           if release.options.get("soft_labels") else {}),
     }
     if changes is not None:  # from a project's second release on: what changed since the previous version
         manifest["changes"] = changes
@@ -994,8 +1010,10 @@ def _write_meta(release: Release, folder: Path, written: list[WrittenFile],
                 changes: dict[str, Any] | None) -> None:
     manifest = _manifest(release, written, changes)
     (folder / MANIFEST_NAME).write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
-    card = render_card(manifest, flat_schema(release.project.task_type), _guidelines(release),
-                       release.project.description)
+    schema = flat_schema(release.project.task_type)
+    if release.options.get("soft_labels"):
+        schema = SoftLabels(release.project).schema(schema)
+    card = render_card(manifest, schema, _guidelines(release), release.project.description)
     (folder / CARD_NAME).write_text(card, encoding="utf-8")
 
 

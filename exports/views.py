@@ -35,6 +35,7 @@ from .api_assist import overview
 from .archive import archive_response
 from .models import SEMVER, Release, ReleaseStatus, SuggesterRunStatus
 from .names import exclusion_name, file_kind_name, gold_source_name, metric_name, phase_name
+from .soft_labels import soft_labels_fit
 from .writers import DEFAULT_FORMATS, FORMATS, STANDARD_FORMATS, fits
 
 
@@ -49,10 +50,16 @@ class ReleaseForm(forms.Form):
     seed = forms.IntegerField(label=gettext_lazy("Seed"), initial=0, required=False)
     formats = forms.MultipleChoiceField(label=gettext_lazy("Formats"), choices=[(f, f) for f in FORMATS],
                                         initial=list(DEFAULT_FORMATS), widget=forms.CheckboxSelectMultiple)
+    soft_labels = forms.BooleanField(
+        label=gettext_lazy("Soft labels"), required=False,
+        help_text=gettext_lazy("Add each item's label votes, and the annotator model's probabilities where the gold "
+                               "rule is Dawid–Skene or MACE, to the JSONL, CSV and Parquet files."))
 
     def __init__(self, *args: object, project: Project, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self.project = project
+        if not soft_labels_fit(project):  # a label distribution needs one label out of a fixed set
+            del self.fields["soft_labels"]
         self.fields["version"].initial = selectors.next_free_version(project)
         # The standard formats (CoNLL-U, SQuAD…) are offered only to the task types they fit.
         self.fields["formats"].choices = [
@@ -89,6 +96,7 @@ def release_list(request: HttpRequest, project_id: int) -> HttpResponse:
             release = services.release_request(
                 project=project, version=data["version"], splits=None if keep else (data["splits"] or None),
                 seed=None if keep else data["seed"], keep_splits=keep, formats=data["formats"], user=request.user,
+                soft_labels=bool(data.get("soft_labels")),
             )
         except ServiceError as error:
             form.add_error(error.field if error.field in form.fields else None, error.message)

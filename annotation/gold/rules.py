@@ -3,8 +3,8 @@
 Each task type names its default rule (``TaskType.gold_rule``, the table in DESIGN.md) and :func:`rule_for`
 finds it; ``ALTERNATIVE_RULES`` lists what a project may choose instead through
 ``project.options["gold_rule"]``. Rules are pure functions of the item's annotation payloads, so the release
-builder, the adjudication page and the tests share them. Dawid–Skene needs every item at once and is
-applied by :mod:`annotation.gold.services`.
+builder, the adjudication page and the tests share them. Dawid–Skene and MACE need every item at once and
+are applied by :mod:`annotation.gold.services`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class GoldRule:
     """Base class. ``needed`` is how many annotations a complete item has (all stages with a label)."""
 
     name: ClassVar[str]
-    #: Categorical rules can be swapped for Dawid–Skene.
+    #: Categorical rules can be swapped for Dawid–Skene or MACE.
     categorical: ClassVar[bool] = False
 
     def decide(self, payloads: list[dict[str, Any]], *, needed: int, settings: dict[str, Any]) -> GoldDecision:
@@ -167,11 +167,15 @@ class ExactMajorityRule(GoldRule):
 
 
 DAWID_SKENE = "dawid_skene"
+MACE = "mace"
+#: Gold rules that fit a model of the annotators to every item at once (applied by
+#: :mod:`annotation.gold.services`), with the name their errors use.
+MODEL_RULES = {DAWID_SKENE: "Dawid–Skene", MACE: "MACE"}
 #: Part of the gold's stored state (``annotation.models.GoldState``): raise it with any change to what a rule
 #: decides, so that gold decided by the old code is computed again by the next release.
-RULES_VERSION = 1
+RULES_VERSION = 2
 #: Rules a project may pick instead of its task's default (``options["gold_rule"]``).
-ALTERNATIVE_RULES = (DAWID_SKENE,)
+ALTERNATIVE_RULES = (DAWID_SKENE, MACE)
 
 
 def rule_for(slug: str) -> GoldRule:

@@ -39,12 +39,12 @@ from ..services import ServiceError
 from ..task_types import PayloadError
 from ..webhooks import services as webhooks
 from . import selectors
-from .rules import DAWID_SKENE, RULES_VERSION, GoldDecision, GoldRule, rule_for
+from .rules import MACE, MODEL_RULES, RULES_VERSION, GoldDecision, GoldRule, rule_for
 
 #: New gold rows written at a time while the rule streams over the items.
 _WRITE_BATCH = 5000
-#: Dawid–Skene posteriors below this leave the item to a person.
-DAWID_SKENE_MIN_POSTERIOR = 0.5
+#: Posteriors of an annotator model (Dawid–Skene, MACE) below this leave the item to a person.
+MODEL_MIN_POSTERIOR = 0.5
 
 
 def gold_settings(project: Project) -> dict[str, Any]:
@@ -89,11 +89,11 @@ def _payloads(project: Project, item_ids: list[int] | None = None) -> dict[int, 
     return dict(_payload_groups(project, item_ids))
 
 
-def _dawid_skene_decisions(rule: GoldRule, grouped: dict[int, list[dict[str, Any]]], annotators: dict[int, list[int]],
-                           needed: int) -> dict[int, GoldDecision]:
-    import numpy as np  # only this rule needs it; keeps the URL configuration light
-
-    from .dawid_skene import dawid_skene
+def _model_decisions(model: str, rule: GoldRule, grouped: dict[int, list[dict[str, Any]]],
+                     annotators: dict[int, list[int]], needed: int) -> dict[int, GoldDecision]:
+    """Fit an annotator model (Dawid–Skene or MACE) to every item at once; each item's detail keeps the
+    posterior of every label (a release's soft labels) and the model's estimate of each of its annotators."""
+    import numpy as np  # only these rules need it; keeps the URL configuration light
 
     field = getattr(rule, "field", "label")
     item_ids = sorted(grouped)
@@ -108,21 +108,32 @@ def _dawid_skene_decisions(rule: GoldRule, grouped: dict[int, list[dict[str, Any
                 matrix[i, column[annotator]] = code[str(payload[field])]
     if not len(item_ids) or len(classes) < 2:
         return {}
-    fit = dawid_skene(matrix, len(classes))
-    accuracy = dict(zip(people, fit.accuracy().round(4).tolist(), strict=True))
+    if model == MACE:
+        from .mace import mace
+
+        fit = mace(matrix, len(classes))
+        posteriors, estimate_key, estimates = fit.posteriors, "annotator_competence", fit.competence
+    else:
+        from .dawid_skene import dawid_skene
+
+        ds = dawid_skene(matrix, len(classes))
+        posteriors, estimate_key, estimates = ds.posteriors, "annotator_accuracy", ds.accuracy()
+    by_person = dict(zip(people, estimates.round(4).tolist(), strict=True))
+    rounded = posteriors.round(6).tolist()
     decisions = {}
     for i, item_id in enumerate(item_ids):
-        best = int(fit.posteriors[i].argmax())
-        posterior = float(fit.posteriors[i, best])
+        best = int(posteriors[i].argmax())
+        posterior = float(posteriors[i, best])
         detail = {"posterior": round(posterior, 6), "annotations": len(grouped[item_id]),
-                  "annotator_accuracy": {str(a): accuracy[a] for a in annotators[item_id]}}
+                  "posteriors": dict(zip(classes, rounded[i], strict=True)),
+                  estimate_key: {str(a): by_person[a] for a in annotators[item_id]}}
         if len(grouped[item_id]) < needed:
-            decisions[item_id] = GoldDecision(None, GoldStatus.INCOMPLETE, DAWID_SKENE, detail)
-        elif posterior < DAWID_SKENE_MIN_POSTERIOR:
-            detail["reason"] = f"posterior {posterior:.2f} below {DAWID_SKENE_MIN_POSTERIOR}"
-            decisions[item_id] = GoldDecision(None, GoldStatus.NEEDS_ADJUDICATION, DAWID_SKENE, detail)
+            decisions[item_id] = GoldDecision(None, GoldStatus.INCOMPLETE, model, detail)
+        elif posterior < MODEL_MIN_POSTERIOR:
+            detail["reason"] = f"posterior {posterior:.2f} below {MODEL_MIN_POSTERIOR}"
+            decisions[item_id] = GoldDecision(None, GoldStatus.NEEDS_ADJUDICATION, model, detail)
         else:
-            decisions[item_id] = GoldDecision({field: classes[best]}, GoldStatus.RESOLVED, DAWID_SKENE, detail)
+            decisions[item_id] = GoldDecision({field: classes[best]}, GoldStatus.RESOLVED, model, detail)
     return decisions
 
 
@@ -174,17 +185,19 @@ def _decide_all(project: Project, rule: GoldRule, settings: dict[str, Any], need
     excluded = _excluded_ids(project)
     decisions: dict[int, GoldDecision] = {}
     groups = _payload_groups(project)
-    if settings.get("gold_rule") == DAWID_SKENE:
+    model = settings.get("gold_rule")
+    if model in MODEL_RULES:
         grouped = dict(groups)  # the model is fitted on every item at once
         groups = iter(grouped.items())
         if not rule.categorical:
-            raise ServiceError(f"Dawid–Skene applies to categorical tasks, not {project.task_type}", field="gold_rule")
+            raise ServiceError(f"{MODEL_RULES[model]} applies to categorical tasks, not {project.task_type}",
+                               field="gold_rule")
         annotators: dict[int, list[int]] = defaultdict(list)
         for item_id, annotator in (Annotation.objects.filter(item__project=project)
                                    .order_by("item_id", "created_at").values_list("item_id", "annotator_id")):
             annotators[item_id].append(annotator)
-        decisions = _dawid_skene_decisions(rule, {i: p for i, p in grouped.items() if i not in excluded},
-                                           annotators, needed)
+        decisions = _model_decisions(model, rule, {i: p for i, p in grouped.items() if i not in excluded},
+                                     annotators, needed)
     # COPY on PostgreSQL (executemany on SQLite), a batch at a time: bulk_create quoted every value into the
     # SQL on the client, which cost more than the rest of a first release's gold. (numpy comes with it:
     # imported here, not with the URL configuration.)
@@ -235,7 +248,7 @@ def _json(text: str | None) -> Any:
 def gold_for_item(item: Item) -> GoldLabel:
     """The item's gold label, (re)computed by the rule unless a person decided it."""
     project = item.project
-    if gold_settings(project).get("gold_rule") == DAWID_SKENE:
+    if gold_settings(project).get("gold_rule") in MODEL_RULES:
         gold_compute(project)  # the model is fitted on the whole project
         return GoldLabel.objects.get(item=item)
     with transaction.atomic():

@@ -62,10 +62,14 @@ def _row_writers(folder: Path, split: str, schema: FlatSchema, formats: Iterable
 
 
 def write_split(folder: Path, task_slug: str, split: str, records: Iterable[dict[str, Any]],
-                formats: Iterable[str]) -> list[WrittenFile]:
-    """Write one split in every requested format, streaming the records once."""
+                formats: Iterable[str], *, schema: FlatSchema | None = None) -> list[WrittenFile]:
+    """Write one split in every requested format, streaming the records once. A ``schema`` other than the
+    task's own adds columns (soft labels) to the flat rows only: the fields it adds beyond the task's columns
+    are taken off each record before the KLUE and standard writers see it."""
     formats = list(formats)
-    schema = flat_schema(task_slug)
+    own = flat_schema(task_slug)
+    added = [] if schema is None else [name for name in schema.names if name not in own.names]
+    schema = schema or own
     writers = _row_writers(folder, split, schema, formats)
     standard = record_writers(folder, task_slug, split, formats)
 
@@ -75,6 +79,8 @@ def write_split(folder: Path, task_slug: str, split: str, records: Iterable[dict
                 row = schema.row(record, split)
                 for writer in writers:
                     writer.write(row)
+            if added:
+                record = {key: value for key, value in record.items() if key not in added}
             for other in standard:
                 other.write(record)
             yield record

@@ -34,6 +34,9 @@ class Command(BaseCommand):
         parser.add_argument("--no-agreement", action="store_true", help="skip computing the agreement report")
         parser.add_argument("--check-margin", type=float, default=None,
                             help="points the baseline must beat the trivial baseline by (default: the check's own)")
+        parser.add_argument("--soft-labels", action="store_true",
+                            help="add each item's label votes and the annotator model's posteriors (tc, nli, re) "
+                                 "to the JSONL, CSV and Parquet files")
         parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -51,7 +54,8 @@ class Command(BaseCommand):
             release = services.release_build(
                 project, version=options["version"], splits=options["splits"], seed=options["seed"],
                 keep_splits=options["keep_splits"], formats=options["format"], out=options["out"],
-                agreement=not options["no_agreement"], check_margin=options["check_margin"], progress=progress,
+                agreement=not options["no_agreement"], check_margin=options["check_margin"],
+                soft_labels=options["soft_labels"], progress=progress,
             )
         except ServiceError as error:
             raise CommandError(error.message) from None
