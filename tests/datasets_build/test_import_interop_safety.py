@@ -296,3 +296,45 @@ def test_an_empty_doccano_label_list_stays_a_label_into_the_next_release(tmp_pat
 def test_in_a_doccano_zip_an_empty_list_is_no_label_since_doccano_writes_every_example_to_every_member():
     assert _import("empty-zip", DATA / "doccano_markup_text.zip", "doccano")["created"] == {"items": 2,
                                                                                              "annotations": 1}
+
+
+# -- findings 4 and 7 through the real tools: their exports of a Goldset release ---------------------------------
+
+#: ``goldset_release_ner_tricky.jsonl`` (03639's released line, markup-like text, a sentence with no entities), as
+#: the real doccano 1.8.4 and Label Studio 1.23.2 gave it back (tests/data/interop/README.md).
+TRICKY = {"klue-ner-v1_dev_03639": ("19, 20기:QT>로가면서 실망했지만 21기에서 다시회복!시로랑 춤출때 졸귀♥",
+                                    [{"start": 0, "end": 2, "type": "QT"}, {"start": 22, "end": 25, "type": "QT"},
+                                     {"start": 33, "end": 35, "type": "PS"}]),
+          "markup-1": (MARKUP_TEXT, [{"start": 7, "end": 12, "type": "LC"}]),
+          "markup-2": ("오늘은 아무 일도 없었다.", [])}
+
+
+def _doccano_member(tmp_path: Path) -> Path:
+    """The ``admin.jsonl`` of doccano's ZIP, unzipped as a user would."""
+    path = tmp_path / "admin.jsonl"
+    with zipfile.ZipFile(DATA / "doccano_real_roundtrip_ner.zip") as archive:
+        assert archive.namelist() == ["admin.jsonl"]
+        path.write_bytes(archive.read("admin.jsonl"))
+    return path
+
+
+@pytest.mark.parametrize(("source", "fmt", "labelled"), [
+    ("labelstudio_real_roundtrip_ner.json", "labelstudio", set(TRICKY)),
+    ("admin.jsonl", "doccano", set(TRICKY)),
+    # doccano's ZIP writes an example nobody labelled with "label": [] too: the empty list there is no label.
+    ("doccano_real_roundtrip_ner.zip", "doccano", set(TRICKY) - {"markup-2"}),
+])
+def test_the_real_tools_exports_of_a_release_come_back_with_every_sentence_and_span(source, fmt, labelled, tmp_path):
+    path = _doccano_member(tmp_path) if source == "admin.jsonl" else DATA / source
+    result = _import("real", path, fmt)
+    assert result["errors"] == [] and result["created"] == {"items": 3, "annotations": len(labelled)}
+    items = {item.external_id: item for item in Item.objects.filter(project__slug="real")}
+    assert {guid: item.payload for guid, item in items.items()} == {
+        guid: {"sentence": text} for guid, (text, _) in TRICKY.items()}
+    assert _entities("real") == {TRICKY[guid][0]: TRICKY[guid][1] for guid in labelled}
+    folder = _release("real", "doccano", tmp_path / "out", "--splits 1.0,0.0")
+    released = {json.loads(line)["guid"]: json.loads(line)
+                for path in (folder / "doccano").glob("*.jsonl") for line in path.read_text("utf-8").splitlines()}
+    assert released == {guid: {"text": TRICKY[guid][0], "guid": guid,
+                               "label": [[e["start"], e["end"], e["type"]] for e in TRICKY[guid][1]]}
+                        for guid in labelled}
