@@ -4,22 +4,17 @@ page, with options that cannot change once annotation has started locked, and ev
 from __future__ import annotations
 
 import html
-from typing import Any
 
 import pytest
-from django import forms
-from django.urls import reverse
 
 from annotation import services
-from annotation.forms import ProjectSettingsForm
 from annotation.models import Annotation, AuditEvent, Project, Role
+from tests.annotation.settings_form import manager_of, posted, settings_url
 from tests.builders import client_for
 
 pytestmark = pytest.mark.django_db
 
 
-def manager_of(project: Project):
-    return project.memberships.get(role=Role.MANAGER).user
 
 
 def test_a_null_label_schema_is_a_field_error_not_a_database_failure(api, make_project):
@@ -45,23 +40,8 @@ def test_the_service_refuses_a_null_label_schema_with_a_field_error(make_project
 # -- the settings page ---------------------------------------------------------------------------------------
 
 
-def settings_url(project: Project) -> str:
-    return reverse("annotation:project-settings", args=[project.pk])
 
 
-def posted(project: Project, **changes: Any) -> dict[str, Any]:
-    """What the page posts when the manager changes ``changes`` and leaves the rest as shown."""
-    form = ProjectSettingsForm(project=project, locks=services.project_locks(project))
-    data: dict[str, Any] = {}
-    for name, field in form.fields.items():
-        value = form[name].value()
-        if isinstance(field.widget, forms.CheckboxInput):
-            if value:
-                data[name] = "on"
-        elif value is not None:
-            data[name] = value
-    data.update(changes)
-    return {k: v for k, v in data.items() if v is not False}
 
 
 def test_the_page_shows_every_option_and_the_locked_task_type_in_korean(make_project):

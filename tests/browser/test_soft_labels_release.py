@@ -12,7 +12,7 @@ import pytest
 from annotation import services as annotation_services
 from annotation.models import Annotation
 from exports.models import Release, ReleaseStatus
-from tests.gold.test_mace import simulated
+from tests.gold.simulated import simulated
 
 from .conftest import PASSWORD, SCREENSHOTS, sign_in
 

@@ -14,7 +14,7 @@ from annotation import services as annotation_services
 from annotation.models import Annotation, GoldLabel
 from exports.models import Release
 from tests.builders import build_release as build
-from tests.gold.test_mace import simulated
+from tests.gold.simulated import simulated
 
 pytestmark = pytest.mark.django_db
 
