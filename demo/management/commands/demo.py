@@ -13,9 +13,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
+from django.test.utils import override_settings
 
 from annotation import selectors, services
 from annotation.models import Project, Role, User
@@ -72,7 +74,13 @@ class Command(BaseCommand):
         if not options["no_serve"]:
             self.stdout.write(f"\nServing Goldset at http://{options['addrport']}/ (Ctrl-C to stop)")
             self._sign_in()
-            call_command("runserver", options["addrport"], use_reloader=False)
+            # Served as users meet it, not as a developer's console: without DEBUG the 403, 404 and 500 pages are
+            # Goldset's own, in the reader's language. Static files then come from the apps through WhiteNoise
+            # (no collectstatic, no hashed names), as DEBUG would have served them.
+            static = {**settings.STORAGES,
+                      "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
+            with override_settings(DEBUG=False, WHITENOISE_USE_FINDERS=True, STORAGES=static):
+                call_command("runserver", options["addrport"], use_reloader=False)
         elif not options["json"]:
             self._sign_in()
 
