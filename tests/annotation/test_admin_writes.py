@@ -21,10 +21,12 @@ READ_ONLY = {
     "annotation.Assignment", "annotation.QueueSlot", "annotation.Annotation", "annotation.Suggestion",
     "annotation.Flag", "annotation.Membership", "annotation.AuditEvent", "annotation.GoldLabel",
     "annotation.Adjudication", "datasets_build.ImportJob", "datasets_build.NearDuplicate", "exports.Release",
-    "exports.ReleaseFile", "exports.SuggesterRun", "exports.RaterId", "exports.ReleaseSplits",
+    "exports.ReleaseFile", "exports.SuggesterRun", "exports.RaterId", "exports.ReleaseSplits", "exports.ReleaseItems",
+    "annotation.WebhookDelivery", "annotation.WebhookAttempt",
 }
 #: Derived or asked-for-again rows: view and delete only.
-VIEW_AND_DELETE = {"annotation.GuidelineAcknowledgement", "annotation.AgreementReport", "annotation.GoldState"}
+VIEW_AND_DELETE = {"annotation.GuidelineAcknowledgement", "annotation.AgreementReport", "annotation.GoldState",
+                   "annotation.WebhookEndpoint"}
 #: Edited in the admin, without deletion (users are deactivated; projects and guideline versions are history).
 NO_DELETE = {"annotation.User", "annotation.Project", "annotation.Guideline"}
 #: Plain rows no service keeps consistent with others.
