@@ -3,6 +3,8 @@ bulk, and simulated labels of chosen accuracy."""
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 from annotation.models import Annotation, Guideline, Item, User
@@ -19,8 +21,9 @@ def guideline_version(project, version: int) -> Guideline:
 def bulk_annotations(project, labels: np.ndarray, users: list[User], *, guideline: Guideline | None = None,
                      prefix: str = "i", score: bool = False) -> list[Item]:
     """One item per row of ``labels`` (items × users; -1: that user did not annotate it)."""
-    items = Item.objects.bulk_create([Item(project=project, external_id=f"{prefix}{n}", payload={"title": f"제목 {n}"},
-                                           content_hash=f"{prefix}{n:063d}") for n in range(len(labels))])
+    items = Item.objects.bulk_create([
+        Item(project=project, external_id=f"{prefix}{n}", payload={"title": f"제목 {n}"},
+             content_hash=hashlib.sha256(f"{prefix}{n}".encode()).hexdigest()) for n in range(len(labels))])
     items = list(Item.objects.filter(project=project, external_id__startswith=prefix).order_by("id"))
     Annotation.objects.bulk_create([
         Annotation(item=item, annotator=user, stage="label", seconds_spent=5.0, guideline=guideline,

@@ -49,7 +49,7 @@ def _release(api: Callable, team: dict[str, Any], version: str, capture: Callabl
     assert release["status"] not in ("error", "building"), release["error"]
     labels = {}
     for file in api(manager).get(f"{base}{release['id']}/files/").data:
-        if file["path"].endswith(".jsonl"):
+        if file["path"].startswith("jsonl/"):  # the data files (not the changelog, changes.jsonl)
             body = b"".join(api(manager).get(f"{base}{release['id']}/files/{file['id']}/").streaming_content)
             labels.update((r["guid"], r["label"]) for r in map(json.loads, body.splitlines()))
     return labels
