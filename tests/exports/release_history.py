@@ -106,3 +106,11 @@ def planted(make_project, make_user, tmp_path):
     second = build_kept(project, "1.1.0", tmp_path, agreement=False)
     return {"project": project, "manager": manager, "first": first, "second": second, "moved": moved.pk,
             "copy": copy.pk, "near": near.pk, "unrelated": unrelated.pk}
+
+
+def data_files(folder: Path) -> dict[str, bytes]:
+    """Every data file (not the manifest, card or sums, which name the version, nor the changelog, which the
+    project's first release has not) by path."""
+    skip = {"manifest.json", "README.md", "SHA256SUMS", "CHANGES.md", "changes.jsonl"}
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name not in skip}

@@ -20,16 +20,11 @@ from exports import selectors, services
 from exports.models import ImmutableReleaseError, Release, ReleaseFile, ReleaseStatus
 from tests.builders import build_release as build
 from tests.builders import load_records, sample_records
+from tests.exports.release_history import data_files
 
 pytestmark = pytest.mark.django_db
 
 
-def data_files(folder: Path) -> dict[str, bytes]:
-    """Every data file (not the manifest, card or sums, which name the version, nor the changelog, which the
-    project's first release has not) by path."""
-    skip = {"manifest.json", "README.md", "SHA256SUMS", "CHANGES.md", "changes.jsonl"}
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and p.name not in skip}
 
 
 @pytest.mark.parametrize("slug", slugs())

@@ -14,6 +14,7 @@ from annotation import services as annotation_services
 from annotation.models import Annotation, GoldLabel
 from exports.models import Release
 from tests.builders import build_release as build
+from tests.exports.release_history import data_files
 from tests.gold.simulated import simulated
 
 pytestmark = pytest.mark.django_db
@@ -46,10 +47,6 @@ def jsonl_rows(folder: Path) -> list[dict]:
             for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def data_files(folder: Path) -> dict[str, bytes]:
-    skip = {"manifest.json", "README.md", "SHA256SUMS"}
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and p.name not in skip}
 
 
 @pytest.mark.parametrize("rule", ["mace", "dawid_skene"])
