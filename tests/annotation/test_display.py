@@ -36,7 +36,7 @@ def test_choices_unknown_identifiers_and_unknown_sentences():
         assert display.display_message("something new") == "something new"                # reports it
         assert display.display_message("computing coefficients") == "계수 계산 중"
         assert display.value_text({"selection": "all matching kind=pii"}) == (
-            "선택: 검수 대기열에서 ‘개인정보’ 신고가 있는 모든 항목")
+            "선택 범위: 검수 대기열에서 ‘개인정보’ 신고가 있는 모든 항목")
         assert display.display_name("level", None) == ""
 
 

@@ -161,7 +161,7 @@ def test_language_switch_and_all_tabs_fit_at_1366(browser, live_server, seed, lo
         english, korean = (switch.locator(f"button[value={code}]").bounding_box() for code in ("en", "ko"))
         assert korean["x"] - (english["x"] + english["width"]) >= 6
         tabs = page.locator("nav.tabs a")
-        assert tabs.count() == 13
+        assert tabs.count() == 14
         nav = page.locator("nav.tabs")
         assert nav.evaluate("n => n.scrollWidth <= n.clientWidth")
         rows = {round(tabs.nth(i).bounding_box()["y"]) for i in range(tabs.count())}
