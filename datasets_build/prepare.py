@@ -582,8 +582,10 @@ class _Processes:
             raise self.died() from None
 
     def died(self) -> WorkerDied:
-        for process in self._processes:  # the executor stops the others (SIGTERM): their exit codes follow soon
-            process.join(timeout=1)
+        # The executor stops the others (SIGTERM): their exit codes follow soon. The wait is generous because a
+        # busy machine can take more than a second to reap them, and without a code the reason says less.
+        for process in self._processes:
+            process.join(timeout=5)
         codes = sorted((p.exitcode for p in self._processes if p.exitcode),
                        key=lambda code: code == -signal.SIGTERM)
         return WorkerDied(codes[0] if codes else None, self.which)
