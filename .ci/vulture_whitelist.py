@@ -1,5 +1,6 @@
 """Names the dead-code check (.ci/dead_code.py) cannot see used, each with who uses it."""
 
+from annotation.api.schema_hooks import nullable_any
 from annotation.services import suggestions_clear
 from annotation.tasks import load_agreement_report
 from config.client_ip import client_ip
@@ -10,6 +11,7 @@ from exports.selectors import item_release_refusal
 
 USED_BY_NAME = (
     load_agreement_report,  # Celery's worker_process_init signal calls it in every worker process
+    nullable_any,  # SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"] names it
     suggestions_clear,  # run from the Django shell to withdraw every suggestion (docs/assist.md)
     client_ip,  # settings.AXES_CLIENT_IP_CALLABLE names it
     csrf_failure,  # settings.CSRF_FAILURE_VIEW names it

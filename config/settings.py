@@ -239,6 +239,8 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # The payloads Goldset POSTs to a project's webhook endpoints (OpenAPI 3.1 ``webhooks``).
     "OAS_VERSION": "3.1.0",
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
+                             "annotation.api.schema_hooks.nullable_any"],
     "ENUM_NAME_OVERRIDES": {"WebhookEventEnum": "annotation.webhooks.models.WebhookEvent"},
     "WEBHOOKS": [f"annotation.webhooks.schema.{event}" for event in (
         "IMPORT_FINISHED", "IMPORT_FAILED", "RELEASE_BUILT", "RELEASE_PUBLISHED", "AGREEMENT_READY",
