@@ -338,11 +338,11 @@ def test_an_export_of_approved_examples_keeps_a_confirmed_sentence_with_no_entit
 
 
 def test_without_the_option_a_doccano_zip_keeps_only_the_labels_it_shows(tmp_path):
-    for slug, name, extra, annotations in (("full", "doccano_ner_all.zip", (), 2),
-                                           ("approved-off", "doccano_ner_approved.zip", (), 2),
-                                           ("approved-on", "doccano_ner_approved.zip", ("--approved-only",), 3)):
+    for slug, name, extra, labelled in (("full", "doccano_ner_all.zip", (), 2),
+                                        ("approved-off", "doccano_ner_approved.zip", (), 2),
+                                        ("approved-on", "doccano_ner_approved.zip", ("--approved-only",), 3)):
         result = _import(slug, DATA / name, "doccano", *extra)
-        assert result["errors"] == [] and result["created"] == {"items": 3, "annotations": annotations}, slug
+        assert result["errors"] == [] and result["created"] == {"items": 3, "annotations": labelled}, slug
     assert _entities("approved-on", "kim")["오늘은 아무 일도 없었다."] == []
     assert "오늘은 아무 일도 없었다." not in _entities("approved-off")
     folder = _release("approved-on", "doccano", tmp_path / "out", "--splits 1.0,0.0")
