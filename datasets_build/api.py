@@ -39,7 +39,8 @@ class ImportListView(ProjectScoped, APIView):
         job = services.import_job_create(
             project=self.project, upload=data["file"], file_name=data["file"].name, fmt=data["format"],
             user=request.user, source=data["source"], license=data["license"], pii=data["pii"],
-            encoding=data["encoding"], duplicates=data["duplicates"], ontology=data.get("ontology"),
+            encoding=data["encoding"], duplicates=data["duplicates"], approved_only=data["approved_only"],
+            ontology=data.get("ontology"),
             ontology_file_name=data["ontology"].name if data.get("ontology") else "",
         )
         return Response(ImportJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)

@@ -29,9 +29,20 @@ class ImportForm(forms.Form):
                                                                ("utf-8", "UTF-8"), ("cp949", "CP949 / EUC-KR")])
     duplicates = forms.ChoiceField(label=_("Exact duplicates"), choices=[("skip", _("Skip and report")),
                                                                          ("refuse", _("Refuse the file"))])
+    approved_only = forms.BooleanField(
+        label=_("doccano: approved examples only"), required=False,
+        help_text=_("The doccano export was made with “Export only approved documents”. An example there with no "
+                    "labels was confirmed by its annotator, so it is imported as labelled with nothing."))
     ontology = forms.FileField(label=_("Ontology (dialogue state tracking only)"), required=False,
                                help_text=_("The ontology file the dialogues come with, e.g. wos-v1.1_ontology.json: "
                                            "it becomes the project's ontology, and its releases ship it."))
+
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("approved_only") and data.get("format") != ImportFormat.DOCCANO:
+            self.add_error("approved_only", _("Only a doccano export has approved examples."))
+        return data
 
 
 class ReviewForm(forms.Form):

@@ -170,11 +170,18 @@ def _records(examples: dict[str, Example], task_slug: str) -> Iterator[tuple[int
 # -- doccano ------------------------------------------------------------------------------------
 
 
-def iter_doccano(path: Path, task_slug: str) -> Iterator[tuple[int, dict[str, Any]] | RecordError]:
+def iter_doccano(path: Path, task_slug: str, *, approved_only: bool = False
+                 ) -> Iterator[tuple[int, dict[str, Any]] | RecordError]:
     """doccano 1.x's JSONL export. doccano's ZIP holds one ``<username>.jsonl`` per project member (each
     file's labels are that member's), or ``all.jsonl`` for a project with collaborative annotation (labels
     merged: the corpus's, no annotator), as does a single JSONL file. A line longer than the record limit is
-    an error naming it, skipped unread; a ZIP that would expand past its limits is refused unopened."""
+    an error naming it, skipped unread; a ZIP that would expand past its limits is refused unopened.
+
+    doccano 1.8.4 records that an annotator finished an example by its state (*confirmed*), not in the labels:
+    its export writes every example into every member's file, labelled or not, unless "Export only approved
+    documents" is ticked, when a member's file holds only the examples that member confirmed
+    (``data_export.models.ExportedExampleManager.confirmed``). So in a ZIP an empty ``label`` list is a
+    sentence labelled with no entities only when the export was of approved examples (``approved_only``)."""
     _check_task(task_slug, "doccano")
     examples: dict[str, Example] = {}
     errors: list[RecordError] = []
@@ -197,7 +204,7 @@ def iter_doccano(path: Path, task_slug: str) -> Iterator[tuple[int, dict[str, An
                     with archive.open(member) as raw:
                         _doccano_lines(io.TextIOWrapper(raw, encoding="utf-8-sig", newline=""), limit,
                                        f"{member.filename}:", author, task_slug, examples, errors,
-                                       empty_is_label=False)
+                                       empty_is_label=approved_only)
                 except (zipfile.BadZipFile, EOFError, zlib.error) as error:
                     raise FatalReadError(0, member.filename, f"the ZIP file is damaged ({error})") from None
     else:
@@ -275,9 +282,9 @@ def _doccano_lines(stream: IO[str], limit: int, where: str, author: str, task_sl
 def _doccano_example(value: Any, line_no: int, where: str, author: str, task_slug: str,
                      examples: dict[str, Example], empty_is_label: bool) -> None:
     """Add a line's example and its labels. doccano writes every example into every file of its ZIP, labelled
-    or not, so there an empty ``label`` list is no label; a JSONL file on its own (Goldset's doccano release, a
-    file written for doccano's import) gives labels as they are, and ``"label": []`` is a sentence labelled
-    with no entities (``empty_is_label``)."""
+    or not, so there an empty ``label`` list is no label unless the export holds approved examples only; a JSONL
+    file on its own (Goldset's doccano release, a file written for doccano's import) gives labels as they are.
+    Where ``empty_is_label``, ``"label": []`` is a sentence labelled with no entities."""
     def fail(path: str, message: str) -> RecordError:
         return RecordError(line_no, where + path, message)
 
@@ -471,7 +478,7 @@ def _labelstudio_author(completed_by: Any) -> str:
     return f"user{completed_by}"
 
 
-#: Readers of the ``--format`` names this module serves.
-READERS: dict[str, Callable[[Path, str], Iterator[tuple[int, dict[str, Any]] | RecordError]]] = {
+#: Readers of the ``--format`` names this module serves (``approved_only`` is doccano's alone).
+READERS: dict[str, Callable[..., Iterator[tuple[int, dict[str, Any]] | RecordError]]] = {
     "doccano": iter_doccano, "labelstudio": iter_labelstudio,
 }

@@ -116,7 +116,7 @@ class ImportPipeline:
 
     def __init__(
         self, *, project: Project, path: Path, fmt: str, source: Source, policy: PiiPolicy,
-        encoding: str = "auto", duplicates: str = "skip",
+        encoding: str = "auto", duplicates: str = "skip", approved_only: bool = False,
         on_progress: Callable[[Progress], None] | None = None,
     ) -> None:
         if fmt not in FORMATS:
@@ -132,6 +132,7 @@ class ImportPipeline:
         self.policy = policy
         self.encoding = encoding
         self.duplicates = duplicates
+        self.approved_only = approved_only
         self.on_progress = on_progress
         self.outcome = PipelineOutcome()
         self._users: dict[str, User] = {}
@@ -252,7 +253,8 @@ class ImportPipeline:
         elif self.fmt in INTEROP_READERS:
             if self.encoding not in ("auto", "utf-8"):
                 raise FatalReadError(0, "encoding", f"{self.fmt} exports are UTF-8; import them with encoding auto")
-            yield from INTEROP_READERS[self.fmt](self.path, self.task.slug)
+            options = {"approved_only": self.approved_only} if self.fmt == "doccano" else {}
+            yield from INTEROP_READERS[self.fmt](self.path, self.task.slug, **options)
         else:
             from .klue_formats import iter_klue_records
 

@@ -43,6 +43,10 @@ class ImportCreateSerializer(serializers.Serializer):
                                   default=None)
     encoding = serializers.ChoiceField(choices=["auto", "utf-8", "cp949"], required=False, default="auto")
     duplicates = serializers.ChoiceField(choices=["skip", "refuse"], required=False, default="skip")
+    approved_only = serializers.BooleanField(
+        required=False, default=False,
+        help_text="doccano only: the export was made with \"Export only approved documents\", so an example with "
+                  "no labels there was confirmed by its annotator and is labelled with nothing")
     ontology = serializers.FileField(required=False, help_text="WoS (dst) only: the ontology the dialogues come "
                                                                "with (wos-v1.1_ontology.json); it becomes the "
                                                                "project's, and its releases ship it")

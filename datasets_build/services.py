@@ -102,6 +102,7 @@ def items_import(
     user: User | None = None,
     encoding: str = "auto",
     duplicates: str = "skip",
+    approved_only: bool = False,
     on_progress: Callable[[Progress], None] | None = None,
     ontology: str | Path | None = None,
     ontology_name: str = "",
@@ -110,7 +111,8 @@ def items_import(
 
     ``source``/``license`` name the corpus (SPDX id); ``pii`` overrides the project's PII policy for every
     type (``pseudonymize``, ``detect`` or ``off``); ``duplicates`` is ``skip`` (report exact duplicates and
-    import the rest) or ``refuse`` (an exact duplicate is an error). ``user`` is recorded by the job that
+    import the rest) or ``refuse`` (an exact duplicate is an error). ``approved_only`` says a doccano export
+    was made with "Export only approved documents" (``interop.iter_doccano``). ``user`` is recorded by the job that
     calls this; the import itself needs no user. ``ontology`` is the WoS ontology file the dialogues come with
     (``ontology_name`` what the user calls it): it becomes the project's before the states are read
     (``ontology.py``).
@@ -119,7 +121,7 @@ def items_import(
     schema_before = project.label_schema
     result = ImportResult(project=project)
     try:
-        _check_options(fmt, encoding, duplicates)
+        _check_options(fmt, encoding, duplicates, approved_only)
         policy = resolve_policy(project.options, pii)
     except ValueError as error:
         result.errors = [{"record": 0, "field": "options", "message": str(error)}]
@@ -140,7 +142,8 @@ def items_import(
                 recorded = read_ontology(Path(ontology), ontology_name)
                 changed = ontology_record(project, recorded, ontology_name)
             pipeline = ImportPipeline(project=project, path=path, fmt=fmt, source=result.source, policy=policy,
-                                      encoding=encoding, duplicates=duplicates, on_progress=on_progress)
+                                      encoding=encoding, duplicates=duplicates, approved_only=approved_only,
+                                      on_progress=on_progress)
             outcome = pipeline.run()
             result.summary = outcome.summary
             result.progress = outcome.progress
@@ -208,13 +211,15 @@ def source_ensure(*, name: str, license: str, project: Project, fmt: str, file_n
     return source
 
 
-def _check_options(fmt: str, encoding: str, duplicates: str) -> None:
+def _check_options(fmt: str, encoding: str, duplicates: str, approved_only: bool = False) -> None:
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
     if encoding not in ENCODINGS:
         raise ValueError(f"unknown encoding {encoding!r}; expected one of {', '.join(ENCODINGS)}")
     if duplicates not in DUPLICATE_POLICIES:
         raise ValueError(f"unknown duplicates policy {duplicates!r}; expected one of {', '.join(DUPLICATE_POLICIES)}")
+    if approved_only and fmt != "doccano":
+        raise ValueError(f"approved_only is for doccano exports (\"Export only approved documents\"), not {fmt}")
 
 
 # -- import jobs ----------------------------------------------------------------------------------
@@ -247,13 +252,14 @@ def import_job_create(
     pii: str | None = None,
     encoding: str = "auto",
     duplicates: str = "skip",
+    approved_only: bool = False,
     ontology: IO[bytes] | None = None,
     ontology_file_name: str = "",
 ) -> ImportJob:
     """Store the upload (and the WoS ontology the dialogues come with, checked now) and queue its import (after
     commit); the job's id is what clients poll."""
     try:
-        _check_options(fmt, encoding, duplicates)
+        _check_options(fmt, encoding, duplicates, approved_only)
         resolve_policy(project.options, pii or None)
     except ValueError as error:
         raise ServiceError(str(error), field="options") from None
@@ -264,7 +270,7 @@ def import_job_create(
     stored_ontology = _ontology_upload(project, ontology, ontology_file_name) if ontology is not None else None
     stored = store_upload(upload, file_name)
     options: dict[str, Any] = {"source": source, "license": license, "pii": pii or None, "encoding": encoding,
-                               "duplicates": duplicates}
+                               "duplicates": duplicates, "approved_only": approved_only}
     if stored_ontology is not None:
         options["ontology"] = {"file": Path(ontology_file_name).name, "stored": stored_ontology}
     job = ImportJob.objects.create(project=project, file_name=Path(file_name).name[:255], stored_path=stored,
@@ -335,7 +341,8 @@ def import_job_run(job_id: int, *, on_progress: Callable[[Progress], None] | Non
                 result = items_import(job.project, path, job.format, source=options.get("source") or "",
                                       license=options.get("license") or "", pii=options.get("pii") or None,
                                       user=job.created_by, encoding=options.get("encoding") or "auto",
-                                      duplicates=options.get("duplicates") or "skip", on_progress=on_progress,
+                                      duplicates=options.get("duplicates") or "skip",
+                                      approved_only=bool(options.get("approved_only")), on_progress=on_progress,
                                       ontology=ontology_path, ontology_name=ontology["file"] if ontology else "")
             job.status = ImportStatus.SUCCEEDED if result.ok else ImportStatus.FAILED
             job.records_read = result.progress.read

@@ -40,7 +40,8 @@ def project_import(request: HttpRequest, project_id: int) -> HttpResponse:
             job = services.import_job_create(
                 project=project, upload=data["file"], file_name=data["file"].name, fmt=data["format"],
                 user=request.user, source=data["source"], license=data["license"], pii=data["pii"] or None,
-                encoding=data["encoding"], duplicates=data["duplicates"], ontology=data.get("ontology"),
+                encoding=data["encoding"], duplicates=data["duplicates"], approved_only=data["approved_only"],
+                ontology=data.get("ontology"),
                 ontology_file_name=data["ontology"].name if data.get("ontology") else "",
             )
         except ServiceError as error:

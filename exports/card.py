@@ -98,11 +98,14 @@ _LOADERS: dict[str, tuple[str, dict[str, Any]]] = {
 _DEFAULT_ORDER = ("jsonl", "parquet", "csv", "klue")
 #: ``datasets`` reads a whole folder with one builder, which it infers from the first config's file names
 #: (``datasets.packaged_modules._EXTENSION_TO_MODULE``). A layout can be a config when that builder is the one that
-#: reads it: not KLUE's TSVs (``.tsv``: the CSV builder) nor CoNLL-2003's ``.txt`` (the text builder).
-_INFERRED = {".json": "json", ".jsonl": "json", ".parquet": "parquet", ".csv": "csv", ".conllu": "conll"}
+#: reads it: not KLUE's TSVs (``.tsv``: the CSV builder) nor CoNLL-2003's ``.txt`` (the text builder). Nor CoNLL-U:
+#: a card's config cannot give the CoNLL builder its columns (``datasets`` keeps a config's option only when the
+#: builder's config class has it as a class attribute, and ``ConllConfig.column_names`` is a default-factory field),
+#: so it would read the token column alone.
+_INFERRED = {".json": "json", ".jsonl": "json", ".parquet": "parquet", ".csv": "csv"}
 #: When the layouts need several builders, the folder's configs are those of the builder that reads the most
 #: layouts, first of these on a tie.
-_BUILDER_ORDER = ("json", "parquet", "csv", "conll")
+_BUILDER_ORDER = ("json", "parquet", "csv")
 
 
 def loader(kind: str, task_slug: str) -> tuple[str, dict[str, Any]]:
@@ -122,7 +125,8 @@ def split_files(m: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 
 def folder_configs(m: dict[str, Any]) -> list[str]:
     """The layouts the card's ``configs`` name (the default first): those ``datasets`` reads with the folder's
-    builder. The release's other layouts load with their own builder (:func:`load_call`)."""
+    builder. The release's other layouts load with their own builder (:func:`load_call`); a release of only
+    KLUE's TSVs and CoNLL files has no config."""
     by_builder: dict[str, list[str]] = {}
     for kind, files in split_files(m).items():
         builder = loader(kind, m["task_type"])[0]
@@ -173,18 +177,26 @@ def _header(m: dict[str, Any], schema: FlatSchema) -> list[str]:
 
 def _loading(m: dict[str, Any]) -> list[str]:
     """The card's section on loading the folder with ``datasets``."""
-    configs = folder_configs(m)
-    if not configs:
+    if not split_files(m):
         return []
+    configs = folder_configs(m)
     others = [kind for kind in split_files(m) if kind not in configs]
-    out = ["### Loading with `datasets`", "",
-           f"`datasets.load_dataset(\"<folder>\")` loads the `{configs[0]}` files"
-           + ("; the other layouts it reads by name: "
-              + ", ".join(f'`load_dataset("<folder>", "{kind}")`' for kind in configs[1:]) if configs[1:] else "")
-           + ". A split without records has no file in any layout.", ""]
+    out = ["### Loading with `datasets`", ""]
+    if configs:
+        out += [f"`datasets.load_dataset(\"<folder>\")` loads the `{configs[0]}` files"
+                + ("; the other layouts it reads by name: "
+                   + ", ".join(f'`load_dataset("<folder>", "{kind}")`' for kind in configs[1:])
+                   if configs[1:] else "")
+                + ". A split without records has no file in any layout.", ""]
+    else:
+        out += ["No file name here tells `datasets` the builder that reads it (it would take KLUE's `.tsv` for "
+                "CSV, CoNLL-2003's `.txt` for plain text, and read CoNLL-U's token column alone), so the card "
+                "names no config and `datasets.load_dataset(\"<folder>\")` does not read this folder correctly. "
+                "A split without records has no file in any layout.", ""]
     if others:
-        out += ["`datasets` reads a folder with one builder, so the other layouts load with their own (from "
-                "the release folder, after `from datasets import load_dataset`):", ""]
+        out += [("`datasets` reads a folder with one builder, so the other layouts load with their own"
+                 if configs else "Each layout loads with its builder")
+                + " (from the release folder, after `from datasets import load_dataset`):", ""]
         out += [f"- {kind}: `{load_call(m, kind)}`" for kind in others] + [""]
     return out
 

@@ -42,10 +42,10 @@ def upload(api, make_project, django_capture_on_commit_callbacks):
     project = make_project("ner")
     client = api(project.created_by)
 
-    def run(name: str, content: bytes, fmt: str) -> ImportJob:
+    def run(name: str, content: bytes, fmt: str, **fields: str) -> ImportJob:
         with django_capture_on_commit_callbacks(execute=True):
             response = client.post(f"/api/projects/{project.pk}/imports/", {
-                "file": SimpleUploadedFile(name, content), "format": fmt}, format="multipart")
+                "file": SimpleUploadedFile(name, content), "format": fmt, **fields}, format="multipart")
         assert response.status_code == 202, response.data
         job = ImportJob.objects.get(pk=response.data["id"])
         assert job.status in (ImportStatus.SUCCEEDED, ImportStatus.FAILED), job.status
@@ -296,6 +296,73 @@ def test_an_empty_doccano_label_list_stays_a_label_into_the_next_release(tmp_pat
 def test_in_a_doccano_zip_an_empty_list_is_no_label_since_doccano_writes_every_example_to_every_member():
     assert _import("empty-zip", DATA / "doccano_markup_text.zip", "doccano")["created"] == {"items": 2,
                                                                                              "annotations": 1}
+
+
+#: ``doccano_ner_approved.zip`` and ``doccano_ner_all.zip``: one doccano 1.8.4 project exported with "Export only
+#: approved documents" and without (tests/data/interop/README.md). kim confirmed the first sentence (one entity)
+#: and the second (none); lee the third (one entity).
+APPROVED = {"kim": {"이순신은 1545년 한성에서 태어났다.": [{"start": 0, "end": 3, "type": "PS"}],
+                    "오늘은 아무 일도 없었다.": []},
+            "lee": {"삼성전자는 수원에 본사를 두고 있다.": [{"start": 0, "end": 4, "type": "OG"}]}}
+
+
+def _members(path: Path) -> dict[str, list[dict[str, Any]]]:
+    with zipfile.ZipFile(path) as archive:
+        return {name: [json.loads(line) for line in archive.read(name).decode().splitlines() if line]
+                for name in archive.namelist()}
+
+
+def test_doccano_marks_a_sentence_confirmed_with_no_entities_only_by_exporting_approved_examples():
+    """What doccano 1.8.4 itself writes: the full export gives the confirmed sentence with no entities to every
+    member as ``"label": []``, like any example nobody labelled; the export of approved examples gives each member
+    only the examples that member confirmed."""
+    full, approved = _members(DATA / "doccano_ner_all.zip"), _members(DATA / "doccano_ner_approved.zip")
+    empty = "오늘은 아무 일도 없었다."
+    assert all(any(line["text"] == empty and line["label"] == [] for line in lines) for lines in full.values())
+    assert all(len(lines) == 3 for lines in full.values())
+    assert {name: [line["text"] for line in lines] for name, lines in approved.items() if lines} == {
+        f"{who}.jsonl": list(texts) for who, texts in APPROVED.items()}
+    assert [line["label"] for line in approved["kim.jsonl"] if line["text"] == empty] == [[]]
+
+
+def test_an_export_of_approved_examples_keeps_a_confirmed_sentence_with_no_entities_through_the_api(upload):
+    job = upload("project-1.zip", (DATA / "doccano_ner_approved.zip").read_bytes(), "doccano", approved_only="true")
+    assert job.status == ImportStatus.SUCCEEDED, job.errors
+    assert (job.items_written, job.annotations_written) == (3, 3)
+    assert job.options["approved_only"] is True
+    for who, expected in APPROVED.items():
+        assert _entities(job.project.slug, who) == expected
+    # Released again, the sentence is one labelled with nothing, not left out as unlabelled.
+    item = Item.objects.get(project=job.project, payload__sentence="오늘은 아무 일도 없었다.")
+    assert Annotation.objects.filter(item=item).count() == 1
+
+
+def test_without_the_option_a_doccano_zip_keeps_only_the_labels_it_shows(tmp_path):
+    for slug, name, extra, labelled in (("full", "doccano_ner_all.zip", (), 2),
+                                        ("approved-off", "doccano_ner_approved.zip", (), 2),
+                                        ("approved-on", "doccano_ner_approved.zip", ("--approved-only",), 3)):
+        result = _import(slug, DATA / name, "doccano", *extra)
+        assert result["errors"] == [] and result["created"] == {"items": 3, "annotations": labelled}, slug
+    assert _entities("approved-on", "kim")["오늘은 아무 일도 없었다."] == []
+    assert "오늘은 아무 일도 없었다." not in _entities("approved-off")
+    folder = _release("approved-on", "doccano", tmp_path / "out", "--splits 1.0,0.0")
+    released = [json.loads(line) for path in (folder / "doccano").glob("*.jsonl")
+                for line in path.read_text("utf-8").splitlines()]
+    assert {"text": "오늘은 아무 일도 없었다.", "label": []} in [
+        {key: line[key] for key in ("text", "label")} for line in released]
+
+
+def test_approved_only_is_refused_for_a_format_that_has_no_approved_examples(api, make_project):
+    project = make_project("ner")
+    response = api(project.created_by).post(f"/api/projects/{project.pk}/imports/", {
+        "file": SimpleUploadedFile("tasks.json", (DATA / "labelstudio_ner.json").read_bytes()),
+        "format": "labelstudio", "approved_only": "true"}, format="multipart")
+    assert response.status_code == 400, response.data
+    assert "approved_only is for doccano exports" in json.dumps(response.data)
+    assert not ImportJob.objects.filter(project=project).exists()
+    with pytest.raises(CommandError, match="approved_only is for doccano exports"):
+        _import("ls-approved", DATA / "labelstudio_ner.json", "labelstudio", "--approved-only")
+    assert not Item.objects.filter(project__slug="ls-approved").exists()
 
 
 # -- findings 4 and 7 through the real tools: their exports of a Goldset release ---------------------------------

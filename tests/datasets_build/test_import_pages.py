@@ -85,3 +85,26 @@ def test_the_sources_page_reads_in_korean(imported):
     assert "저작자 표시 필요" in page and "동일조건변경허락" in page and "attribution required" not in page
     assert "<td>인명</td>" in page and "<td>person</td>" not in page
     assert offending_text(page, data=users_data(project)) == []
+
+
+def test_the_import_form_takes_approved_only_for_a_doccano_export_and_refuses_it_for_another_format(
+        make_project, django_capture_on_commit_callbacks):
+    from pathlib import Path
+
+    project = make_project("ner")
+    client = korean(project.created_by)
+    export = (Path(__file__).parents[1] / "data" / "interop" / "doccano_ner_approved.zip").read_bytes()
+    fields = {"pii": "", "encoding": "auto", "duplicates": "skip", "approved_only": "on"}
+    page = client.get(f"/projects/{project.pk}/import/").content.decode()
+    assert "doccano: 승인된 예제만" in page
+    response = client.post(f"/projects/{project.pk}/import/", {
+        "file": SimpleUploadedFile("records.jsonl", b'{"sentence": "x"}\n'), "format": "jsonl", **fields})
+    assert response.status_code == 200 and "승인된 예제는 doccano 내보내기에만 있습니다." in response.content.decode()
+    assert not ImportJob.objects.filter(project=project).exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/projects/{project.pk}/import/", {
+            "file": SimpleUploadedFile("project-1.zip", export), "format": "doccano", **fields})
+    assert response.status_code == 302
+    job = ImportJob.objects.get(project=project)
+    assert job.status == ImportStatus.SUCCEEDED and (job.items_written, job.annotations_written) == (3, 3)
+    assert job.options["approved_only"] is True

@@ -51,16 +51,25 @@ def test_a_release_of_every_format_loads_as_a_folder_and_by_config_even_with_an_
     assert "README.md" in {f["path"] for f in manifest["files"]}
     assert "  README.md" in (folder / "SHA256SUMS").read_text() and not (folder / "dataset_card.md").exists()
 
-    cache = str(tmp_path / "cache")
     present = {"train": splits["train"], "dev": splits["dev"]}
-    loaded = datasets.load_dataset(str(folder), cache_dir=cache)
-    assert rows_by_split(loaded) == present
+    configs = loads_as_the_card_says(folder, slug, formats.split(","), present, tmp_path, monkeypatch)
+    assert configs[0] == "jsonl"
 
+
+def loads_as_the_card_says(folder: Path, slug: str, layouts: list[str], present: dict[str, int], tmp_path: Path,
+                           monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Load the folder as is (its default config), each config by name and each other layout with the card's
+    call, and check every split's size → the card's configs."""
+    cache = str(tmp_path / "cache")
     header = card_header(folder)
-    configs = [c["config_name"] for c in header["configs"]]
-    assert configs[0] == "jsonl" and header["configs"][0]["default"] is True
-    layouts = formats.split(",")
+    configs = [c["config_name"] for c in header.get("configs", [])]
     card = (folder / CARD_NAME).read_text(encoding="utf-8")
+    if configs:
+        assert header["configs"][0]["default"] is True
+        assert rows_by_split(datasets.load_dataset(str(folder), cache_dir=cache)) == rows_by_split(
+            datasets.load_dataset(str(folder), configs[0], cache_dir=cache))
+    else:  # no file name names the builder that reads it: the card says so
+        assert 'does not read this folder correctly' in card
     calls = dict(re.findall(r"^- (\w+): `(load_dataset\(.*\))`$", card, flags=re.MULTILINE))
     # Every layout loads: by config name from the folder, or with the call the card gives for it.
     assert sorted([*configs, *calls]) == sorted(layouts)
@@ -73,6 +82,33 @@ def test_a_release_of_every_format_loads_as_a_folder_and_by_config_even_with_an_
         assert set(loaded) == set(present), kind
         if kind not in ("squad",) and not (kind == "klue" and slug == "mrc"):  # those are rows of passages
             assert rows_by_split(loaded) == present, kind
+            if kind in ("conll", "conllu") or (kind == "klue" and slug in ("ner", "dp")):
+                # A sentence per row, a list per column, the tags beside the tokens.
+                for rows in loaded.values():
+                    assert len(rows.column_names) > 1, (kind, rows.column_names)
+                    assert all(len({len(v) for v in row.values()}) == 1 for row in rows)
+    return configs
+
+
+#: Each layout alone, and KLUE's TSVs beside CoNLL's (no builder ``datasets`` infers reads either).
+ALONE = [(slug, kind) for slug in slugs()
+         for kind in ["klue", "jsonl", "csv", "parquet", *get_task_type(slug).standard_formats]]
+
+
+@pytest.mark.parametrize(("slug", "formats"), [*ALONE, ("ner", "klue,conll"), ("dp", "klue,conllu")])
+def test_a_release_of_one_layout_or_of_klue_and_conll_loads_by_its_config_or_the_cards_call(
+        slug, formats, make_project, tmp_path, monkeypatch):
+    project = make_project(slug)
+    load_records(project, sample_records(slug, 12))
+    folder = Path(build(project, tmp_path / "out", "--version", "1.0.0", "--splits", "0.7,0.3,0", "--format",
+                        formats)["out"])
+    splits = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["splits"]
+    present = {"train": splits["train"], "dev": splits["dev"]}
+    configs = loads_as_the_card_says(folder, slug, formats.split(","), present, tmp_path, monkeypatch)
+    # KLUE's .tsv names the CSV builder, CoNLL-2003's .txt the text one, and a config of CoNLL-U loses its columns.
+    no_config = formats in ("conll", "conllu", "klue,conll", "klue,conllu") or (slug in ("ner", "dp")
+                                                                               and formats == "klue")
+    assert configs == ([] if no_config else [formats])
 
 
 def test_an_empty_squad_split_has_no_file_so_the_squad_v2_scorer_never_divides_by_zero(make_project, tmp_path):

@@ -31,6 +31,9 @@ class Command(BaseCommand):
                             help="one PII action for every type in this import (overrides the project's policy)")
         parser.add_argument("--encoding", choices=["auto", "utf-8", "cp949"], default="auto")
         parser.add_argument("--duplicates", choices=["skip", "refuse"], default="skip")
+        parser.add_argument("--approved-only", action="store_true",
+                            help="doccano only: the export was made with \"Export only approved documents\", so an "
+                                 "example with no labels there was confirmed by its annotator (labelled with nothing)")
         parser.add_argument("--ontology", default=None,
                             help="dst (WoS) only: the ontology file the dialogues come with; it becomes the project's "
                                  "(default for a KLUE file: the wos-v*_ontology.json beside it, if any)")
@@ -56,7 +59,7 @@ class Command(BaseCommand):
             ontology = ontology_beside(path, project.task_type)  # KLUE ships WoS's ontology beside its dialogues
         result = items_import(project, path, options["format"], source=options["source"], license=options["license"],
                               pii=options["pii"], encoding=options["encoding"], duplicates=options["duplicates"],
-                              ontology=ontology)
+                              approved_only=options["approved_only"], ontology=ontology)
         if options["json"]:
             self.stdout.write(json.dumps(result.as_json(), ensure_ascii=False))
         else:
