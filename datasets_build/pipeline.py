@@ -1,18 +1,18 @@
 """The import pipeline: reader → preparer → deduplicator → writer, driven here.
 
 * reader — :mod:`.readers` (JSONL, CSV) or :mod:`.klue_formats` (KLUE files) yield ``(record no, dict)``;
-* preparer — :mod:`.prepare`, one record at a time and in worker processes for a large file: raw DP
-  sentences get their eojeol columns from Kiwi (:mod:`.morph`), the task type's ``parse_record`` splits the
-  record into item payload, meta and imported annotations, ``item_checked`` and ``validate_annotation``
-  check the item and every label, PII is pseudonymized with offset remapping (:mod:`.pii`), toxicity/bias
-  screened (:mod:`.screening`), the content hash and MinHash signature computed;
+* preparer — :mod:`.prepare`, one record at a time and in worker processes for a large file
+  (:mod:`.processes`): raw DP sentences get their eojeol columns from Kiwi (:mod:`.morph`), the task type's
+  ``parse_record`` splits the record into item payload, meta and imported annotations, ``item_checked`` and
+  ``validate_annotation`` check the item and every label, PII is pseudonymized with offset remapping
+  (:mod:`.pii`), toxicity/bias screened (:mod:`.screening`), the content hash and MinHash signature computed;
 * deduplicator — exact duplicates within the file (here, in file order) and against the project (per batch,
   looked up by :mod:`.batch_selectors`);
 * writer — ``COPY`` (PostgreSQL; executemany elsewhere: :mod:`.batch_services` on ``annotation/bulk.py``) in
   batches inside the caller's transaction, in a thread of its own (:mod:`.writer`); each batch given to it is
   indexed for near duplicates (groups: :mod:`.near_duplicates`) here while the writer writes, and the writer
   then writes its groups. A batch whose texts the model screeners still screen (in a process of their own,
-  :class:`.prepare.ModelScreening`) waits for them in the writer, not here.
+  :class:`.processes.ModelScreening`) waits for them in the writer, not here.
 
 All or nothing: after the first bad record nothing more is written, but reading and checking go on so
 the report lists every problem (up to the cap); the caller then rolls the transaction back. Memory is
@@ -43,7 +43,8 @@ from .interop import READERS as INTEROP_READERS
 from .near_duplicates import NearDuplicateIndex
 from .pii import PiiPolicy
 from .pii.redact import redact_message
-from .prepare import Failed, Prepared, RecordPreparer, dedup_key, import_processes, prepared_records
+from .prepare import Failed, Prepared, RecordPreparer, dedup_key
+from .processes import import_processes, prepared_records
 from .readers import FatalReadError, RecordError, iter_csv, iter_jsonl, max_record_chars
 from .writer import BatchWriter, batch_writer
 

@@ -113,7 +113,7 @@ def test_batches_waiting_for_the_model_screeners_do_not_hold_the_import_up(tmp_p
                                                                            monkeypatch):
     """While the model screeners' process loads its models, the batches it must screen wait in the writer: the
     importer checks and indexes the next ones meanwhile (it had waited a second for the analyser)."""
-    from datasets_build import morph, prepare
+    from datasets_build import morph, processes
 
     if connection.vendor != "postgresql":
         pytest.skip("on SQLite the importer waits for each batch's ids")
@@ -134,7 +134,7 @@ def test_batches_waiting_for_the_model_screeners_do_not_hold_the_import_up(tmp_p
     monkeypatch.setattr(morph, "load_analyser", slow_load)  # the screening process is forked after this
     monkeypatch.setattr(pipeline.ImportPipeline, "_finish_screening", spied_finish)
     monkeypatch.setattr(pipeline, "BATCH_SIZE", 50)
-    monkeypatch.setattr(prepare, "CHUNK_SIZE", 10)
+    monkeypatch.setattr(processes, "CHUNK_SIZE", 10)
     settings.GOLDSET_IMPORT_PARALLEL_MIN_MB = 0
     settings.GOLDSET_IMPORT_PROCESSES = 2
     records = titles(600)
