@@ -4,7 +4,7 @@ Workloads (full size): a 100,000-record JSONL file and a 25,000-record one, each
 Celery task path (``import_job_create`` → on commit, the ``run_import`` task → pipeline) with PII pseudonymization,
 toxicity screening, exact and near-duplicate detection on. Each file runs in its own process, so its peak
 RSS is its own; memory that does not grow with the file (100k ≈ 25k) shows the import streams. Files this
-large are prepared in forked worker processes (datasets_build/prepare.py): their CPU time and the largest
+large are prepared in forked worker processes (datasets_build/processes.py): their CPU time and the largest
 worker's peak RSS are reported beside the importer's, and neither may grow with the file either.
 The task runs eagerly in the measuring process (a worker elsewhere would hide its memory). Each process
 first imports a small warm-up file into a project of its own; each size runs ``REPEATS`` times (a fresh
@@ -51,7 +51,7 @@ def _peak_rss_mb(who: int = resource.RUSAGE_SELF) -> float:
 
 
 def _workers_cpu_seconds() -> float:
-    """CPU time of the finished child processes: the import's workers (datasets_build/prepare.py)."""
+    """CPU time of the finished child processes: the import's workers (datasets_build/processes.py)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 

@@ -276,7 +276,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 }
 
 # Imports: files from this size on are prepared (parsed, validated, screened) in worker processes, this many
-# (0: one per core, at most 4); see datasets_build/prepare.py.
+# (0: one per core, at most 4); see datasets_build/processes.py.
 GOLDSET_IMPORT_PARALLEL_MIN_MB = float(os.environ.get("GOLDSET_IMPORT_PARALLEL_MIN_MB", "1"))
 GOLDSET_IMPORT_PROCESSES = int(os.environ.get("GOLDSET_IMPORT_PROCESSES", "0"))
 # The largest record an import reads, in KiB of characters (a JSONL line, a CSV row, a KLUE record or TSV

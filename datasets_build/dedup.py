@@ -329,7 +329,7 @@ class PendingBands:
     up here instead of querying the bands it wrote. They are held for the lookups until this holds ``capacity``
     keys (which bounds its memory: 2**21 keys, 32 MiB), then written if they are not yet and let go; with a
     ``run``, they are also written in sorted runs of that many keys while the import goes on (see
-    ``pipeline.BAND_RUN``), and held still."""
+    ``near_duplicates.BAND_RUN``), and held still."""
 
     def __init__(self, capacity: int = 1 << 21, run: int | None = None) -> None:
         self.capacity = capacity

@@ -13,10 +13,10 @@ from typing import Any
 from annotation.models import Project
 from annotation.services import ScreenedItem, ScreenedWriting, ServiceError
 
+from .batch_services import CORPUS_ANNOTATOR
 from .pii import PiiPolicy, Scrubber, resolve_policy
 from .pii.apply import scrub_writing
 from .pii.redact import redact_message
-from .pipeline import CORPUS_ANNOTATOR
 from .prepare import RecordPreparer, pii_flags, screening_flags
 from .readers import RecordError
 from .screening import ScreenHit, screen_with_models, screen_without_models

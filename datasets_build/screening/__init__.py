@@ -9,7 +9,7 @@ A screener with a model, loaded on first use, also offers ``load()``, which load
 context manager that lets it go afterwards if the block loaded it (see :func:`let_go_after`); it may offer
 ``might_hit(text)``, false when ``screen`` is sure to find nothing in the text, told without the model. A large
 import runs such screeners in a process of their own, on the texts they might hit (see
-``datasets_build.prepare.ModelScreening``).
+``datasets_build.processes.ModelScreening``).
 """
 
 from __future__ import annotations

@@ -239,7 +239,7 @@ def test_bands_written_in_runs_as_the_import_goes_find_the_same_groups(tmp_path,
     bands are in the database before the last batch is, and the groups found are those of an import that held every band
     until it ended — also where the lookups go to the database (a project with items), which then finds the
     bands written and still held twice (once counted)."""
-    from datasets_build import pipeline
+    from datasets_build import near_duplicates, pipeline
 
     monkeypatch.setattr(pipeline, "BATCH_SIZE", 2)
     other = "완전히 다른 두 번째 기사의 제목입니다 정말로"
@@ -250,15 +250,15 @@ def test_bands_written_in_runs_as_the_import_goes_find_the_same_groups(tmp_path,
         for project in (held, runs):
             items_import(project, write(tmp_path / "earlier.jsonl", ["이미 있던 항목 하나와 그 밖의 글자들"]), "jsonl")
     items_import(held, write(tmp_path / "held.jsonl", titles), "jsonl")
-    monkeypatch.setattr(pipeline, "BAND_RUN", 2 * dedup.BANDS)
+    monkeypatch.setattr(near_duplicates, "BAND_RUN", 2 * dedup.BANDS)
     entries: list[list[tuple[int, int]]] = []
-    shared_bands = pipeline._SharedBands
+    shared_bands = near_duplicates._SharedBands
 
     def counted(band_keys, entry_keys, entry_items):
         entries.append(list(zip(entry_keys.tolist(), entry_items.tolist(), strict=True)))
         return shared_bands(band_keys, entry_keys, entry_items)
 
-    monkeypatch.setattr(pipeline, "_SharedBands", counted)
+    monkeypatch.setattr(near_duplicates, "_SharedBands", counted)
     seen_written: list[int] = []
     before = MinHashBand.objects.filter(project=runs).count()
 
@@ -284,10 +284,10 @@ def test_bands_written_in_runs_as_the_import_goes_find_the_same_groups(tmp_path,
 @pytest.mark.django_db
 def test_bands_written_in_runs_go_when_the_import_fails_later(tmp_path, make_project, monkeypatch):
     """All or nothing: the runs written before a bad record are rolled back with the rest of the import."""
-    from datasets_build import pipeline
+    from datasets_build import near_duplicates, pipeline
 
     monkeypatch.setattr(pipeline, "BATCH_SIZE", 2)
-    monkeypatch.setattr(pipeline, "BAND_RUN", 2 * dedup.BANDS)
+    monkeypatch.setattr(near_duplicates, "BAND_RUN", 2 * dedup.BANDS)
     project = make_project("tc")
     path = write(tmp_path / "bad.jsonl", [BASE, BASE + ".", "세 번째로 전혀 관계가 없는 문장이 여기에",
                                           "마지막 줄은 앞의 어느 것과도 닮지 않았다", "다섯 번째 문장도 따로 있다"])

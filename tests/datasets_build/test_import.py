@@ -215,10 +215,10 @@ def test_a_database_error_while_writing_reaches_the_caller_and_nothing_stays(tmp
     transaction then rolls back everything, the batches written before it included."""
     from django.db import DatabaseError
 
-    from datasets_build import pipeline
+    from datasets_build import batch_services, pipeline
 
     monkeypatch.setattr(pipeline, "BATCH_SIZE", 3)
-    original, calls = pipeline.ITEM_ROWS.insert, {"items": 0}
+    original, calls = batch_services.ITEM_ROWS.insert, {"items": 0}
 
     def failing_insert(rows, **kwargs):
         calls["items"] += 1
@@ -226,7 +226,7 @@ def test_a_database_error_while_writing_reaches_the_caller_and_nothing_stays(tmp
             raise DatabaseError("the disk is full")
         return original(rows, **kwargs)
 
-    monkeypatch.setattr(pipeline.ITEM_ROWS, "insert", failing_insert)
+    monkeypatch.setattr(batch_services.ITEM_ROWS, "insert", failing_insert)
     project = make_project("tc")
     path = write_jsonl(tmp_path / "ten.jsonl", [{"guid": f"g-{i}", "title": f"서로 다른 기사 제목 번호 {i}"}
                                                 for i in range(10)])

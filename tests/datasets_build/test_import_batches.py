@@ -11,7 +11,7 @@ import pytest
 from django.db import IntegrityError, OperationalError, connection, transaction
 
 from annotation.models import Flag, Item, Source
-from datasets_build import pipeline, services
+from datasets_build import near_duplicates, pipeline, services
 from datasets_build.models import MinHashBand, NearDuplicate
 from datasets_build.services import items_import
 from tests.builders import nothing_written, write_jsonl
@@ -113,7 +113,7 @@ def test_batches_waiting_for_the_model_screeners_do_not_hold_the_import_up(tmp_p
                                                                            monkeypatch):
     """While the model screeners' process loads its models, the batches it must screen wait in the writer: the
     importer checks and indexes the next ones meanwhile (it had waited a second for the analyser)."""
-    from datasets_build import morph, prepare
+    from datasets_build import morph, processes
 
     if connection.vendor != "postgresql":
         pytest.skip("on SQLite the importer waits for each batch's ids")
@@ -134,7 +134,7 @@ def test_batches_waiting_for_the_model_screeners_do_not_hold_the_import_up(tmp_p
     monkeypatch.setattr(morph, "load_analyser", slow_load)  # the screening process is forked after this
     monkeypatch.setattr(pipeline.ImportPipeline, "_finish_screening", spied_finish)
     monkeypatch.setattr(pipeline, "BATCH_SIZE", 50)
-    monkeypatch.setattr(prepare, "CHUNK_SIZE", 10)
+    monkeypatch.setattr(processes, "CHUNK_SIZE", 10)
     settings.GOLDSET_IMPORT_PARALLEL_MIN_MB = 0
     settings.GOLDSET_IMPORT_PROCESSES = 2
     records = titles(600)
@@ -170,7 +170,7 @@ def test_a_database_failure_while_writing_reaches_the_caller_and_nothing_is_writ
 def test_on_postgresql_the_references_an_import_writes_are_checked_as_its_first_batch_is_written(
         tmp_path, make_project, small_batches, monkeypatch):
     """Not at the commit, where the server would check every row of the import alone after the last batch
-    (pipeline.foreign_keys_checked_as_written): a batch whose items refer to a source that is not there fails
+    (batch_services.foreign_keys_checked_as_written): a batch whose items refer to a source that is not there fails
     as it is written, and no batch is written after it."""
     if connection.vendor != "postgresql":
         pytest.skip("SQLite counts the missing references as it writes and fails the commit")
@@ -192,7 +192,7 @@ def test_on_postgresql_the_references_an_import_writes_are_checked_as_its_first_
 
 @pytest.mark.django_db
 def test_an_import_leaves_the_references_of_the_rest_of_its_transaction_checked_at_the_commit(tmp_path, make_project):
-    """The import checks the references it writes as it writes them (pipeline.foreign_keys_checked_as_written);
+    """The import checks the references it writes as it writes them (batch_services.foreign_keys_checked_as_written);
     afterwards its transaction checks them at the commit again, as Django declares them: a row may refer to
     nothing for a while, if nothing refers to nothing when the transaction commits."""
     project = make_project("tc")
@@ -207,7 +207,7 @@ def test_an_import_leaves_the_references_of_the_rest_of_its_transaction_checked_
 @pytest.mark.django_db
 def test_the_objects_held_before_an_import_sit_out_its_collections_and_only_then(tmp_path, make_project,
                                                                                   small_batches):
-    """pipeline.long_lived_objects_frozen: while the import runs the process's earlier objects are frozen
+    """heap.long_lived_objects_frozen: while the import runs the process's earlier objects are frozen
     (out of the collector's passes); afterwards they are collected as usual again."""
     frozen_during: list[int] = []
     project = make_project("tc")
@@ -255,7 +255,7 @@ def test_a_written_batch_is_indexed_in_the_importers_thread_while_the_writer_wri
     while the writer writes the next batch, and the groups it finds are those of every batch before."""
     import threading
 
-    index = pipeline.ImportPipeline._index_near_duplicates
+    index = near_duplicates.NearDuplicateIndex.index
     write = pipeline.ImportPipeline._write
     indexed: list[tuple[float, bool]] = []
     written: list[tuple[float, bool]] = []
@@ -270,7 +270,7 @@ def test_a_written_batch_is_indexed_in_the_importers_thread_while_the_writer_wri
         written.append((time.monotonic(), threading.current_thread() is threading.main_thread()))
         return ids
 
-    monkeypatch.setattr(pipeline.ImportPipeline, "_index_near_duplicates", spied_index)
+    monkeypatch.setattr(near_duplicates.NearDuplicateIndex, "index", spied_index)
     monkeypatch.setattr(pipeline.ImportPipeline, "_write", spied_write)
     project = make_project("tc")
     records = titles(12)
@@ -287,16 +287,16 @@ def test_a_written_batch_is_indexed_in_the_importers_thread_while_the_writer_wri
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize(("failing", "step", "error"), [
-    ("groups", "_write_groups", OperationalError("server closed the connection unexpectedly")),
-    ("indexing", "_index_near_duplicates", ValueError("a bug")),
+@pytest.mark.parametrize(("failing", "owner", "step", "error"), [
+    ("groups", pipeline.ImportPipeline, "_write_groups", OperationalError("server closed the connection unexpectedly")),
+    ("indexing", near_duplicates.NearDuplicateIndex, "index", ValueError("a bug")),
 ])
 def test_a_failure_writing_or_finding_a_batchs_groups_leaves_nothing_written(tmp_path, make_project, small_batches,
-                                                                             monkeypatch, failing, step, error):
+                                                                             monkeypatch, failing, owner, step, error):
     """A database failure writing a batch's groups (in the writer) reaches the caller; an unforeseen error while
     indexing one (in the importer) stops the import; either way nothing of the import is written."""
     calls = []
-    original = getattr(pipeline.ImportPipeline, step)
+    original = getattr(owner, step)
 
     def failing_second(self, *args):
         calls.append(1)
@@ -304,7 +304,7 @@ def test_a_failure_writing_or_finding_a_batchs_groups_leaves_nothing_written(tmp
             raise error
         return original(self, *args)
 
-    monkeypatch.setattr(pipeline.ImportPipeline, step, failing_second)
+    monkeypatch.setattr(owner, step, failing_second)
     project = make_project("tc")
     if failing == "groups":
         with pytest.raises(OperationalError, match="closed the connection"):

@@ -18,7 +18,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation.models import Flag, Item, Source
-from datasets_build import pipeline, prepare, services
+from datasets_build import pipeline, prepare, processes, services
 from datasets_build.models import ImportJob, ImportStatus, MinHashBand, NearDuplicate
 from datasets_build.tasks import run_import
 from tests.builders import jsonl
@@ -165,7 +165,7 @@ def test_a_redelivered_message_for_a_finished_job_does_nothing(run, media):
     assert job.status == ImportStatus.SUCCEEDED and Item.objects.filter(project=job.project).count() == 1
 
 
-_prepare_in_worker = prepare._prepare_in_worker
+_prepare_in_worker = processes._prepare_in_worker
 
 
 def _prepare_or_die(entries):
@@ -175,7 +175,7 @@ def _prepare_or_die(entries):
     return _prepare_in_worker(entries)
 
 
-_screen_with_models = prepare._screen_with_models
+_screen_with_models = processes._screen_with_models
 
 
 def _screen_or_die(texts):
@@ -195,7 +195,7 @@ def test_a_killed_process_fails_the_job_and_frees_the_worker(run, media, setting
     settings.GOLDSET_IMPORT_PARALLEL_MIN_MB = 0
     settings.GOLDSET_IMPORT_PROCESSES = 2
     # The processes are forked after this, so they run the patched function.
-    monkeypatch.setattr(prepare, patched, killer)
+    monkeypatch.setattr(processes, patched, killer)
     records = [{"title": f"제목 {i}번"} for i in range(1200)]
     records[700] = {"title": deadly}
     job = run("kill.jsonl", jsonl(*records), "jsonl")

@@ -11,7 +11,7 @@ import stat
 
 import pytest
 
-from datasets_build import prepare
+from datasets_build.processes import _Processes
 
 PR_GET_PDEATHSIG = 2
 
@@ -27,7 +27,7 @@ def _seen_from_inside(fd: int) -> dict[str, object]:
 def test_a_forked_process_lets_go_of_inherited_sockets_without_closing_the_importers_connection():
     importer, server = socket.socketpair()  # stands for the importer's database connection and its server
     with importer, server:
-        with prepare._Processes(1) as processes:
+        with _Processes(1) as processes:
             seen = processes.result(processes.submit(_seen_from_inside, importer.fileno()))
         assert seen == {"socket": False, "death_signal": signal.SIGKILL}
         # Nothing reached the other end (no Terminate, no shutdown), and the importer's connection still works.

@@ -17,7 +17,7 @@ from django.core.management.base import CommandError
 
 from annotation.agreement.services import report_now
 from annotation.models import Annotation, Item, Project
-from datasets_build.pipeline import imported_username
+from datasets_build.batch_services import imported_username
 
 pytestmark = pytest.mark.django_db
 

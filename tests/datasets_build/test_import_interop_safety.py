@@ -24,9 +24,9 @@ from django.core.management.base import CommandError
 
 from annotation.models import Annotation, Item, Project
 from datasets_build import dedup
+from datasets_build.batch_services import imported_username
 from datasets_build.klue_formats import iter_klue_records
 from datasets_build.models import ImportJob, ImportStatus
-from datasets_build.pipeline import imported_username
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("media")]
 

@@ -1,4 +1,4 @@
-"""Large files are prepared in worker processes (datasets_build/prepare.py): the import they make must be the
+"""Large files are prepared in worker processes (datasets_build/processes.py): the import they make must be the
 one the same file makes prepared in place — items, labels, flags, duplicates, near duplicates, errors."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from annotation.models import Annotation, Flag, Item, Project
-from datasets_build import dedup, heap, morph, pipeline, prepare
+from datasets_build import dedup, heap, morph, pipeline, prepare, processes
 from datasets_build.models import MinHashBand, NearDuplicate
 from datasets_build.services import items_import
 from demo.synthetic import write_headlines
@@ -68,7 +68,7 @@ def snapshot(project: Project) -> dict[str, Any]:
 def import_both_ways(path: Path, make_project: Any, settings: Any, monkeypatch: Any,
                      caplog: Any) -> tuple[Any, Project, Any, Project]:
     # Small chunks and batches, so that chunks, batches and the workers' hand-overs all cross one another.
-    monkeypatch.setattr(prepare, "CHUNK_SIZE", 7)
+    monkeypatch.setattr(processes, "CHUNK_SIZE", 7)
     monkeypatch.setattr(pipeline, "BATCH_SIZE", 50)
     settings.GOLDSET_IMPORT_PARALLEL_MIN_MB = 10_000
     in_place = make_project("tc")
@@ -76,7 +76,7 @@ def import_both_ways(path: Path, make_project: Any, settings: Any, monkeypatch: 
     settings.GOLDSET_IMPORT_PARALLEL_MIN_MB = 0
     settings.GOLDSET_IMPORT_PROCESSES = 2
     forked = make_project("tc")
-    with caplog.at_level(logging.INFO, logger="datasets_build.prepare"):
+    with caplog.at_level(logging.INFO, logger="datasets_build.processes"):
         parallel = items_import(forked, path, "jsonl", source="corpus")
     assert "preparing records in 2 worker processes" in caplog.text
     return serial, in_place, parallel, forked
@@ -185,13 +185,13 @@ def test_seen_keys_take_the_held_bands_in_blocks(monkeypatch):
 def test_how_many_worker_processes_an_import_gets(settings, monkeypatch):
     settings.GOLDSET_IMPORT_PARALLEL_MIN_MB = 1
     settings.GOLDSET_IMPORT_PROCESSES = 0
-    assert prepare.import_processes(1024 * 1024 - 1) == 0  # a small file is prepared in place
-    monkeypatch.setattr(prepare.os, "sched_getaffinity", lambda pid: set(range(64)))
-    assert prepare.import_processes(1024 * 1024) == prepare.MAX_DEFAULT_PROCESSES  # not one per host core
-    monkeypatch.setattr(prepare.os, "sched_getaffinity", lambda pid: {0, 1})
-    assert prepare.import_processes(50 * 1024 * 1024) == 2
+    assert processes.import_processes(1024 * 1024 - 1) == 0  # a small file is prepared in place
+    monkeypatch.setattr(processes.os, "sched_getaffinity", lambda pid: set(range(64)))
+    assert processes.import_processes(1024 * 1024) == processes.MAX_DEFAULT_PROCESSES  # not one per host core
+    monkeypatch.setattr(processes.os, "sched_getaffinity", lambda pid: {0, 1})
+    assert processes.import_processes(50 * 1024 * 1024) == 2
     settings.GOLDSET_IMPORT_PROCESSES = 6
-    assert prepare.import_processes(50 * 1024 * 1024) == 6
+    assert processes.import_processes(50 * 1024 * 1024) == 6
 
 
 @pytest.mark.django_db
@@ -202,7 +202,7 @@ def test_the_model_screeners_load_beside_the_workers_in_a_process_of_their_own(t
     importer ever hold it, and the threat is found."""
     morph._kiwi.cache_clear()
     loaded_in_worker = multiprocessing.get_context("fork").Array("i", [-1, -1])
-    start = prepare._start_worker
+    start = processes._start_worker
 
     def recording_start(parent: int, preparer: prepare.RecordPreparer | None = None) -> None:
         if preparer is not None:  # a preparation worker, not the model screeners' process
@@ -210,7 +210,7 @@ def test_the_model_screeners_load_beside_the_workers_in_a_process_of_their_own(t
                 loaded_in_worker[loaded_in_worker[:].index(-1)] = morph._kiwi.cache_info().currsize
         start(parent, preparer)
 
-    monkeypatch.setattr(prepare, "_start_worker", recording_start)
+    monkeypatch.setattr(processes, "_start_worker", recording_start)
     settings.GOLDSET_IMPORT_PARALLEL_MIN_MB = 0
     settings.GOLDSET_IMPORT_PROCESSES = 2
     project = make_project("tc")

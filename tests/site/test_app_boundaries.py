@@ -145,6 +145,11 @@ def orm_writes(source: str) -> list[str]:
     return found
 
 
+def _is_services(module: str) -> bool:
+    """``services``, or a concern's ``…_services`` (``suggester_services``, ``batch_services``)."""
+    return any(part == "services" or part.endswith("_services") for part in module.split("."))
+
+
 def services_imported(source: str) -> list[str]:
     """Every services module a module imports (a selector that calls one writes through it)."""
     found = []
@@ -153,7 +158,7 @@ def services_imported(source: str) -> list[str]:
             [alias.name for alias in node.names] if isinstance(node, ast.Import) else [])
         if isinstance(node, ast.ImportFrom):
             modules += [f"{node.module or ''}.{alias.name}" for alias in node.names]
-        found += [f"{node.lineno}: {m}" for m in modules if "services" in m.split(".")]
+        found += [f"{node.lineno}: {m}" for m in modules if _is_services(m)]
     return found
 
 
@@ -177,7 +182,8 @@ def drf_default_writes(source: str) -> list[str]:
 
 
 def _selector_modules() -> list[Path]:
-    return sorted(path for app in APPS for path in (ROOT / app).rglob("selectors.py"))
+    """Every app's ``selectors.py`` and a concern's ``…_selectors.py``."""
+    return sorted(path for app in APPS for path in (ROOT / app).rglob("*selectors.py"))
 
 
 def _caller_modules() -> list[Path]:
@@ -197,7 +203,7 @@ def test_selectors_only_read() -> None:
     modules = _selector_modules()
     assert {path.relative_to(ROOT).as_posix() for path in modules} >= {
         "annotation/selectors.py", "annotation/gold/selectors.py", "datasets_build/selectors.py",
-        "exports/selectors.py"}
+        "datasets_build/batch_selectors.py", "exports/selectors.py"}
     for path in modules:
         source = path.read_text(encoding="utf-8")
         assert not orm_writes(source), (path.relative_to(ROOT).as_posix(), orm_writes(source))
@@ -230,6 +236,9 @@ def test_the_write_finder_sees_the_writes_it_looks_for() -> None:
     assert services_imported(source) == ["8: services", "8: services.gold_compute"]
     assert services_imported("from annotation import services\nimport exports.services\n") == [
         "1: annotation.services", "2: exports.services"]
+    assert services_imported("from .batch_services import bands_write\nfrom exports import suggester_services\n"
+                             "from .selectors import services_report\n") == [
+        "1: batch_services", "1: batch_services.bands_write", "2: exports.suggester_services"]
     views = ("class A(viewsets.ModelViewSet):\n    def perform_create(self, s): ...\n"
              "class B(mixins.CreateModelMixin, GenericViewSet):\n    def create(self, r): ...\n")
     assert drf_default_writes(views) == ["A: DestroyModelMixin", "A: UpdateModelMixin"]

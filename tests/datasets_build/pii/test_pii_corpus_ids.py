@@ -127,7 +127,7 @@ def test_rater_ids_and_guids_with_pii_never_leave(team, tmp_path, settings, ever
     found = sorted((f["type"], f["action"]) for item in Item.objects.filter(project=project)
                    for f in item.pii_findings if f["field"] == "guid")
     assert found == [("email", "pseudonymized"), ("phone", "pseudonymized"), ("rrn", "pseudonymized")]
-    from datasets_build.pipeline import imported_username
+    from datasets_build.batch_services import imported_username
 
     raters = User.objects.filter(annotations__item__project=project).distinct()
     assert raters.count() == 3 and all(u.is_imported for u in raters)
