@@ -1,0 +1,24 @@
+"""The link between a Goldset user and their account at the identity provider (registered as a model of the
+annotation app by ``annotation.models``)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class SsoIdentity(models.Model):
+    """The provider's stable id for a person (``iss`` and ``sub``), linked to one Goldset user on their first SSO
+    login. Later logins find the user by it alone, whatever the email claim says then."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sso_identities")
+    issuer = models.CharField(max_length=255)
+    subject = models.CharField(max_length=255)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_login_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["issuer", "subject"], name="sso_identity_unique_subject")]
+
+    def __str__(self) -> str:
+        return f"{self.user} at {self.issuer}"
