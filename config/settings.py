@@ -165,6 +165,11 @@ GOLDSET_OIDC_TOKEN_ENDPOINT = os.environ.get("GOLDSET_OIDC_TOKEN_ENDPOINT", "")
 GOLDSET_OIDC_USERINFO_ENDPOINT = os.environ.get("GOLDSET_OIDC_USERINFO_ENDPOINT", "")
 GOLDSET_OIDC_JWKS_ENDPOINT = os.environ.get("GOLDSET_OIDC_JWKS_ENDPOINT", "")
 GOLDSET_OIDC_END_SESSION_ENDPOINT = os.environ.get("GOLDSET_OIDC_END_SESSION_ENDPOINT", "")
+#: Where API bearer tokens are checked to be this client's (RFC 7662); without one, the user-info endpoint alone
+#: vouches for them.
+GOLDSET_OIDC_INTROSPECTION_ENDPOINT = os.environ.get("GOLDSET_OIDC_INTROSPECTION_ENDPOINT", "")
+#: Other clients of the provider (a command-line tool's) whose access tokens the API accepts besides Goldset's own.
+GOLDSET_OIDC_API_CLIENTS = env_list("GOLDSET_OIDC_API_CLIENTS", "")
 GOLDSET_OIDC_SCOPES = os.environ.get("GOLDSET_OIDC_SCOPES", "openid email profile")
 GOLDSET_OIDC_SIGNING_ALGS = env_list("GOLDSET_OIDC_SIGNING_ALGS", "RS256")
 #: The provider's name on the login page's button ("Sign in with <name>").

@@ -1,14 +1,18 @@
 """``Authorization: Bearer <access token>``: an access token from the SSO provider authenticates an API call as the
 user linked to the token's subject.
 
-The token is checked by asking the provider's user-info endpoint with it (mozilla-django-oidc's DRF scheme): the
-provider refuses an expired or revoked token, and the claims it answers with go through the same rules as a
-browser sign-in (``services.user_for_claims``). While SSO is off the scheme answers nothing.
+Where the provider has an introspection endpoint (RFC 7662; advertised in its discovery document or set in
+``GOLDSET_OIDC_INTROSPECTION_ENDPOINT``), the token must be active and issued to Goldset's client (or one of
+``GOLDSET_OIDC_API_CLIENTS``): a token another application of the same provider obtained is refused. Then the
+provider's user-info endpoint is asked with it (mozilla-django-oidc's DRF scheme): the provider refuses an expired
+or revoked token, and the claims it answers with go through the same rules as a browser sign-in
+(``services.user_for_claims``). While SSO is off the scheme answers nothing.
 """
 
 from __future__ import annotations
 
 import requests
+from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 from mozilla_django_oidc.contrib.drf import OIDCAuthentication
 from rest_framework import exceptions
@@ -32,6 +36,7 @@ class BearerAuthentication(OIDCAuthentication):
         if not access_token:
             return None
         try:
+            self._check_client(access_token)
             user = self.backend.get_or_create_user(access_token, None, None)
         except SsoRefused as refusal:
             sign_in_refused(request._request, refusal.reason, counted=False)
@@ -44,3 +49,20 @@ class BearerAuthentication(OIDCAuthentication):
         except requests.RequestException:
             raise exceptions.AuthenticationFailed(_("The identity provider could not be reached.")) from None
         return user, access_token
+
+    @staticmethod
+    def _check_client(access_token: str) -> None:
+        endpoint = oidc.setting("OIDC_OP_INTROSPECTION_ENDPOINT", "")
+        if not endpoint:
+            return
+        response = requests.post(endpoint, data={"token": access_token}, timeout=settings.GOLDSET_OIDC_TIMEOUT,
+                                 auth=(settings.GOLDSET_OIDC_CLIENT_ID, settings.GOLDSET_OIDC_CLIENT_SECRET))
+        response.raise_for_status()
+        answer = response.json()
+        if not answer.get("active"):
+            raise SsoRefused("token")
+        audience = answer.get("aud") or []
+        issued_to = {answer.get("client_id"), answer.get("azp"), *([audience] if isinstance(audience, str)
+                                                                   else audience)}
+        if not issued_to & {settings.GOLDSET_OIDC_CLIENT_ID, *settings.GOLDSET_OIDC_API_CLIENTS}:
+            raise SsoRefused("audience")

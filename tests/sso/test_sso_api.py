@@ -112,3 +112,19 @@ def test_a_first_sign_in_with_an_unverified_email_neither_links_nor_creates(sso,
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {sso.tokens('mallory')['access_token']}")
     assert client.get("/api/projects/").status_code == 401
     assert not SsoIdentity.objects.exists() and User.objects.count() == 1
+
+
+def test_with_introspection_a_token_of_another_client_is_refused(sso, settings, django_user_model, caplog) -> None:
+    settings.GOLDSET_OIDC_INTROSPECTION_ENDPOINT = f"{sso.issuer}/introspect/"
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {sso.tokens('alice', client_id='other-app')['access_token']}")
+    with caplog.at_level(logging.WARNING, logger="goldset.security"):
+        assert client.get("/api/projects/").status_code == 401
+    assert "single sign-on refused (audience)" in caplog.text
+    assert not User.objects.exists()
+    # An administrator can accept a named client's tokens (a command-line tool registered with the provider).
+    settings.GOLDSET_OIDC_API_CLIENTS = ["other-app"]
+    assert client.get("/api/projects/").status_code == 200
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {sso.tokens('alice')['access_token']}")
+    assert client.get("/api/projects/").status_code == 200
+    assert User.objects.count() == 1
