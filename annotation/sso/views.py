@@ -13,6 +13,7 @@ from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.core.exceptions import ImproperlyConfigured, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.generic import View
@@ -114,7 +115,11 @@ class SsoCallbackView(OIDCAuthenticationCallbackView):
 
 class LogoutView(auth_views.LogoutView):
     """Ends the Goldset session; after a single sign-on, also the provider's (RP-initiated logout), when it
-    advertises an ``end_session_endpoint``, coming back to the login page."""
+    advertises an ``end_session_endpoint``, coming back to the login page.
+
+    The provider's logout is reached from a page of Goldset's, not by redirecting the sign-out form: the form's page
+    allows forms to be sent only to Goldset (CSP ``form-action 'self'``), which browsers apply to the redirects a
+    form's answer makes too."""
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         id_token = request.session.get("oidc_id_token")
@@ -129,4 +134,6 @@ class LogoutView(auth_views.LogoutView):
             return response
         query = urlencode({"id_token_hint": id_token, "client_id": settings.GOLDSET_OIDC_CLIENT_ID,
                            "post_logout_redirect_uri": request.build_absolute_uri(reverse("annotation:login"))})
-        return HttpResponseRedirect(f"{end_session}{'&' if '?' in end_session else '?'}{query}")
+        return render(request, "registration/sso_logout.html", {
+            "end_session_url": f"{end_session}{'&' if '?' in end_session else '?'}{query}",
+            "provider": settings.GOLDSET_OIDC_PROVIDER_NAME or _("the identity provider")})
