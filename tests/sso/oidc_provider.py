@@ -1,5 +1,5 @@
-"""Fixtures: a real OpenID Connect provider for the SSO tests (tests/sso/provider/: django-oauth-toolkit in OIDC mode, RS256
-key made for the run) in a subprocess on 127.0.0.1, and Goldset's settings pointing at it.
+"""Fixtures: a real OpenID Connect provider for the SSO tests (tests/sso/provider/: django-oauth-toolkit in OIDC
+mode, RS256 key made for the run) in a subprocess on 127.0.0.1, and Goldset's settings pointing at it.
 
 The provider serves on a free port of 18100-18199 and registers Goldset's live server as its client. The tests
 skip, saying why, when the provider's package is missing or the provider does not start. tests/sso/conftest.py
