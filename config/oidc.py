@@ -2,8 +2,9 @@
 
 Everything here is read from the settings (``GOLDSET_OIDC_*``, declared in config/settings.py from the
 environment). The provider's endpoints are either given one by one or read from its discovery document
-(``<issuer>/.well-known/openid-configuration``) the first time they are needed, then kept for the process's life.
-The login flow itself is mozilla-django-oidc's, with Goldset's rules on top (annotation/sso/).
+(``<issuer>/.well-known/openid-configuration``) the first time they are needed, then kept for the process's life
+(a restart reads it again). The login flow itself is mozilla-django-oidc's, with Goldset's rules on top
+(annotation/sso/).
 """
 
 from __future__ import annotations
@@ -63,11 +64,6 @@ def _discovery(issuer: str) -> dict[str, Any]:
         raise ImproperlyConfigured(f"the discovery document at {url} names the issuer {document.get('issuer')!r}, "
                                    f"not GOLDSET_OIDC_ISSUER {issuer!r}")
     return document
-
-
-def forget_discovery() -> None:
-    """Read the discovery document again on next use (after the provider's configuration changed)."""
-    _discovery.cache_clear()
 
 
 def setting(name: str, *default: Any) -> Any:

@@ -129,16 +129,12 @@ def provider(live_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iter
 
 
 @pytest.fixture
-def sso(settings: Any, provider: Provider) -> Iterator[Provider]:
+def sso(settings: Any, provider: Provider) -> Provider:
     """Goldset configured for the provider, the endpoints read from its discovery document."""
-    from config import oidc
-
     settings.GOLDSET_OIDC_CLIENT_ID = "goldset"
     settings.GOLDSET_OIDC_CLIENT_SECRET = "goldset-secret"
     settings.GOLDSET_OIDC_ISSUER = provider.issuer
     settings.GOLDSET_OIDC_PROVIDER_NAME = "Lab ID"
     settings.AXES_ENABLED = True
-    oidc.forget_discovery()
-    yield provider
-    oidc.forget_discovery()
+    return provider
 
