@@ -77,3 +77,20 @@ def test_refused_sign_ins_are_recorded_and_explained(page: Any, sso, locale: str
     assert not User.objects.exists()
     # Both refusals are recorded where failed password logins are: django-axes' attempts, by client address.
     assert AccessAttempt.objects.get(username__isnull=True).failures_since_start == 2
+
+
+@pytest.mark.parametrize("locale", ["en-US", "ko-KR"])
+@pytest.mark.parametrize("local_login", [True, False])
+def test_the_login_page_offers_sso_in_the_readers_language(page: Any, settings, locale: str,
+                                                           local_login: bool) -> None:
+    from .test_accessibility import serious_violations
+
+    settings.GOLDSET_OIDC_CLIENT_ID = "goldset"
+    settings.GOLDSET_OIDC_PROVIDER_NAME = "Lab ID"
+    settings.GOLDSET_LOCAL_LOGIN = local_login
+    page.goto("/accounts/login/")
+    button = page.locator("a.sso-start")
+    assert button.inner_text() == ("Sign in with Lab ID" if locale == "en-US" else "Lab ID 계정으로 로그인")
+    assert page.locator("[name=password]").count() == (1 if local_login else 0)
+    assert serious_violations(page) == []
+    page.locator("main").screenshot(path=f"/tmp/goldset-sso-login-{locale}-{local_login}.png")
