@@ -19,6 +19,7 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Error
 from django.core.checks import Warning as CheckWarning
 from django.core.exceptions import ImproperlyConfigured
+from mozilla_django_oidc.utils import import_from_settings
 
 #: mozilla-django-oidc's setting names, and the discovery document's field each is read from when not set.
 _DISCOVERED = {
@@ -30,15 +31,15 @@ _DISCOVERED = {
     "OIDC_OP_INTROSPECTION_ENDPOINT": "introspection_endpoint",
 }
 _EXPLICIT = {
-    "OIDC_OP_AUTHORIZATION_ENDPOINT": "GOLDSET_OIDC_AUTHORIZATION_ENDPOINT",
-    "OIDC_OP_TOKEN_ENDPOINT": "GOLDSET_OIDC_TOKEN_ENDPOINT",
-    "OIDC_OP_USER_ENDPOINT": "GOLDSET_OIDC_USERINFO_ENDPOINT",
-    "OIDC_OP_JWKS_ENDPOINT": "GOLDSET_OIDC_JWKS_ENDPOINT",
-    "OIDC_OP_END_SESSION_ENDPOINT": "GOLDSET_OIDC_END_SESSION_ENDPOINT",
-    "OIDC_OP_INTROSPECTION_ENDPOINT": "GOLDSET_OIDC_INTROSPECTION_ENDPOINT",
-    "OIDC_RP_CLIENT_ID": "GOLDSET_OIDC_CLIENT_ID",
-    "OIDC_RP_CLIENT_SECRET": "GOLDSET_OIDC_CLIENT_SECRET",
-    "OIDC_RP_SCOPES": "GOLDSET_OIDC_SCOPES",
+    "OIDC_OP_AUTHORIZATION_ENDPOINT": lambda: settings.GOLDSET_OIDC_AUTHORIZATION_ENDPOINT,
+    "OIDC_OP_TOKEN_ENDPOINT": lambda: settings.GOLDSET_OIDC_TOKEN_ENDPOINT,
+    "OIDC_OP_USER_ENDPOINT": lambda: settings.GOLDSET_OIDC_USERINFO_ENDPOINT,
+    "OIDC_OP_JWKS_ENDPOINT": lambda: settings.GOLDSET_OIDC_JWKS_ENDPOINT,
+    "OIDC_OP_END_SESSION_ENDPOINT": lambda: settings.GOLDSET_OIDC_END_SESSION_ENDPOINT,
+    "OIDC_OP_INTROSPECTION_ENDPOINT": lambda: settings.GOLDSET_OIDC_INTROSPECTION_ENDPOINT,
+    "OIDC_RP_CLIENT_ID": lambda: settings.GOLDSET_OIDC_CLIENT_ID,
+    "OIDC_RP_CLIENT_SECRET": lambda: settings.GOLDSET_OIDC_CLIENT_SECRET,
+    "OIDC_RP_SCOPES": lambda: settings.GOLDSET_OIDC_SCOPES,
 }
 _HOW = "See docs/deployment.md, 'Single sign-on'."
 
@@ -67,23 +68,22 @@ def _discovery(issuer: str) -> dict[str, Any]:
 
 
 def setting(name: str, *default: Any) -> Any:
-    """A mozilla-django-oidc setting, from Goldset's ``GOLDSET_OIDC_*`` or the provider's discovery document."""
-    if name in _EXPLICIT:
-        value = getattr(settings, _EXPLICIT[name])
-        if value:
-            return value
-        if name in _DISCOVERED and settings.GOLDSET_OIDC_ISSUER:
-            found = _discovery(settings.GOLDSET_OIDC_ISSUER).get(_DISCOVERED[name])
-            if found:
-                return found
-        if default:
-            return default[0]
-        raise ImproperlyConfigured(f"single sign-on needs {_EXPLICIT[name]} (or GOLDSET_OIDC_ISSUER for discovery)")
-    if hasattr(settings, name):
-        return getattr(settings, name)
+    """A mozilla-django-oidc setting: Goldset's ``GOLDSET_OIDC_*`` or the provider's discovery document for those
+    Goldset configures, the library's own lookup (its fixed settings in config/settings.py, else its default) for
+    the rest."""
+    if name not in _EXPLICIT:
+        return import_from_settings(name, *default)
+    value = _EXPLICIT[name]()
+    if value:
+        return value
+    if name in _DISCOVERED and settings.GOLDSET_OIDC_ISSUER:
+        found = _discovery(settings.GOLDSET_OIDC_ISSUER).get(_DISCOVERED[name])
+        if found:
+            return found
     if default:
         return default[0]
-    raise ImproperlyConfigured(f"setting {name} not found")
+    raise ImproperlyConfigured(f"single sign-on needs the setting behind {name} (or GOLDSET_OIDC_ISSUER for "
+                               "discovery); see docs/deployment.md, 'Single sign-on'")
 
 
 @dataclass(frozen=True)
@@ -126,10 +126,15 @@ def role_rules(text: str, roles: list[str]) -> list[RoleRule]:
 
 
 def _endpoints() -> dict[str, str]:
-    named = {env: getattr(settings, env) for env in (
-        "GOLDSET_OIDC_ISSUER", "GOLDSET_OIDC_AUTHORIZATION_ENDPOINT", "GOLDSET_OIDC_TOKEN_ENDPOINT",
-        "GOLDSET_OIDC_USERINFO_ENDPOINT", "GOLDSET_OIDC_JWKS_ENDPOINT", "GOLDSET_OIDC_END_SESSION_ENDPOINT",
-        "GOLDSET_OIDC_INTROSPECTION_ENDPOINT")}
+    named = {
+        "GOLDSET_OIDC_ISSUER": settings.GOLDSET_OIDC_ISSUER,
+        "GOLDSET_OIDC_AUTHORIZATION_ENDPOINT": settings.GOLDSET_OIDC_AUTHORIZATION_ENDPOINT,
+        "GOLDSET_OIDC_TOKEN_ENDPOINT": settings.GOLDSET_OIDC_TOKEN_ENDPOINT,
+        "GOLDSET_OIDC_USERINFO_ENDPOINT": settings.GOLDSET_OIDC_USERINFO_ENDPOINT,
+        "GOLDSET_OIDC_JWKS_ENDPOINT": settings.GOLDSET_OIDC_JWKS_ENDPOINT,
+        "GOLDSET_OIDC_END_SESSION_ENDPOINT": settings.GOLDSET_OIDC_END_SESSION_ENDPOINT,
+        "GOLDSET_OIDC_INTROSPECTION_ENDPOINT": settings.GOLDSET_OIDC_INTROSPECTION_ENDPOINT,
+    }
     return {env: url for env, url in named.items() if url}
 
 
