@@ -11,6 +11,7 @@ import pytest
 from axes.models import AccessAttempt
 
 from annotation.models import SsoIdentity, User
+from tests.browser.axe import serious_violations
 from tests.sso.oidc_provider import provider, sso  # noqa: F401 (fixtures)
 from tests.sso.provider import PASSWORD
 
@@ -83,8 +84,6 @@ def test_refused_sign_ins_are_recorded_and_explained(page: Any, sso, locale: str
 @pytest.mark.parametrize("local_login", [True, False])
 def test_the_login_page_offers_sso_in_the_readers_language(page: Any, settings, locale: str,
                                                            local_login: bool) -> None:
-    from .test_accessibility import serious_violations
-
     settings.GOLDSET_OIDC_CLIENT_ID = "goldset"
     settings.GOLDSET_OIDC_PROVIDER_NAME = "Lab ID"
     settings.GOLDSET_LOCAL_LOGIN = local_login
