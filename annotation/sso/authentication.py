@@ -14,6 +14,7 @@ from __future__ import annotations
 import requests
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from mozilla_django_oidc.contrib.drf import OIDCAuthentication
 from rest_framework import exceptions
 from rest_framework.request import Request
@@ -66,3 +67,15 @@ class BearerAuthentication(OIDCAuthentication):
                                                                    else audience)}
         if not issued_to & {settings.GOLDSET_OIDC_CLIENT_ID, *settings.GOLDSET_OIDC_API_CLIENTS}:
             raise SsoRefused("audience")
+
+
+class BearerScheme(OpenApiAuthenticationExtension):
+    """The scheme in the OpenAPI schema (drf-spectacular finds it by ``target_class``)."""
+
+    target_class = BearerAuthentication
+    name = "ssoBearer"
+
+    def get_security_definition(self, auto_schema: object) -> dict[str, str]:
+        return {"type": "http", "scheme": "bearer",
+                "description": "An access token from the single sign-on provider, when SSO is configured "
+                               "(docs/deployment.md, 'Single sign-on')."}
