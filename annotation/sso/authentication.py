@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import requests
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from mozilla_django_oidc.contrib.drf import OIDCAuthentication
@@ -47,7 +48,7 @@ class BearerAuthentication(OIDCAuthentication):
                 sign_in_refused(request._request, "token", counted=False)
                 raise exceptions.AuthenticationFailed(_("Invalid or expired access token.")) from None
             raise exceptions.AuthenticationFailed(_("The identity provider could not be reached.")) from None
-        except requests.RequestException:
+        except (requests.RequestException, ValueError, ImproperlyConfigured):
             raise exceptions.AuthenticationFailed(_("The identity provider could not be reached.")) from None
         return user, access_token
 

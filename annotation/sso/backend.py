@@ -13,7 +13,7 @@ import jwt
 import requests
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.exceptions import SuspiciousOperation
+from django.core.exceptions import ImproperlyConfigured, SuspiciousOperation
 from django.http import HttpRequest
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
@@ -60,7 +60,8 @@ class SsoBackend(OIDCAuthenticationBackend):
             return super().authenticate(request, **kwargs)
         except SsoRefused as refusal:
             request.sso_refusal = refusal.reason
-        except requests.RequestException:
+        except (requests.RequestException, ValueError, ImproperlyConfigured):
+            # Unreachable, an answer that is not JSON, or a discovery document naming another issuer.
             request.sso_refusal = "provider"
         except SuspiciousOperation:
             request.sso_refusal = "token"

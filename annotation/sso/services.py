@@ -72,7 +72,7 @@ def _new_username(claims: dict[str, Any]) -> str:
     return username
 
 
-def user_for_claims(claims: dict[str, Any]) -> User:
+def user_for_claims(claims: dict[str, Any], *, again: bool = True) -> User:
     """The user the provider's verified claims stand for: linked before, linked now by verified email, or new."""
     subject = str(claims.get("sub") or "")
     if not subject:
@@ -90,8 +90,11 @@ def user_for_claims(claims: dict[str, Any]) -> User:
             identity.save()
             _grant_mapped_roles(identity.user, claims)
     except IntegrityError:
-        # Two first sign-ins of one person at once: the other linked them; this one finds the link.
-        identity = SsoIdentity.objects.select_related("user").get(issuer=issuer, subject=subject)
+        # Two first sign-ins at once (one person's, or two people given the same new username): once more finds
+        # the other's link, or picks another username.
+        if not again:
+            raise SsoRefused("conflict") from None
+        return user_for_claims(claims, again=False)
     return identity.user
 
 

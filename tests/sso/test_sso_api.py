@@ -128,3 +128,20 @@ def test_with_introspection_a_token_of_another_client_is_refused(sso, settings, 
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {sso.tokens('alice')['access_token']}")
     assert client.get("/api/projects/").status_code == 200
     assert User.objects.count() == 1
+
+
+def test_an_email_two_accounts_share_or_a_deactivated_account_is_refused(sso, django_user_model) -> None:
+    for name in ("alice-1", "alice-2"):
+        django_user_model.objects.create_user(name, email="alice@example.org", password="x-pw-12345")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {sso.tokens('alice')['access_token']}")
+    assert client.get("/api/projects/").status_code == 401
+    assert not SsoIdentity.objects.exists()
+
+    django_user_model.objects.filter(username="alice-2").update(email="")
+    assert client.get("/api/projects/").status_code == 200
+    alice = SsoIdentity.objects.get().user
+    assert alice.username == "alice-1"
+    alice.is_active = False
+    alice.save()
+    assert client.get("/api/projects/").status_code == 401

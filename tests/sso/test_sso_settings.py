@@ -122,3 +122,11 @@ def test_check_deploy_warns_of_sso_misconfiguration(sso_on, settings, change, co
     for name, value in change.items():
         setattr(settings, name, value)
     assert [m.id for m in oidc.deployment()] == [code]
+
+
+@pytest.mark.django_db
+def test_an_unreachable_provider_is_explained_not_a_server_error(sso_on, settings, client) -> None:
+    settings.GOLDSET_OIDC_ISSUER = "http://127.0.0.1:9/nowhere"  # nothing listens on the discard port
+    response = client.get(reverse("annotation:sso-start"), follow=True)
+    assert response.redirect_chain[-1][0] == reverse("annotation:login")
+    assert "could not be reached" in response.content.decode()
