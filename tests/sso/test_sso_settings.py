@@ -15,6 +15,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import Role
 from config import oidc
+from tests.site.visible_text import offending_text
 
 PASSWORD = "pw-goldset-123"
 
@@ -130,3 +131,33 @@ def test_an_unreachable_provider_is_explained_not_a_server_error(sso_on, setting
     response = client.get(reverse("annotation:sso-start"), follow=True)
     assert response.redirect_chain[-1][0] == reverse("annotation:login")
     assert "could not be reached" in response.content.decode()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("reason", ["denied", "state"])
+def test_the_login_page_and_its_refusals_read_as_korean(sso_on, settings, client, reason) -> None:
+    settings.GOLDSET_OIDC_PROVIDER_NAME = "Lab ID"
+    query = {"error": "access_denied"} if reason == "denied" else {"code": "c", "state": "s"}
+    page = client.get(reverse("annotation:sso-callback"), query, follow=True, headers={"accept-language": "ko"})
+    html = page.content.decode()
+    assert 'class="messages"' in html and "Lab ID 계정으로 로그인" in html
+    assert offending_text(html, data=["Lab ID", "Goldset"]) == []
+
+
+@pytest.mark.django_db
+def test_signing_out_after_sso_ends_the_session_then_sends_the_browser_to_the_provider(sso_on, settings, client,
+                                                                                      make_user) -> None:
+    settings.GOLDSET_OIDC_END_SESSION_ENDPOINT = "https://id.example.org/realms/lab/logout"
+    client.force_login(make_user("alice"))
+    session = client.session
+    session["oidc_id_token"] = "the.id.token"
+    session.save()
+    page = client.post(reverse("annotation:logout"), headers={"accept-language": "ko"})
+    assert page.status_code == 200 and "_auth_user_id" not in client.session
+    html = page.content.decode()
+    assert ('content="0;url=https://id.example.org/realms/lab/logout?id_token_hint=the.id.token&amp;client_id=goldset'
+            '&amp;post_logout_redirect_uri=http%3A%2F%2Ftestserver%2Faccounts%2Flogin%2F"') in html
+    assert "로그아웃" in html and offending_text(html, data=["Goldset"]) == []
+    # Without an SSO sign-in (a password login), signing out stays on Goldset.
+    client.force_login(make_user("local"))
+    assert client.post(reverse("annotation:logout"))["Location"] == reverse("annotation:login")
