@@ -104,8 +104,11 @@ class SsoCallbackView(OIDCAuthenticationCallbackView):
         user = getattr(self, "user", None)
         if user is not None and not user.is_active:
             return self._refused("inactive", counted=True)
-        # authenticate() ran (and was counted) but refused, or it never ran: no sign-in of this browser's.
-        return self._refused("provider" if hasattr(self, "user") else "state", counted=hasattr(self, "user"))
+        if hasattr(self, "user"):
+            # authenticate() ran and was counted, but refused before Goldset's backend (axes' lockout, which its
+            # middleware answers with 429).
+            return self._refused("provider", counted=True)
+        return self._refused("state", counted=False)  # no sign-in this browser started
 
     def _refused(self, reason: str, *, counted: bool) -> HttpResponse:
         sign_in_refused(self.request, reason, counted=counted)
