@@ -2,6 +2,7 @@
 
 from annotation.api.schema_hooks import nullable_any
 from annotation.services import suggestions_clear
+from annotation.sso.backend import SsoBackend
 from annotation.tasks import load_agreement_report
 from config.client_ip import client_ip
 from config.errors import csrf_failure
@@ -18,4 +19,8 @@ USED_BY_NAME = (
     shingles,  # the reference tests/datasets_build/test_dedup.py holds the numpy signatures equal to
     write_synthetic_release,  # the synthetic releases of bench/baselines.py and the release-check tests
     item_release_refusal,  # ExportsConfig.item_delete_guard names it (annotation.services.item_delete)
+    # mozilla-django-oidc's backend reads these attributes; SsoBackend makes them properties read when used
+    SsoBackend.OIDC_OP_TOKEN_ENDPOINT,
+    SsoBackend.OIDC_OP_USER_ENDPOINT,
+    SsoBackend.OIDC_OP_JWKS_ENDPOINT,
 )

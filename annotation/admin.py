@@ -37,6 +37,7 @@ from .models import (
     Project,
     QueueSlot,
     Source,
+    SsoIdentity,
     Suggestion,
     User,
     WebhookAttempt,
@@ -391,6 +392,17 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
 class WebhookAttemptAdmin(ReadOnlyAdmin):
     list_display = ("at", "delivery", "status_code", "duration_ms", "ok")
     list_filter = ("ok",)
+
+
+@admin.register(SsoIdentity)
+class SsoIdentityAdmin(LargeTableAdmin):
+    """A person's account at the SSO provider linked to a Goldset user: added by hand for a provider that does not
+    vouch for emails (docs/deployment.md, "Single sign-on"), deleted to unlink."""
+
+    list_display = ("user", "issuer", "subject", "created_at", "last_login_at")
+    search_fields = ("user__username", "subject")
+    list_select_related = ("user",)
+    fields = ("user", "issuer", "subject")
 
 
 # DRF's token admin, bounded like ours (one token per user: as many rows as users).

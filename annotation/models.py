@@ -619,6 +619,7 @@ class AuditEvent(models.Model):
 
 # The webhook models are the annotation app's too (its lowest layer with events): imported here so the app registry
 # and the migrations find them, and the rest of the code reaches them here like every other model.
+from .sso.models import SsoIdentity  # noqa: E402, F401
 from .webhooks.models import (  # noqa: E402, F401
     DeliveryStatus,
     WebhookAttempt,

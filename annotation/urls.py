@@ -1,16 +1,18 @@
 """Browser pages of the annotation app (namespace ``annotation``), with the agreement and gold pages of
 ``urls_review``."""
 
-from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from . import urls_review, views, views_webhooks
+from .sso import views as sso_views
 
 app_name = "annotation"
 
 urlpatterns = [
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/login/", sso_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", sso_views.LogoutView.as_view(), name="logout"),
+    path("accounts/sso/start/", sso_views.SsoStartView.as_view(), name="sso-start"),
+    path("accounts/sso/callback/", sso_views.SsoCallbackView.as_view(), name="sso-callback"),
     path("", views.home, name="home"),
     path("favicon.ico", views.favicon, name="favicon"),
     path("preferences/shortcuts/", views.shortcuts_set, name="shortcuts-set"),

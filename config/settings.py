@@ -130,9 +130,12 @@ AUTH_PASSWORD_VALIDATORS = [
 # Login rate limiting (django-axes): five failures for one username from one address lock that pair out
 # for 15 minutes. The backend comes first so a locked-out pair is refused before the password is checked;
 # the DRF token endpoint authenticates through the same backends, so its failures count too.
+# The password backend refuses when GOLDSET_LOCAL_LOGIN is off and single sign-on is on; the SSO backend answers
+# only the provider's callback (annotation/sso/).
 AUTHENTICATION_BACKENDS = [
     "config.auth_backends.RequestOptionalAxesBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    "config.auth_backends.LocalPasswordBackend",
+    "annotation.sso.backend.SsoBackend",
 ]
 AXES_ENABLED = env_bool("AXES_ENABLED", True)
 AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", "5"))
@@ -147,6 +150,43 @@ AXES_ENABLE_ADMIN = False
 # with gunicorn reachable directly, a trusted header would let every attempt name its own address (and a victim's).
 GOLDSET_TRUSTED_PROXY_COUNT = int(os.environ.get("GOLDSET_TRUSTED_PROXY_COUNT", "0"))
 AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip"
+# A refused single sign-on is recorded like a failed password login; the provider's one-time code and state in
+# the callback's query are masked in the record.
+AXES_SENSITIVE_PARAMETERS = ["code", "state"]
+
+# Single sign-on with OpenID Connect (mozilla-django-oidc; config/oidc.py, annotation/sso/, docs/deployment.md
+# "Single sign-on"). Off unless GOLDSET_OIDC_CLIENT_ID is set. The endpoints are read from the issuer's discovery
+# document unless given one by one.
+GOLDSET_OIDC_CLIENT_ID = os.environ.get("GOLDSET_OIDC_CLIENT_ID", "")
+GOLDSET_OIDC_CLIENT_SECRET = os.environ.get("GOLDSET_OIDC_CLIENT_SECRET", "")
+GOLDSET_OIDC_ISSUER = os.environ.get("GOLDSET_OIDC_ISSUER", "")
+GOLDSET_OIDC_AUTHORIZATION_ENDPOINT = os.environ.get("GOLDSET_OIDC_AUTHORIZATION_ENDPOINT", "")
+GOLDSET_OIDC_TOKEN_ENDPOINT = os.environ.get("GOLDSET_OIDC_TOKEN_ENDPOINT", "")
+GOLDSET_OIDC_USERINFO_ENDPOINT = os.environ.get("GOLDSET_OIDC_USERINFO_ENDPOINT", "")
+GOLDSET_OIDC_JWKS_ENDPOINT = os.environ.get("GOLDSET_OIDC_JWKS_ENDPOINT", "")
+GOLDSET_OIDC_END_SESSION_ENDPOINT = os.environ.get("GOLDSET_OIDC_END_SESSION_ENDPOINT", "")
+#: Where API bearer tokens are checked to be this client's (RFC 7662); without one, the user-info endpoint alone
+#: vouches for them.
+GOLDSET_OIDC_INTROSPECTION_ENDPOINT = os.environ.get("GOLDSET_OIDC_INTROSPECTION_ENDPOINT", "")
+#: Other clients of the provider (a command-line tool's) whose access tokens the API accepts besides Goldset's own.
+GOLDSET_OIDC_API_CLIENTS = env_list("GOLDSET_OIDC_API_CLIENTS", "")
+GOLDSET_OIDC_SCOPES = os.environ.get("GOLDSET_OIDC_SCOPES", "openid email profile")
+GOLDSET_OIDC_SIGNING_ALGS = env_list("GOLDSET_OIDC_SIGNING_ALGS", "RS256")
+#: The provider's name on the login page's button ("Sign in with <name>").
+GOLDSET_OIDC_PROVIDER_NAME = os.environ.get("GOLDSET_OIDC_PROVIDER_NAME", "")
+#: ``claim:value=project-slug/role`` rules separated by ``;``; empty: no role ever comes from the provider.
+GOLDSET_OIDC_ROLE_MAP = os.environ.get("GOLDSET_OIDC_ROLE_MAP", "")
+GOLDSET_OIDC_TIMEOUT = float(os.environ.get("GOLDSET_OIDC_TIMEOUT", "10"))
+#: Off (with SSO configured): the login page offers only SSO and the password backend refuses.
+GOLDSET_LOCAL_LOGIN = env_bool("GOLDSET_LOCAL_LOGIN", True)
+# mozilla-django-oidc's own settings, fixed: the callback is Goldset's, the flow uses a nonce and PKCE, and the
+# ID token is kept in the session for the provider's logout.
+OIDC_AUTHENTICATION_CALLBACK_URL = "annotation:sso-callback"
+OIDC_USE_NONCE = True
+OIDC_USE_PKCE = True
+OIDC_STORE_ID_TOKEN = True
+OIDC_CREATE_USER = True
+OIDC_TIMEOUT = GOLDSET_OIDC_TIMEOUT
 
 # Content Security Policy (django-csp 4): only our own scripts, styles and images; no framing, no plugins.
 # Inline scripts must carry the per-request nonce ({{ request.csp_nonce }}).
@@ -209,6 +249,8 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Token first, so an anonymous request gets 401 with a WWW-Authenticate header.
         "annotation.api.authentication.TokenAuthentication",
+        # ``Authorization: Bearer <access token>`` from the SSO provider; nothing while SSO is off.
+        "annotation.sso.authentication.BearerAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

@@ -30,7 +30,8 @@ VIEW_AND_DELETE = {"annotation.GuidelineAcknowledgement", "annotation.AgreementR
 #: Edited in the admin, without deletion (users are deactivated; projects and guideline versions are history).
 NO_DELETE = {"annotation.User", "annotation.Project", "annotation.Guideline"}
 #: Plain rows no service keeps consistent with others.
-EDITABLE = {"auth.Group", "annotation.Source", "annotation.Item", "annotation.Draft", "authtoken.TokenProxy"}
+EDITABLE = {"auth.Group", "annotation.Source", "annotation.Item", "annotation.Draft", "authtoken.TokenProxy",
+            "annotation.SsoIdentity"}
 
 
 def _url(label: str, view: str, *args: object) -> str:

@@ -47,6 +47,9 @@ PAGES = [
     Page("accounts/login/", lambda sc: "/accounts/login/", get=(200,) * 6, post=(200,) * 6),
     Page("healthz", lambda sc: "/healthz", get=(200,) * 6, post=(405,) * 6),
     Page("accounts/logout/", lambda sc: "/accounts/logout/", get=(405,) * 6, post=(302,) * 6),
+    # Single sign-on is off in the page table's settings: neither route answers (tests/sso/ turns it on).
+    Page("accounts/sso/start/", lambda sc: "/accounts/sso/start/", get=(404,) * 6, post=(405,) * 6),
+    Page("accounts/sso/callback/", lambda sc: "/accounts/sso/callback/", get=(404,) * 6, post=(405,) * 6),
     Page("i18n/setlang/", lambda sc: "/i18n/setlang/", get=(302,) * 6, post=(302,) * 6),
     Page("favicon.ico", lambda sc: "/favicon.ico", get=(301,) * 6, post=(405,) * 6),
     Page("preferences/shortcuts/", lambda sc: "/preferences/shortcuts/", get=(302, 405, 405, 405, 405, 405),

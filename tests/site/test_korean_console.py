@@ -33,6 +33,7 @@ TASKS = [task.slug for task in all_task_types()]
 #: Routes of the page table that are not HTML pages to read (downloads) or only take a POST.
 NOT_PAGES = {
     "favicon.ico", "healthz", "accounts/logout/", "i18n/setlang/", "preferences/shortcuts/",
+    "accounts/sso/start/", "accounts/sso/callback/",  # redirects to and from the SSO provider (off here)
     "projects/<int:project_id>/guideline/preview/", "projects/<int:project_id>/gold/compute/",
     "projects/<int:project_id>/releases/<int:release_id>/verify/",
     "projects/<int:project_id>/releases/<int:release_id>/files/<int:file_id>/",
