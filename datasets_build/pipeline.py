@@ -38,6 +38,7 @@ from django.db import DatabaseError, connection, reset_queries, transaction
 
 from annotation import bulk
 from annotation.models import Flag, Item, Project, Source, User
+from annotation.task_types import TaskType
 
 from . import dedup
 from .interop import READERS as INTEROP_READERS
@@ -60,6 +61,9 @@ from .writer import BatchWriter, batch_writer
 
 FORMATS = ("klue", "jsonl", "csv", *INTEROP_READERS)
 DUPLICATE_POLICIES = ("skip", "refuse")
+#: Runs of the items' record numbers kept in the job's summary (a file whose every other record is skipped would
+#: need one per item; past this many, the later items' records are not known).
+RECORD_RUNS_KEPT = 100_000
 #: Records per written batch: larger batches spread the per-batch queries thinner but hold more in memory
 #: (docs/performance.md, "Import: batches and preparation workers"); memory stays bounded by it.
 BATCH_SIZE = 1000
@@ -162,6 +166,9 @@ class ImportPipeline:
         self._ids = bulk.ReservedIds(Item)
         #: The batch given to the writer last (its ids, or their future) and not yet indexed for near duplicates.
         self._unindexed: tuple[list[int] | Future[list[int]], list[Prepared]] | None = None
+        #: Which record of the file each written item came from, as runs ``[first item id, its record number,
+        #: length]`` of consecutive ids from consecutive records (an item's provenance names its file line).
+        self._record_runs: list[list[int]] = []
 
     # -- driving ----------------------------------------------------------------------------------
 
@@ -245,20 +252,7 @@ class ImportPipeline:
                           "message": redact_message(error.message)}, read=False, fatal=True)
 
     def _read(self) -> Iterator[tuple[int, dict[str, Any]] | RecordError]:
-        if self.fmt == "jsonl":
-            yield from iter_jsonl(self.path, self.encoding)
-        elif self.fmt == "csv":
-            yield from iter_csv(self.path, self.encoding, self.task.declared("csv_columns", "CSV columns"))
-        elif self.fmt in INTEROP_READERS:
-            if self.encoding not in ("auto", "utf-8"):
-                raise FatalReadError(0, "encoding", f"{self.fmt} exports are UTF-8; import them with encoding auto")
-            yield from INTEROP_READERS[self.fmt](self.path, self.task.slug)
-        else:
-            from .klue_formats import iter_klue_records
-
-            if self.encoding not in ("auto", "utf-8"):
-                raise FatalReadError(0, "encoding", "KLUE files are UTF-8; convert the file before importing it")
-            yield from iter_klue_records(self.path, self.task.slug, max_record_chars())
+        return read_records(self.path, self.fmt, self.task, self.encoding)
 
     # -- deduplicate ------------------------------------------------------------------------------
 
@@ -341,9 +335,19 @@ class ImportPipeline:
         written, kept = self._unindexed
         self._unindexed = None
         ids = written if isinstance(written, list) else written.result()
+        self._runs_extend(ids, kept)
         band_keys = np.array([p.band_keys for p in kept], dtype=np.int64).reshape(len(kept), dedup.BANDS)
         assert self._writer is not None
         self._writer.submit(self._write_groups, *self._index_near_duplicates(ids, kept, band_keys))
+
+    def _runs_extend(self, ids: list[int], kept: list[Prepared]) -> None:
+        runs = self._record_runs
+        for item, prepared in zip(ids, kept, strict=True):
+            last = runs[-1] if runs else None
+            if last is not None and item == last[0] + last[2] and prepared.record_no == last[1] + last[2]:
+                last[2] += 1
+            elif len(runs) < RECORD_RUNS_KEPT:
+                runs.append([item, prepared.record_no, 1])
 
     def _reserved_ids(self, n: int) -> list[int] | None:
         try:
@@ -657,8 +661,28 @@ class ImportPipeline:
             "duplicates": sorted(self._duplicates, key=lambda d: d["record"]),  # found per batch: in-file ones first
             "near_duplicates": self._near,
             "pii_policy": self.policy.actions,
+            "record_runs": self._record_runs,
         }
 
+
+def read_records(path: Path, fmt: str, task: TaskType, encoding: str = "auto"
+                 ) -> Iterator[tuple[int, dict[str, Any]] | RecordError]:
+    """A file's records in order (``(record number, record)``) in one of the import's formats, its problems as
+    :class:`RecordError`; the import and the contamination check's reference files read through it."""
+    if fmt == "jsonl":
+        yield from iter_jsonl(path, encoding)
+    elif fmt == "csv":
+        yield from iter_csv(path, encoding, task.declared("csv_columns", "CSV columns"))
+    elif fmt in INTEROP_READERS:
+        if encoding not in ("auto", "utf-8"):
+            raise FatalReadError(0, "encoding", f"{fmt} exports are UTF-8; import them with encoding auto")
+        yield from INTEROP_READERS[fmt](path, task.slug)
+    else:
+        from .klue_formats import iter_klue_records
+
+        if encoding not in ("auto", "utf-8"):
+            raise FatalReadError(0, "encoding", "KLUE files are UTF-8; convert the file before importing it")
+        yield from iter_klue_records(path, task.slug, max_record_chars())
 
 
 def imported_username(project: Project, annotator: str) -> str:
