@@ -21,6 +21,7 @@ from annotation.models import FlagResolution
 from annotation.permissions import CURATE
 from annotation.services import ServiceError
 from annotation.views import project_for
+from datasets_build.names import span_name
 from datasets_build.pipeline import FORMATS
 
 from . import contamination_services, selectors
@@ -127,6 +128,8 @@ def _event_rows(timeline: dict[str, Any]) -> list[dict[str, Any]]:
             row["split_name"] = split_name(event["split"])
         if "reason" in event and event["kind"] == "left_out":
             row["reason_name"] = str(REASON_NAMES.get(event["reason"], event["reason"]))
+        if event["kind"] == "screened":
+            row["pii_names"] = [span_name(pii_type) for pii_type in event["pii_types"]]
         if event["kind"] in ("screened", "screening_review") and event.get("status"):
             row["status_name"] = display_name("screening_status", event["status"])
         if event["kind"] == "gold":

@@ -207,3 +207,15 @@ def submit_and_reload(page: Any, key: str = "Enter") -> int:
     page.wait_for_selector(".widget[data-item], #ws-empty")
     settle(page)
     return shown_item(page) if page.locator(".widget[data-item]").count() else 0
+
+
+AXE = Path(__file__).with_name("vendor") / "axe.min.js"
+TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+
+
+def serious_violations(page: Any) -> list[str]:
+    # Evaluated through the DevTools protocol: the page's CSP (rightly) refuses an injected <script>.
+    page.evaluate(AXE.read_text(encoding="utf-8"))
+    result = page.evaluate("tags => axe.run(document, {runOnly: {type: 'tag', values: tags}})", TAGS)
+    return [f"{v['id']} ({v['impact']}): {v['help']} — {[n['target'] for n in v['nodes']][:5]}"
+            for v in result["violations"] if v["impact"] in ("serious", "critical")]

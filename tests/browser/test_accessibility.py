@@ -5,7 +5,6 @@ scroll is reachable with Tab and named, whether or not its content overflows at 
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,21 +12,9 @@ from django.urls import reverse
 
 from annotation.models import Annotation
 
-from .conftest import PASSWORD, settle, sign_in, sign_in_and_acknowledge
+from .conftest import PASSWORD, serious_violations, settle, sign_in, sign_in_and_acknowledge
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-AXE = Path(__file__).with_name("vendor") / "axe.min.js"
-TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
-
-
-def serious_violations(page: Any) -> list[str]:
-    # Evaluated through the DevTools protocol: the page's CSP (rightly) refuses an injected <script>.
-    page.evaluate(AXE.read_text(encoding="utf-8"))
-    result = page.evaluate("tags => axe.run(document, {runOnly: {type: 'tag', values: tags}})", TAGS)
-    return [f"{v['id']} ({v['impact']}): {v['help']} — {[n['target'] for n in v['nodes']][:5]}"
-            for v in result["violations"] if v["impact"] in ("serious", "critical")]
-
 
 #: Elements that can scroll (overflow auto or scroll, shown) but are not in the tab order or have no name.
 UNREACHABLE_SCROLLERS = """() => [...document.querySelectorAll('body *')].filter(e => {

@@ -232,7 +232,7 @@ KLUE_DIR = os.environ.get("KLUE_DATA_DIR")
 
 
 @pytest.mark.skipif(not KLUE_DIR, reason="KLUE_DATA_DIR is not set")
-def test_a_klue_dev_file_as_an_external_reference(make_project, make_user, tmp_path):
+def test_a_klue_dev_file_as_an_external_reference(make_project, make_user, tmp_path, media):
     from datasets_build.klue_formats import iter_klue_records
     from exports import services
 
