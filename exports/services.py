@@ -999,6 +999,13 @@ def _manifest(release: Release, written: list[WrittenFile], changes: dict[str, A
     }
     if changes is not None:  # from a project's second release on: what changed since the previous version
         manifest["changes"] = changes
+    if release.contamination:  # counts only: the hits, with item ids, stay in Goldset (the API, the page)
+        c = release.contamination
+        manifest["contamination"] = {
+            "against": c.get("against", []), "policy": c.get("policy"), "exact": c.get("exact", {}),
+            "near": c.get("near", {}), "clean": c.get("clean", True), "fails": c.get("fails", False),
+            "references": [{key: r[key] for key in ("name", "kind", "training", "exact", "near")}
+                           for r in c.get("references", [])]}
     return manifest
 
 

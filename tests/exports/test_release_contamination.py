@@ -47,6 +47,15 @@ def test_exact_and_near_copies_are_found_across_releases_projects_and_files_and_
     assert found["policy"] == "test_training" and found["fails"] is True
     assert found["failing"] == len(planted["failing"])
     assert release.status == "failed"
+    # The release's manifest and card record the counts (the hits, with item ids, stay in Goldset).
+    folder = Path(release.out_dir)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["contamination"]["exact"] == {"test": 3, "dev": 1} and manifest["contamination"]["fails"]
+    assert {r["name"] for r in manifest["contamination"]["references"]} == {"other-corpus", "benchmark"}
+    card = (folder / "README.md").read_text()
+    assert ("### Contamination check\n\n**FAILS the project's policy** — dev and test items checked against the "
+            "train split of 1.0.0, file reference benchmark, project reference other-corpus (training data): "
+            "dev: 1 exact, 1 near; test: 3 exact, 2 near.") in card
 
 
 def test_the_policy_decides_whether_hits_fail_and_is_set_on_the_settings_page(planted, client):
