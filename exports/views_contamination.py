@@ -4,6 +4,7 @@ only, like the release pages."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django import forms
@@ -123,7 +124,7 @@ def check(request: HttpRequest, project_id: int, release_id: int) -> HttpRespons
 def _event_rows(timeline: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for event in timeline["events"]:
-        row = {**event}
+        row = {**event, "when": datetime.fromisoformat(event["at"]) if event["at"] else None}
         if "split" in event:
             row["split_name"] = split_name(event["split"])
         if "reason" in event and event["kind"] == "left_out":
@@ -147,6 +148,7 @@ def _event_rows(timeline: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @login_required
+@require_http_methods(["GET"])
 def provenance(request: HttpRequest, project_id: int, item_id: int) -> HttpResponse:
     project, role = project_for(request, project_id, CURATE)
     item = get_object_or_404(annotation_selectors.items_in(project).select_related("source"), pk=item_id)
