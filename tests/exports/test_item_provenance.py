@@ -66,7 +66,7 @@ def test_the_page_in_both_languages_and_the_links_to_it(history, client):
         for word in words:
             assert word in page, (language, word)
     item_page = client.get(f"/projects/{project.pk}/agreement/items/{ids['moved']}/").content.decode()
-    assert f'href="{url}"' in item_page
+    assert f'<a class="item-link" href="{url}">' in item_page
     diff = client.get(f"/projects/{project.pk}/releases/{history['v2'].pk}/diff/?against={history['v1'].pk}")
     assert f'href="{url}"' in diff.content.decode()
 
