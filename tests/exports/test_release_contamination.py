@@ -166,7 +166,8 @@ def test_a_clean_release_passes_the_command(planted, capsys):
     assert "clean" in capsys.readouterr().out
 
 
-def test_references_through_the_api(planted, api, make_user, make_project, add_member, tmp_path):
+def test_references_through_the_api(planted, api, make_user, make_project, add_member, tmp_path, media,
+                                    django_capture_on_commit_callbacks):
     project, manager = planted["project"], planted["manager"]
     base = f"/api/projects/{project.pk}/contamination/references/"
     client = api(manager)
@@ -185,6 +186,7 @@ def test_references_through_the_api(planted, api, make_user, make_project, add_m
     with garbage.open("rb") as upload:
         refused = client.post(base, {"file": upload, "format": "jsonl"}, format="multipart")
     assert refused.status_code == 400 and "no record of the file reads as a tc item" in refused.data["detail"]
+    assert len(list((media / "references").iterdir())) == 2  # the refused upload is not kept
     with path.open("rb") as upload:
         taken = client.post(base, {"file": upload, "format": "jsonl", "name": "upload"}, format="multipart")
     assert taken.status_code == 409
@@ -197,8 +199,10 @@ def test_references_through_the_api(planted, api, make_user, make_project, add_m
     annotator = add_member(project, make_user(), Role.ANNOTATOR)
     assert api(annotator).get(base).status_code == 403
     assert api(planted["maintainer"]).get(base).status_code == 200
-    gone = client.delete(f"{base}{made.data['id']}/")
+    with django_capture_on_commit_callbacks(execute=True):
+        gone = client.delete(f"{base}{made.data['id']}/")
     assert gone.status_code == 204
+    assert len(list((media / "references").iterdir())) == 1  # its file goes with it
     assert AuditEvent.objects.filter(project=project, action="remove_reference").count() == 1
     assert AuditEvent.objects.filter(project=project, action="add_reference").count() == 3
 
