@@ -43,11 +43,13 @@ class ReferenceCreateSerializer(serializers.Serializer):
     project = serializers.IntegerField(required=False, help_text="Another project's id: its items are the "
                                                                  "reference (you must manage it).")
     file = serializers.FileField(required=False, help_text="A reference file in one of the import's formats.")
-    format = serializers.ChoiceField(choices=FORMATS, required=False)
+    # A string (not an enum of its own: the import's format field has that name), checked by the service.
+    format = serializers.CharField(required=False, help_text=f"The file's format: {', '.join(FORMATS)}.")
 
 
 class CheckSerializer(serializers.ModelSerializer):
     requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    status = serializers.CharField(read_only=True, help_text="queued, running, done or failed")
 
     class Meta:
         model = ContaminationCheck
