@@ -238,7 +238,9 @@ def release_contamination(release: Release, held: Held, links: np.ndarray, *,
     for reference in references:
         assert checked is not None
         label = f"reference:{reference.name}"
-        matches = scan(checked, reference_batches(reference, project.task_type), threshold(),
+        # Nothing to look for (no dev or test item): the reference is not read.
+        batches = reference_batches(reference, project.task_type) if len(checked.ids) else iter(())
+        matches = scan(checked, batches, threshold(),
                        None if progress is None else (lambda n, label=label: progress(label, n)))
         exact = np.flatnonzero(matches.exact >= 0)
         near = np.flatnonzero((matches.exact < 0) & (matches.near >= 0))
