@@ -116,6 +116,9 @@ NAMES: dict[str, dict[str, Promise]] = {
         "drop": _("dropped"),
         "bulk keep": _("kept (several items)"),
         "bulk drop": _("dropped (several items)"),
+        "add_reference": _("contamination reference added"),
+        "remove_reference": _("contamination reference removed"),
+        "check_contamination": _("checked for contamination"),
     },
     # Fields of item payloads, annotation payloads and audit details.
     "field": {

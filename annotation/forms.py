@@ -13,7 +13,13 @@ from . import selectors
 from .assist import AssistSettings, assist_settings
 from .gold.rules import DAWID_SKENE, DISCARDED, MACE, NEEDS_ADJUDICATION
 from .models import Project, Role, ScreeningStatus, Split
-from .project_settings import GOLD_KEYS, LABEL_NAME_MAX, LEASE_MINUTES_RANGE, pii_policy_choices
+from .project_settings import (
+    CONTAMINATION_POLICIES,
+    GOLD_KEYS,
+    LABEL_NAME_MAX,
+    LEASE_MINUTES_RANGE,
+    pii_policy_choices,
+)
 from .task_types import LABEL_NAMES, all_task_types
 from .workspace_strings import task_title
 
@@ -108,6 +114,7 @@ SETTINGS_SECTIONS = (
     ("gold", _("Gold labels")),
     ("assist", _("Model-assisted annotation")),
     ("pii", _("Personal information (PII) in imports")),
+    ("releases", _("Releases")),
 )
 SETTINGS_SECTION_FIELDS = {
     "general": ("name", "description"),
@@ -115,6 +122,7 @@ SETTINGS_SECTION_FIELDS = {
     "gold": ("gold_rule", "gold_min_votes", "gold_on_failure"),
     "assist": ("assist_", "queue_order"),
     "pii": ("pii_",),
+    "releases": ("contamination_policy",),
 }
 
 
@@ -161,6 +169,13 @@ class ProjectSettingsForm(forms.Form):
         help_text=_("0 = only when a manager asks."))
     assist_target_score = forms.FloatField(
         label=_("Target score of the suggester (0–100)"), required=False, min_value=0, max_value=100)
+    contamination_policy = forms.ChoiceField(
+        label=_("When a dev or test item is found in other data"), choices=[
+            ("test_training", _("fail the release for test items found in training data; warn for the rest")),
+            ("any", _("fail the release for every item found")),
+            ("warn", _("only warn"))],
+        help_text=_("Training data: the train split of earlier releases, and the references marked as training "
+                    "data. The same item in two splits of one release always fails it."))
 
     def __init__(self, data: Any = None, *, project: Project, locks: dict[str, str]) -> None:
         self.project = project
@@ -180,6 +195,7 @@ class ProjectSettingsForm(forms.Form):
             "assist_show": assist.show, "assist_fraction": assist.fraction, "queue_order": assist.queue_order,
             "assist_uncertainty": assist.uncertainty, "assist_retrain_every": assist.retrain_every,
             "assist_target_score": assist.target_score,
+            "contamination_policy": options.get("contamination_policy", CONTAMINATION_POLICIES[0]),
         })
         self.fields["gold_rule"].choices = [
             ("", _("the task type's rule")),
@@ -273,6 +289,7 @@ class ProjectSettingsForm(forms.Form):
                if data[f"pii_{pii_type}"] != self.pii_defaults[pii_type]}
         _put(pii, "replacement", data["pii_replacement"], "placeholder")
         _put(options, "pii", pii, {})
+        _put(options, "contamination_policy", data["contamination_policy"], CONTAMINATION_POLICIES[0])
         return options
 
     def _schema(self) -> dict[str, Any]:

@@ -119,6 +119,16 @@ def _assist(value: Any) -> str | None:
     return None
 
 
+#: Which contamination hits fail a release (``exports/contamination.py``), the first the default: test items found
+#: in training data (an earlier release's train split, a reference marked as training data), any hit, or none
+#: (every hit only warns).
+CONTAMINATION_POLICIES = ("test_training", "any", "warn")
+
+
+def _contamination_policy(value: Any) -> str | None:
+    return _choice(value, CONTAMINATION_POLICIES)
+
+
 #: The assist keys the suggester writes (``services.suggestions``), not a manager.
 ASSIST_RECORDED = ("model_version", "source", "trained_on")
 
@@ -130,6 +140,7 @@ OPTIONS: dict[str, Callable[[Any], str | None]] = {
     "gold_min_votes": _gold_min_votes,
     "gold_on_failure": _gold_on_failure,
     "assist": _assist,
+    "contamination_policy": _contamination_policy,
 }
 #: Options a label schema may also carry (the gold settings a task type sets as its default, e.g. NLI's votes).
 GOLD_KEYS = ("gold_rule", "gold_min_votes", "gold_on_failure")

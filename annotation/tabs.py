@@ -63,3 +63,30 @@ def project_tabs(project_id: int, role: str | None, active: str) -> list[dict[st
     """The tabs ``role`` sees on a project's pages: label, URL and whether it is the page shown."""
     return [{"label": tab.label, "url": reverse(tab.url_name, args=[project_id]), "active": tab.key == active}
             for tab in all_project_tabs() if role in tab.roles]
+
+
+@dataclass(frozen=True)
+class ItemLink:
+    """A link another app adds to an item's page (``item_links`` in its AppConfig names a sequence of them)."""
+
+    label: str | Promise
+    #: A namespaced URL name taking the project id and the item id.
+    url_name: str
+    roles: frozenset[str]
+
+
+@cache
+def all_item_links() -> tuple[ItemLink, ...]:
+    found: list[ItemLink] = []
+    for config in apps.get_app_configs():
+        path = getattr(config, "item_links", None)
+        if path:
+            found.extend(import_string(path))
+    return tuple(found)
+
+
+def item_links(project_id: int, item_id: int, role: str | None) -> list[dict[str, object]]:
+    """The links ``role`` sees on an item's page: label and URL."""
+    return [{"label": link.label, "url": reverse(link.url_name, args=[project_id, item_id])}
+            for link in all_item_links() if role in link.roles]
+

@@ -27,6 +27,7 @@ from .gold import services as gold_services
 from .models import GoldStatus, Item, JobStatus, Project
 from .permissions import CURATE, MANAGE
 from .services import ServiceError
+from .tabs import item_links
 from .views import project_for
 from .workspace_strings import label_display, workspace_strings
 
@@ -185,8 +186,9 @@ def _comparison(project: Project, item_id: int) -> tuple[Item, dict[str, Any]]:
 @login_required
 def item_detail(request: HttpRequest, project_id: int, item_id: int) -> HttpResponse:
     project, role = project_for(request, project_id, CURATE)
-    _item, comparison = _comparison(project, item_id)
-    return render(request, "review/item.html", _context(project, role, **comparison))
+    item, comparison = _comparison(project, item_id)
+    return render(request, "review/item.html", _context(project, role, **comparison,
+                                                        item_links=item_links(project.pk, item.pk, role)))
 
 
 def _adjudication_widget(project: Project, item: Item, rows: list[dict[str, Any]],

@@ -35,6 +35,7 @@ from django.db import DatabaseError, reset_queries
 
 from annotation import bulk
 from annotation.models import Item, Project, Source
+from annotation.task_types import TaskType
 
 from . import batch_selectors, batch_services, dedup
 from .batch_services import CORPUS_ANNOTATOR, ImportedAnnotators, foreign_keys_checked_as_written
@@ -50,6 +51,9 @@ from .writer import BatchWriter, batch_writer
 
 FORMATS = ("klue", "jsonl", "csv", *INTEROP_READERS)
 DUPLICATE_POLICIES = ("skip", "refuse")
+#: Runs of the items' record numbers kept in the job's summary (a file whose every other record is skipped would
+#: need one per item; past this many, the later items' records are not known).
+RECORD_RUNS_KEPT = 100_000
 #: Records per written batch: larger batches spread the per-batch queries thinner but hold more in memory
 #: (docs/performance.md, "Import: batches and preparation workers"); memory stays bounded by it.
 BATCH_SIZE = 1000
@@ -141,6 +145,9 @@ class ImportPipeline:
         self._ids = bulk.ReservedIds(Item)
         #: The batch given to the writer last (its ids, or their future) and not yet indexed for near duplicates.
         self._unindexed: tuple[list[int] | Future[list[int]], list[Prepared]] | None = None
+        #: Which record of the file each written item came from, as runs ``[first item id, its record number,
+        #: length]`` of consecutive ids from consecutive records (an item's provenance names its file line).
+        self._record_runs: list[list[int]] = []
 
     # -- driving ----------------------------------------------------------------------------------
 
@@ -225,21 +232,7 @@ class ImportPipeline:
                           "message": redact_message(error.message)}, read=False, fatal=True)
 
     def _read(self) -> Iterator[tuple[int, dict[str, Any]] | RecordError]:
-        if self.fmt == "jsonl":
-            yield from iter_jsonl(self.path, self.encoding)
-        elif self.fmt == "csv":
-            yield from iter_csv(self.path, self.encoding, self.task.declared("csv_columns", "CSV columns"))
-        elif self.fmt in INTEROP_READERS:
-            if self.encoding not in ("auto", "utf-8"):
-                raise FatalReadError(0, "encoding", f"{self.fmt} exports are UTF-8; import them with encoding auto")
-            options = {"approved_only": self.approved_only} if self.fmt == "doccano" else {}
-            yield from INTEROP_READERS[self.fmt](self.path, self.task.slug, **options)
-        else:
-            from .klue_formats import iter_klue_records
-
-            if self.encoding not in ("auto", "utf-8"):
-                raise FatalReadError(0, "encoding", "KLUE files are UTF-8; convert the file before importing it")
-            yield from iter_klue_records(self.path, self.task.slug, max_record_chars())
+        return read_records(self.path, self.fmt, self.task, self.encoding, approved_only=self.approved_only)
 
     # -- deduplicate ------------------------------------------------------------------------------
 
@@ -322,9 +315,19 @@ class ImportPipeline:
         written, kept = self._unindexed
         self._unindexed = None
         ids = written if isinstance(written, list) else written.result()
+        self._runs_extend(ids, kept)
         band_keys = np.array([p.band_keys for p in kept], dtype=np.int64).reshape(len(kept), dedup.BANDS)
         assert self._writer is not None and self._index is not None
         self._writer.submit(self._write_groups, *self._index.index(ids, kept, band_keys))
+
+    def _runs_extend(self, ids: list[int], kept: list[Prepared]) -> None:
+        runs = self._record_runs
+        for item, prepared in zip(ids, kept, strict=True):
+            last = runs[-1] if runs else None
+            if last is not None and item == last[0] + last[2] and prepared.record_no == last[1] + last[2]:
+                last[2] += 1
+            elif len(runs) < RECORD_RUNS_KEPT:
+                runs.append([item, prepared.record_no, 1])
 
     def _reserved_ids(self, n: int) -> list[int] | None:
         try:
@@ -391,7 +394,30 @@ class ImportPipeline:
             "duplicates": sorted(self._duplicates, key=lambda d: d["record"]),  # found per batch: in-file ones first
             "near_duplicates": self._index.found,
             "pii_policy": self.policy.actions,
+            "record_runs": self._record_runs,
         }
+
+
+def read_records(path: Path, fmt: str, task: TaskType, encoding: str = "auto", *, approved_only: bool = False
+                 ) -> Iterator[tuple[int, dict[str, Any]] | RecordError]:
+    """A file's records in order (``(record number, record)``) in one of the import's formats, its problems as
+    :class:`RecordError`; the import and the contamination check's reference files read through it.
+    ``approved_only`` is doccano's "approved documents only" export (its empty label lists are labels)."""
+    if fmt == "jsonl":
+        yield from iter_jsonl(path, encoding)
+    elif fmt == "csv":
+        yield from iter_csv(path, encoding, task.declared("csv_columns", "CSV columns"))
+    elif fmt in INTEROP_READERS:
+        if encoding not in ("auto", "utf-8"):
+            raise FatalReadError(0, "encoding", f"{fmt} exports are UTF-8; import them with encoding auto")
+        options = {"approved_only": approved_only} if fmt == "doccano" else {}
+        yield from INTEROP_READERS[fmt](path, task.slug, **options)
+    else:
+        from .klue_formats import iter_klue_records
+
+        if encoding not in ("auto", "utf-8"):
+            raise FatalReadError(0, "encoding", "KLUE files are UTF-8; convert the file before importing it")
+        yield from iter_klue_records(path, task.slug, max_record_chars())
 
 
 def _klue_format_error() -> type[Exception]:

@@ -3,7 +3,7 @@
 
 from django.urls import path
 
-from . import api, api_assist
+from . import api, api_assist, api_contamination
 
 urlpatterns = [
     path("releases/", api.ReleaseListView.as_view(), name="api-releases"),
@@ -13,6 +13,14 @@ urlpatterns = [
          name="api-release-file-download"),
     path("releases/<int:pk>/archive/", api.ReleaseArchiveView.as_view(), name="api-release-archive"),
     path("releases/<int:pk>/diff/<int:other>/", api.ReleaseDiffView.as_view(), name="api-release-diff"),
+    path("releases/<int:pk>/contamination/", api_contamination.ReleaseContaminationView.as_view(),
+         name="api-release-contamination"),
+    path("contamination/references/", api_contamination.ReferenceListView.as_view(),
+         name="api-contamination-references"),
+    path("contamination/references/<int:pk>/", api_contamination.ReferenceDetailView.as_view(),
+         name="api-contamination-reference"),
+    path("items/<int:item_pk>/provenance/", api_contamination.ItemProvenanceView.as_view(),
+         name="api-item-provenance"),
     path("raters/", api.RaterIdsView.as_view(), name="api-rater-ids"),
     path("releases/<int:pk>/verify/", api.ReleaseVerifyView.as_view(), name="api-release-verify"),
     path("releases/<int:pk>/publish/", api.ReleasePublishView.as_view(), name="api-release-publish"),

@@ -288,6 +288,7 @@ def render_card(m: dict[str, Any], schema: FlatSchema, guidelines: list[dict[str
             f"{leak.get('groups_across_splits', 0)}, near-duplicate pairs across splits: "
             f"{leak.get('near_duplicates_across_splits', 0)} (of {leak.get('near_duplicate_pairs_checked', 0)} "
             "near-duplicate pairs known from import).", ""]
+    out += changes_and_contamination(m)
 
     out += ["## Sources and licences", ""]
     if m["sources"]:
@@ -433,3 +434,26 @@ def limitations(m: dict[str, Any]) -> list[str]:
     notes.append("Automatic PII and toxicity screening is rule-based; it misses what its patterns and lexicon do "
                  "not cover.")
     return notes
+
+
+def changes_and_contamination(m: dict[str, Any]) -> list[str]:
+    """What changed since the previous version (``CHANGES.md`` in full) and what the contamination check found."""
+    out: list[str] = []
+    changes = m.get("changes")
+    if changes:
+        counts = ", ".join(f"{kind.replace('_', ' ')} {n}" for kind, n in changes["counts"].items())
+        out += [f"### Changes since {changes['previous']}", "",
+                f"{counts}. `CHANGES.md` lists them and `changes.jsonl` names every changed item.", ""]
+    c = m.get("contamination")
+    if c and (c["against"] or c["references"]):
+        against = [f"the train split of {', '.join(c['against'])}"] if c["against"] else []
+        against += [f"{r['kind']} reference {r['name']}" + (" (training data)" if r["training"] else "")
+                    for r in c["references"]]
+        found = "; ".join(f"{split}: {c['exact'].get(split, 0)} exact, {c['near'].get(split, 0)} near"
+                          for split in sorted({*c["exact"], *c["near"]}))
+        verdict = "clean" if c["clean"] else ("FAILS the project's policy" if c["fails"] else "found, warned")
+        out += ["### Contamination check", "",
+                f"**{verdict}** — dev and test items checked against {', '.join(against)}"
+                + (f": {found}." if found else "."), ""]
+    return out
+

@@ -407,8 +407,6 @@ def build_changelog(release: Release, held: Held, folder: Path) -> dict[str, Any
 #: The splits checked, and the split of an earlier release they must not share text with.
 CHECKED_SPLITS = ("dev", "test")
 TRAINING_SPLIT = "train"
-#: Contaminated items listed on the release (the counts cover them all).
-_HITS_LIMIT = 200
 
 
 def _groups_of(ids: np.ndarray, links: np.ndarray) -> np.ndarray:
@@ -458,8 +456,7 @@ def contamination(release: Release, held: Held, links: np.ndarray) -> dict[str, 
     for item, (name, kind, version) in sorted(found.items()):
         bucket = result[kind]
         bucket[name] = bucket.get(name, 0) + 1
-        if len(result["hits"]) < _HITS_LIMIT:
-            result["hits"].append({"item": item, "split": name, "kind": kind, "release": version})
+        result["hits"].append({"item": item, "split": name, "kind": kind, "release": version})
     result["by_split"] = [{"split": name, "exact": result["exact"].get(name, 0), "near": result["near"].get(name, 0)}
                           for name, _code in checked]
     result["clean"] = not found

@@ -390,3 +390,65 @@ class ReleaseItems(models.Model):
                 "labels": _unpack_column(self.labels, "<i4"), "golds": _unpack_column(self.golds, "<u8"),
                 "texts": _unpack_column(self.texts, "<i8"), "excluded_ids": _unpack_ids(self.excluded_ids),
                 "excluded_reasons": _unpack_column(self.excluded_reasons, "u1")}
+
+
+class ReferenceKind(models.TextChoices):
+    FILE = "file", _("Uploaded file")
+    PROJECT = "project", _("Another project")
+
+
+class ContaminationReference(models.Model):
+    """What a project's dev and test items are checked against besides its own releases: a file a maintainer
+    uploaded (a public benchmark's split, in any format the import reads) or another project on this server
+    that the maintainer named. ``training`` says whether it is training data: the default contamination policy
+    fails a release whose test items are found in training data."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="contamination_references")
+    kind = models.CharField(max_length=10, choices=ReferenceKind.choices)
+    name = models.CharField(max_length=120)
+    training = models.BooleanField(default=True)
+    #: The named project (``project`` references); deleting it deletes the reference.
+    other = models.ForeignKey(Project, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    #: Files: the name given, where it is stored (random, never served) and its format.
+    file_name = models.CharField(max_length=255, blank=True)
+    stored_path = models.CharField(max_length=500, blank=True)
+    format = models.CharField(max_length=20, blank=True)
+    #: Records the file held that the task type reads, and those it refused (checked on upload).
+    records = models.PositiveIntegerField(default=0)
+    skipped = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "name", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "name"], name="contamination_reference_unique_name"),
+            models.CheckConstraint(condition=(models.Q(kind="project") & models.Q(other__isnull=False))
+                                   | (models.Q(kind="file") & models.Q(other__isnull=True)),
+                                   name="contamination_reference_kind"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.kind}) for {self.project}"
+
+
+class ContaminationCheck(models.Model):
+    """A contamination check of a built release run on demand (the build's own is ``Release.contamination``,
+    which a published release keeps as it was): the references it ran against and what it found, in the
+    same shape."""
+
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="contamination_checks")
+    status = models.CharField(max_length=10, choices=SuggesterRunStatus.choices, default=SuggesterRunStatus.QUEUED)
+    result = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                     related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"contamination check of {self.release} ({self.status})"

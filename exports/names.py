@@ -41,6 +41,7 @@ PHASES = {
     "queued": _("waiting for a worker"), "items": _("reading the items and their gold"),
     "splits": _("dividing the items into splits"), "files": _("writing the files"),
     "card": _("writing the dataset card"), "check": _("running the baseline check"),
+    "contamination": _("checking the dev and test items for contamination"),
 }
 
 #: Why items were left out (``annotation.gold.selectors.release_exclusion``).

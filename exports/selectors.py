@@ -18,6 +18,7 @@ from django.db import connection
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, TextField, Value
 from django.db.models.functions import Cast, Concat
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from annotation import models as annotation_models
 from annotation.display import display_message
@@ -28,7 +29,15 @@ from config.storage import StoredFolder
 
 from .ahead import ReadAhead
 from .card import CARD_NAME
-from .models import SEMVER, Release, ReleaseFile, ReleaseStatus, SuggesterRun
+from .models import (
+    SEMVER,
+    ContaminationCheck,
+    ContaminationReference,
+    Release,
+    ReleaseFile,
+    ReleaseStatus,
+    SuggesterRun,
+)
 
 CHUNK = 5000
 
@@ -90,6 +99,25 @@ def next_free_version(project: Project) -> str:
         return "1.0.0"
     major, minor, patch = max(cores)
     return f"{major}.{minor}.{patch + 1}"
+
+
+def contamination_references(project: Project) -> QuerySet[ContaminationReference]:
+    """The project's contamination references, by name."""
+    return ContaminationReference.objects.filter(project=project).select_related("other", "created_by")
+
+
+def contamination_checks(release: Release) -> QuerySet[ContaminationCheck]:
+    """The checks of ``release`` run on demand, newest first."""
+    return ContaminationCheck.objects.filter(release=release).select_related("requested_by")
+
+
+def lendable_projects(project: Project, user: Any) -> QuerySet[Project]:
+    """The other projects ``user`` may name as references of ``project``: those they manage or maintain
+    (every project for a superuser)."""
+    others = Project.objects.exclude(pk=project.pk).order_by("name")
+    if getattr(user, "is_superuser", False):
+        return others
+    return others.filter(memberships__user=user, memberships__role__in=["manager", "maintainer"]).distinct()
 
 
 def release_files(release: Release) -> QuerySet[ReleaseFile]:
@@ -364,6 +392,13 @@ def status_reasons(release: Release) -> list[str]:
                        % {"exact": leakage.get("exact_duplicates_across_splits", 0),
                           "groups": leakage.get("groups_across_splits", 0),
                           "near": leakage.get("near_duplicates_across_splits", 0)})
+    contamination = release.contamination or {}
+    if contamination.get("fails"):
+        reasons.append(ngettext("%(n)s dev or test item was found in other data, which the project's contamination "
+                                "policy does not allow.",
+                                "%(n)s dev or test items were found in other data, which the project's "
+                                "contamination policy does not allow.", contamination["failing"])
+                       % {"n": contamination["failing"]})
     if check.get("passed") is None:
         reasons.append(_("The baseline check did not run, so nothing shows the labels are learnable: %(reason)s. "
                          "Build with the klue format to have it checked.") % {"reason": check_reason(check)})

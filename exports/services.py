@@ -69,6 +69,7 @@ from datasets_build import splits as split_lib
 from . import diff, selectors
 from .ahead import may_read_ahead
 from .card import CARD_NAME, render_card
+from .contamination import release_contamination
 from .integrity import make_read_only, sha256_file, verify_folder, write_sums
 from .models import (
     SEMVER,
@@ -387,10 +388,11 @@ def _sort_memory() -> Iterator[None]:
 
 
 def release_status(release: Release) -> str:
-    """The state a built release ends in: ``failed`` when splits leak or the check failed, ``unchecked`` when
-    the check could not run, ``inconclusive`` when its evidence allows no verdict, else ``passed``."""
+    """The state a built release ends in: ``failed`` when splits leak, the project's contamination policy fails
+    what the contamination check found, or the baseline check failed, ``unchecked`` when the check could not run,
+    ``inconclusive`` when its evidence allows no verdict, else ``passed``."""
     verdict = release.baseline_check.get("verdict")
-    if not release.leakage.get("clean") or verdict == "failed":
+    if not release.leakage.get("clean") or release.contamination.get("fails") or verdict == "failed":
         return ReleaseStatus.FAILED
     if verdict == "passed":
         return ReleaseStatus.PASSED
@@ -830,7 +832,9 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
                      excluded={item: reason_names[code] for item, code in zip(gathered.excluded_ids,
                                                                               gathered.excluded_codes, strict=True)},
                      label_counts=label_counts, agreement=release.agreement)
-    _set(release, contamination=diff.contamination(release, held, selectors.near_duplicate_links(project)))
+    report("contamination")
+    _set(release, contamination=release_contamination(release, held, selectors.near_duplicate_links(project),
+                                                      progress=lambda _label, n: report("contamination", n)))
     changes = diff.build_changelog(release, held, folder)
     if changes is not None:
         written += [WrittenFile(name, "changes") for name in changes["files"]]
@@ -995,6 +999,13 @@ def _manifest(release: Release, written: list[WrittenFile], changes: dict[str, A
     }
     if changes is not None:  # from a project's second release on: what changed since the previous version
         manifest["changes"] = changes
+    if release.contamination:  # counts only: the hits, with item ids, stay in Goldset (the API, the page)
+        c = release.contamination
+        manifest["contamination"] = {
+            "against": c.get("against", []), "policy": c.get("policy"), "exact": c.get("exact", {}),
+            "near": c.get("near", {}), "clean": c.get("clean", True), "fails": c.get("fails", False),
+            "references": [{key: r[key] for key in ("name", "kind", "training", "exact", "near")}
+                           for r in c.get("references", [])]}
     return manifest
 
 

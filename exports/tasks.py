@@ -44,3 +44,12 @@ def suggester_retrain_due() -> list[int]:
     from . import assist
 
     return assist.retrain_due_projects()
+
+
+@shared_task(name="exports.contamination_check")
+def contamination_check_task(check_id: int) -> dict:
+    """Run a contamination check a maintainer asked for; its result goes to the check row."""
+    from . import contamination_services
+
+    check = contamination_services.check_run(check_id)
+    return {"check": check.pk, "status": check.status}

@@ -3,7 +3,7 @@ API (``api_urls``)."""
 
 from django.urls import include, path
 
-from . import api_urls, views, views_diff
+from . import api_urls, views, views_contamination, views_diff
 
 app_name = "exports"
 
@@ -12,6 +12,12 @@ urlpatterns = [
     path("projects/<int:project_id>/suggester/", views.suggester, name="suggester"),
     path("projects/<int:project_id>/releases/<int:release_id>/", views.release_detail, name="release-detail"),
     path("projects/<int:project_id>/releases/<int:release_id>/diff/", views_diff.release_diff, name="release-diff"),
+    path("projects/<int:project_id>/releases/<int:release_id>/contamination/", views_contamination.check,
+         name="release-contamination-check"),
+    path("projects/<int:project_id>/releases/references/", views_contamination.references,
+         name="contamination-references"),
+    path("projects/<int:project_id>/items/<int:item_id>/provenance/", views_contamination.provenance,
+         name="item-provenance"),
     path("projects/<int:project_id>/releases/<int:release_id>/publish/", views.release_publish,
          name="release-publish"),
     path("projects/<int:project_id>/releases/<int:release_id>/verify/", views.release_verify,

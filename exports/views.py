@@ -151,6 +151,7 @@ def release_detail(request: HttpRequest, project_id: int, release_id: int) -> Ht
         "baseline_plot": _baseline_plot(release.baseline_check),
         "excluded": [(exclusion_name(reason), n) for reason, n in (release.excluded or {}).items() if n],
         "gold_source": gold_source_name((release.gold or {}).get("source", "")),
+        "contamination_check": selectors.contamination_checks(release).first(),
     })
     template = "exports/_release_live.html" if request.GET.get("part") == "live" else "exports/release_detail.html"
     return render(request, template, context)

@@ -21,7 +21,7 @@ from ..task_types import PayloadError
 
 #: ``ServiceError.code`` → status; any other code is a 400.
 SERVICE_STATUS = {"conflict": status.HTTP_409_CONFLICT, "gold_decided": status.HTTP_409_CONFLICT,
-                  "not_found": status.HTTP_404_NOT_FOUND,
+                  "not_found": status.HTTP_404_NOT_FOUND, "forbidden": status.HTTP_403_FORBIDDEN,
                   "guideline": status.HTTP_403_FORBIDDEN, "not_assigned": status.HTTP_400_BAD_REQUEST}
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser.axe import serious_violations
 from tests.browser.conftest import PASSWORD
 from tests.exports.release_history import expected_changes
 
@@ -46,7 +47,7 @@ def test_diff_page_in_both_languages(browser, live_server, history, locale):
         assert page.locator("tr.change-added, tr.change-moved, tr.change-relabelled").count() == 0
         if SHOTS:
             page.screenshot(path=str(Path(SHOTS) / f"release-diff-dropped-{locale}.png"), full_page=True)
-        page.locator(f'tr.change-dropped[data-item="{history["ids"]["flagged"]}"] a').click()
+        page.locator(f'tr.change-dropped[data-item="{history["ids"]["flagged"]}"] a:not(.provenance-link)').click()
         page.wait_for_url(f"**/agreement/items/{history['ids']['flagged']}/")
     finally:
         context.close()
@@ -66,8 +67,25 @@ def test_contamination_on_the_release_page(browser, live_server, planted, locale
         page.wait_for_url(f"**{path}")
         hits = page.locator("#contamination-hits li")
         assert sorted(int(hits.nth(i).get_attribute("data-item")) for i in range(hits.count())) == sorted(
-            [planted["moved"], planted["copy"], planted["near"]])
+            item for item, _split, _kind, _against in planted["expected"])
+        assert serious_violations(page) == []
         if SHOTS:
             page.locator("#contamination").screenshot(path=str(Path(SHOTS) / f"contamination-{locale}.png"))
+        # A hit links to the item's provenance; the references page lists the project and the file.
+        page.locator(f'#contamination-hits li[data-item="{planted["moved"]}"] a').click()
+        page.wait_for_selector("#provenance-events")
+        released = page.locator("#provenance-events li[data-kind=released]")
+        assert released.count() == 2
+        assert serious_violations(page) == []
+        if SHOTS:
+            page.screenshot(path=str(Path(SHOTS) / f"provenance-{locale}.png"), full_page=True)
+        page.goto(f"/projects/{project.pk}/releases/references/")
+        rows = page.locator("#reference-list tbody tr")
+        assert rows.count() == 2
+        heading = page.locator("#references h2").inner_text()
+        assert heading == ("Contamination references" if locale == "en-US" else "오염 점검 참조 데이터")
+        assert serious_violations(page) == []
+        if SHOTS:
+            page.screenshot(path=str(Path(SHOTS) / f"contamination-references-{locale}.png"), full_page=True)
     finally:
         context.close()

@@ -89,7 +89,14 @@ def test_a_file_prepared_in_worker_processes_imports_exactly_as_in_place(tmp_pat
                                                           caplog)
     assert serial.errors == parallel.errors == []
     assert serial.items == parallel.items == 407 and serial.annotations == parallel.annotations == 407
-    assert parallel.summary == serial.summary
+    # Each item's file record, as runs of (first item id, first record, length): the same runs, the ids offset
+    # by the other project's items.
+    runs = {which: [[item - result.summary["record_runs"][0][0], record, n]
+                    for item, record, n in result.summary["record_runs"]]
+            for which, result in (("parallel", parallel), ("serial", serial))}
+    assert runs["parallel"] == runs["serial"] == [[0, 1, 5], [5, 7, 401], [406, 409, 1]]
+    assert ({k: v for k, v in parallel.summary.items() if k != "record_runs"}
+            == {k: v for k, v in serial.summary.items() if k != "record_runs"})
     assert parallel.summary["duplicates"] == [{"record": 6, "duplicate_of": "record 4"},
                                               {"record": 408, "duplicate_of": "item 'near-1' already in the project"},
                                               {"record": 410, "duplicate_of": "record 409"}]

@@ -161,6 +161,9 @@ def test_changelog_in_the_release(history):
     assert verify_folder(second)["ok"]
     card = (second / CARD_NAME).read_text()
     assert "| `CHANGES.md` | Changelog |" in card and "| `changes.jsonl` | Changelog |" in card
+    # The card summarises the changelog.
+    assert ("### Changes since 1.0.0\n\nadded 3, dropped 4, relabelled 1, moved 1, text changed 1. `CHANGES.md` "
+            "lists them") in card
 
     lines = [json.loads(line) for line in (second / CHANGES_JSONL).read_text().splitlines()]
     ids = history["ids"]

@@ -54,4 +54,37 @@ def test_progress_is_visible_while_the_worker_builds(live_worker, make_project, 
         time.sleep(0.05)
     result.get(timeout=60)
     assert release.status == ReleaseStatus.UNCHECKED  # JSONL only: built, not checked
-    assert "done" in phases and phases <= {"queued", "items", "splits", "files", "card", "check", "done"}
+    assert "done" in phases and phases <= {"queued", "items", "splits", "files", "card", "contamination",
+                                                "check", "done"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_contamination_check_asked_for_runs_on_the_worker(live_worker, make_project, tmp_path):
+    from exports import contamination_services
+    from exports.models import ContaminationCheck
+    from tests.exports.release_history import planted_texts, records_of, split_as, write_reference
+
+    project = make_project("tc")
+    items = load_records(project, records_of(planted_texts(20, 21), "w"))
+    split_as(items[:15], "train")
+    split_as(items[15:], "test")
+    release = services.release_build(project, version="1.0.0", keep_splits=True, formats="jsonl", out=tmp_path,
+                                     agreement=False)
+    reference = write_reference(tmp_path / "public.jsonl", [items[17].payload["title"], *planted_texts(3, 22)])
+    # Stored where the worker reads uploads too (the media folder of its settings), removed at the end.
+    with reference.open("rb") as upload:
+        stored = contamination_services.reference_add_file(project=project, upload=upload, file_name=reference.name,
+                                                           fmt="jsonl", by=None, name="public", training=False)
+    check = contamination_services.check_request(release=release, by=None)  # queued after the commit
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        check.refresh_from_db()
+        if check.status in ("done", "failed"):
+            break
+        time.sleep(0.2)
+    assert check.status == "done", check.error
+    assert [(h["item"], h["kind"], h["reference"]) for h in check.result["hits"]] == [(items[17].pk, "exact",
+                                                                                       "public")]
+    assert ContaminationCheck.objects.filter(release=release).count() == 1
+    assert live_worker.poll() is None
+    contamination_services.reference_delete(reference=stored, by=None)

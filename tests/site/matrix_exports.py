@@ -10,6 +10,7 @@ from pathlib import Path
 from tests.site.matrix import Case, curators, managers
 
 P = "api/projects/<int:project_pk>/releases/"
+R = "api/projects/<int:project_pk>/contamination/references/"
 #: Maintainers (and superusers) publish; managers may build but not publish.
 PUBLISHERS = {"outsider": 404, "annotator": 403, "manager": 403, "maintainer": 200, "superuser": 200}
 
@@ -77,7 +78,25 @@ CASES = [
     Case(P + "<int:pk>/diff/<int:other>/", "get", lambda sc: _one(sc, f"diff/{_release(sc)}/"), curators(200)),
     Case(P + "<int:pk>/verify/", "post", lambda sc: _one(sc, "verify/"), curators(200)),
     Case(P + "<int:pk>/publish/", "post", lambda sc: _one(sc, "publish/"), PUBLISHERS),
+    Case(P + "<int:pk>/contamination/", "get", lambda sc: _one(sc, "contamination/"), curators(200)),
+    Case(P + "<int:pk>/contamination/", "post", lambda sc: _one(sc, "contamination/"), curators(202)),
+    Case(R, "get", lambda sc: f"/api/projects/{sc.project.id}/contamination/references/", curators(200)),
+    # Neither a project nor a file: refused after the role check.
+    Case(R, "post", lambda sc: f"/api/projects/{sc.project.id}/contamination/references/", curators(400),
+         body=lambda sc: {"name": "nothing"}),
+    Case(R + "<int:pk>/", "delete",
+         lambda sc: f"/api/projects/{sc.project.id}/contamination/references/{_reference(sc)}/", curators(204)),
+    Case("api/projects/<int:project_pk>/items/<int:item_pk>/provenance/", "get",
+         lambda sc: f"/api/projects/{sc.project.id}/items/{sc.item.id}/provenance/", curators(200)),
 ]
+
+
+def _reference(sc) -> int:
+    """A file reference of the scenario's project (its file is not needed to remove it)."""
+    from exports.models import ContaminationReference
+
+    return ContaminationReference.objects.create(project=sc.project, kind="file", name="a benchmark",
+                                                 format="jsonl", file_name="benchmark.jsonl").pk
 
 
 def _release_file(sc) -> int:

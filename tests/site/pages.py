@@ -123,6 +123,13 @@ PAGES = [
     Page(PR + "releases/<int:release_id>/files/<int:file_id>/",
          lambda sc: release_url(sc, f"files/{sc.extra['file']}/"),
          get=(302, 404, 403, 200, 200, 200), post=(302, 404, 403, 200, 200, 200)),
+    # Contamination: a check asked for from the release page (POST only), the references, an item's history.
+    Page(PR + "releases/<int:release_id>/contamination/", lambda sc: release_url(sc, "contamination/"),
+         get=(302, 405, 405, 405, 405, 405), post=(302, 404, 403, 302, 302, 302)),
+    Page(PR + "releases/references/", lambda sc: project_url(sc, "releases/references/"),
+         get=(302, 404, 403, 200, 200, 200), post=(302, 404, 403, 400, 400, 400)),
+    Page(PR + "items/<int:item_id>/provenance/", lambda sc: project_url(sc, f"items/{sc.item.id}/provenance/"),
+         get=(302, 404, 403, 200, 200, 200), post=(302, 405, 405, 405, 405, 405)),
 ]
 
 
