@@ -197,10 +197,14 @@ def project_members(request: HttpRequest, project_id: int) -> HttpResponse:
     project, role = project_for(request, project_id, CURATE)
     action = request.POST.get("action")
     add_form = MemberAddForm(request.POST if action == "add" else None)
+    confirming = None
     if request.method == "POST":
         if role not in MANAGE:
             raise PermissionDenied
-        if action != "add" or add_form.is_valid():  # an invalid add form is shown again with its errors
+        if action == "remove" and request.POST.get("confirm") != "remove":
+            # Removing takes two steps: the first shows what it does; only the confirmation's POST removes.
+            confirming = get_object_or_404(selectors.project_members(project), pk=_posted_id(request, "membership"))
+        elif action != "add" or add_form.is_valid():  # an invalid add form is shown again with its errors
             try:
                 messages.success(request, _member_change(request, project, action, add_form))
             except services.ServiceError as error:
@@ -208,7 +212,7 @@ def project_members(request: HttpRequest, project_id: int) -> HttpResponse:
             return redirect("annotation:project-members", project.pk)
     context = _project_context(project, role, "members")
     context.update({"members": selectors.project_members(project), "add_form": add_form,
-                    "roles": MemberRoleForm.base_fields["role"].choices})
+                    "roles": MemberRoleForm.base_fields["role"].choices, "confirming": confirming})
     return render(request, "annotation/project_members.html", context)
 
 

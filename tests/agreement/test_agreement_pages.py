@@ -103,6 +103,27 @@ def test_adjudication_page_accepts_an_annotation_and_reports_conflicts(reviewed,
 
 
 @pytest.mark.django_db
+def test_adjudicating_a_decided_item_says_it_replaces_the_decision(reviewed):
+    """Before a decision, the form says nothing of replacing; once a person decided, it says the next releases get
+    the new one and where the earlier stays, in the reader's language; the gold card names the status once."""
+    project, manager, coders, items = reviewed
+    url = reverse("annotation:review-adjudicate", args=[project.pk, items["split"].pk])
+    client = client_for(manager)
+    assert 'id="adj-replaces"' not in client.get(url).content.decode()
+    chosen = Annotation.objects.get(item=items["split"], annotator=coders[2])
+    client.post(url, {"choice": str(chosen.pk), "reason": "정치 기사",
+                      "version": gold_for_item(items["split"]).version})
+    korean = client.get(url, HTTP_ACCEPT_LANGUAGE="ko").content.decode()
+    assert "이 항목의 정답은 이미 정해져 있습니다(관리자가 판정). 저장하면 다음 배포부터 새 결정으로 바뀝니다." \
+        in korean
+    assert "이전 결정은 ‘결정’ 목록과 감사 기록에 남습니다." in korean
+    english = client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "already decided (Adjudicated by a manager): saving replaces it in the next releases." in english
+    # "Adjudicated by a manager · adjudication" said it twice.
+    assert "Adjudicated by a manager · version" in english and "· adjudication ·" not in english
+
+
+@pytest.mark.django_db
 def test_gold_page_recomputes(reviewed):
     project, manager, *_ = reviewed
     client = client_for(manager)

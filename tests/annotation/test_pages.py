@@ -350,19 +350,26 @@ def test_managing_members(people: dict[str, User | None], project: Project, new_
     membership.refresh_from_db()
     assert membership.role == Role.MAINTAINER
 
-    client.post(url, {"action": "remove", "membership": membership.pk})
+    # Removing takes two steps: the first POST only asks, saying what cannot be undone.
+    asked = client.post(url, {"action": "remove", "membership": membership.pk}, HTTP_ACCEPT_LANGUAGE="ko")
+    assert asked.status_code == 200 and Membership.objects.filter(pk=membership.pk).exists()
+    card = asked.content.decode().split('id="remove-confirm"')[1].split("</section>")[0]
+    assert "newcomer 님을 프로젝트에서 뺄까요?" in card and "되돌릴 수 없습니다" in card
+    assert 'name="confirm" value="remove"' in card and f'value="{membership.pk}"' in card
+    client.post(url, {"action": "remove", "membership": membership.pk, "confirm": "remove"})
     assert not Membership.objects.filter(pk=membership.pk).exists()
 
     # The last manager stays: otherwise nobody but a superuser could manage the project again.
     own = Membership.objects.get(project=project, user=people["manager"])
-    response = client.post(url, {"action": "remove", "membership": own.pk}, follow=True)
+    response = client.post(url, {"action": "remove", "membership": own.pk, "confirm": "remove"}, follow=True)
     assert Membership.objects.filter(pk=own.pk).exists()
     assert "at least one manager" in response.content.decode()
 
     other = Project.objects.create(name="other", slug="other", task_type="tc")
     foreign = Membership.objects.create(project=other, user=newcomer, role=Role.ANNOTATOR)
-    assert client.post(url, {"action": "remove", "membership": foreign.pk}).status_code == 404
-    assert client.post(url, {"action": "remove", "membership": "junk"}).status_code == 404
+    for confirm in ("", "remove"):
+        assert client.post(url, {"action": "remove", "membership": foreign.pk, "confirm": confirm}).status_code == 404
+        assert client.post(url, {"action": "remove", "membership": "junk", "confirm": confirm}).status_code == 404
 
 
 @pytest.mark.django_db
