@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -50,6 +52,31 @@ def test_dashboard_computes_then_shows_numbers_and_plots(reviewed, django_captur
         assert text in page, text
     assert "page-coder0" in page
     assert client_for(coders[0]).get(url).status_code == 403
+
+
+@pytest.mark.django_db
+def test_dashboard_of_a_project_without_annotations_draws_no_empty_charts(make_project, make_user,
+                                                                           django_capture_on_commit_callbacks):
+    """Items but no annotation yet: no all-zero confusion matrix and no bars of nothing on an axis in 1e-09."""
+    project = make_project("re", k=3, slug="pages-empty")
+    services.item_create(project=project, payload={"sentence": "카카오는 2010년 김범수가 설립했다.",
+                                                   "subject_entity": {"word": "카카오", "start_idx": 0,
+                                                                      "end_idx": 2, "type": "ORG"},
+                                                   "object_entity": {"word": "김범수", "start_idx": 11,
+                                                                     "end_idx": 13, "type": "PER"}},
+                         external_id="re-1")
+    url = reverse("annotation:review-dashboard", args=[project.pk])
+    with django_capture_on_commit_callbacks(execute=True):
+        client_for(project.created_by).get(url)
+    page = client_for(project.created_by).get(url, HTTP_ACCEPT_LANGUAGE="ko").content.decode()
+    assert "<title>주석자 간 라벨 혼동" not in page and "<title>라벨 분포</title>" not in page
+    assert not re.search(r"\de-\d", page)
+
+
+def test_an_all_zero_bar_chart_has_a_zero_to_one_axis():
+    bars = str(plots.bar_chart(["a", "b"], [0.0, 0.0], title="T", value_label="share (%)"))
+    assert re.findall(r'text-anchor="middle">([^<]*)</text>', bars) == ["0", "0.2", "0.4", "0.6", "0.8", "1",
+                                                                         "share (%)"]
 
 
 @pytest.mark.django_db
