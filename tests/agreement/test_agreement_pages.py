@@ -71,6 +71,8 @@ def test_dashboard_of_a_project_without_annotations_draws_no_empty_charts(make_p
     page = client_for(project.created_by).get(url, HTTP_ACCEPT_LANGUAGE="ko").content.decode()
     assert "<title>주석자 간 라벨 혼동" not in page and "<title>라벨 분포</title>" not in page
     assert not re.search(r"\de-\d", page)
+    assert '<p class="empty" id="no-annotators">아직 주석을 제출한 주석자가 없습니다.' in page
+    assert 'class="table quality"' not in page
 
 
 def test_an_all_zero_bar_chart_has_a_zero_to_one_axis():
