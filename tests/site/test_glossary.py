@@ -104,7 +104,7 @@ CONCEPT_WORDS = {
     r"\blease": "할당", r"\breleases?\b": "배포", r"\badjudicat": "판정", r"\bannotators?\b": "주석자",
     r"\bguidelines?\b": "지침", r"\bscreen(?:ing|ed)\b": "검수", r"\bsplits?\b": "분할", r"\bgold\b": "정답",
     r"\bagreement\b": "일치도", r"\bitems?\b": "항목", r"\bsuggester\b": "제안 모델", r"\bmaintainers?\b": "유지관리자",
-    r"\bchecksums?\b": "체크섬", r"\blabels?\b": "라벨",
+    r"\bchecksums?\b": "체크섬", r"\blabels?\b": "라벨", r"\bdeploy": "설치·운영",
 }
 #: Strings whose Korean rightly leaves the concept's term out: another sense of the word ("evenly split", a
 #: metric's own name), a proper name (Label Studio), a stored identifier list, a sentence whose subject Korean drops.
