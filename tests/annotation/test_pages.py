@@ -285,7 +285,15 @@ def test_editing_the_guideline_publishes_v2(people: dict[str, User | None], proj
     page = client.get(url)
     assert page.context["form"].initial["ethics"] == project.task.guideline_template().ethics
     data = {"instructions": "## 새 지침\n제목만 봅니다.", "ethics": "윤리", "pii": "개인정보", "change_note": "shorter"}
-    response = client.post(url, {**data, "action": "publish"})
+    # Publishing asks first, in the reader's language, keeping the edits in the form; nothing is created yet.
+    asked = client.post(url, {**data, "action": "publish"}, HTTP_ACCEPT_LANGUAGE="ko")
+    html = asked.content.decode()
+    card = html.split('id="publish-confirm"')[1].split("</section>")[0]
+    assert asked.status_code == 200 and project.guidelines.count() == 1
+    assert "지침 버전 2을(를) 게시할까요?" in card and "되돌릴 수 없습니다" in card
+    assert '<input type="hidden" name="confirm" value="publish" form="guideline-form">' in card
+    assert "제목만 봅니다." in html.split('id="guideline-form"')[1]
+    response = client.post(url, {**data, "action": "publish", "confirm": "publish"})
     assert response.status_code == 302
     current = selectors.current_guideline(project)
     assert (current.version, current.instructions, current.change_note) == (2, data["instructions"], "shorter")
@@ -298,7 +306,10 @@ def test_editing_the_guideline_publishes_v2(people: dict[str, User | None], proj
     assert client.get(url).context["form"].initial["instructions"] == "초안"
     page = client.get(url).content.decode()
     assert "v3" in page and "draft" in page
-    client.post(url, {"action": "publish-draft", "guideline": draft.pk})
+    asked = client.post(url, {"action": "publish-draft", "guideline": draft.pk})
+    assert "Publish guideline version 3?" in asked.content.decode()
+    assert selectors.current_guideline(project).version == 2
+    client.post(url, {"action": "publish-draft", "guideline": draft.pk, "confirm": "publish"})
     assert selectors.current_guideline(project).version == 3
 
     empty = client.post(url, {"instructions": " ", "ethics": "e", "pii": "p", "action": "publish"})
@@ -310,7 +321,7 @@ def test_editing_the_guideline_publishes_v2(people: dict[str, User | None], proj
 def test_guideline_markdown_is_sanitised_everywhere(people: dict[str, User | None], project: Project) -> None:
     client = client_as(people["manager"])
     url = reverse("annotation:project-guideline", args=[project.pk])
-    client.post(url, {"instructions": XSS, "ethics": XSS, "pii": XSS, "action": "publish"})
+    client.post(url, {"instructions": XSS, "ethics": XSS, "pii": XSS, "action": "publish", "confirm": "publish"})
     assert selectors.current_guideline(project).version == 2
 
     manager_page = client.get(url).content.decode()  # editor preview + textareas

@@ -77,3 +77,24 @@ def test_removing_a_webhook_endpoint_asks_first_and_counts_what_is_lost(page: An
     page.keyboard.press("Enter")
     page.wait_for_selector(".messages")
     assert not WebhookEndpoint.objects.filter(pk=endpoint.pk).exists()
+
+
+@pytest.mark.parametrize("locale", ["ko-KR"])
+def test_publishing_a_guideline_version_asks_first_and_keeps_the_edits(page: Any, seed) -> None:
+    seeded = seed("tc")
+    manager = seeded.project.created_by
+    path = f"/projects/{seeded.project.pk}/guideline/"
+    sign_in(page, manager.username, path)
+    page.locator("#id_instructions").fill("## 새 지침\n제목만 보고 고릅니다.")
+    press_on(page, page.get_by_role("button", name="새 버전 게시"))
+    card = page.locator("#publish-confirm")
+    assert card.get_by_role("heading").inner_text() == "지침 버전 2을(를) 게시할까요?"
+    assert "되돌릴 수 없습니다" in card.inner_text() and "확인해야 주석 작업을 계속할 수 있습니다" in card.inner_text()
+    assert focused(page) == "버전 2 게시"
+    assert page.locator("#id_instructions").input_value() == "## 새 지침\n제목만 보고 고릅니다."
+    assert seeded.project.guidelines.count() == 1
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    page.wait_for_selector(".messages")
+    current = seeded.project.guidelines.get(is_current=True)
+    assert (current.version, current.instructions.replace("\r\n", "\n")) == (2, "## 새 지침\n제목만 보고 고릅니다.")
