@@ -219,6 +219,12 @@ def test_annotator_sees_only_their_own_progress(people: dict[str, User | None], 
     stage = manager_page.context["progress"]["stages"][0]
     assert (stage["annotations"], stage["items_started"]) == (4, 4)
     assert 'role="progressbar"' in manager_page.content.decode()
+    # The members' count has its unit, as the annotators' count beside it does.
+    korean = client_as(people["manager"]).get(reverse("annotation:project-detail", args=[project.pk]),
+                                              HTTP_ACCEPT_LANGUAGE="ko").content.decode()
+    members = Membership.objects.filter(project=project).count()
+    annotators = Membership.objects.filter(project=project, role=Role.ANNOTATOR).count()
+    assert f"<dd>{members}명 <span class=\"muted\">(주석자 {annotators}명)</span></dd>" in korean
 
 
 # -- home and project creation --------------------------------------------------------------------
