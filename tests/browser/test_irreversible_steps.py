@@ -1,6 +1,7 @@
 """Steps that cannot be undone ask first, by keyboard, in the reader's language: a manager removing a member or a
-webhook endpoint gets a confirmation that says what is lost, with the confirming button focused; the Cancel link
-changes nothing, and only the confirming button removes."""
+webhook endpoint, or publishing a guideline version, gets a confirmation that says what cannot be undone, with the
+confirming button focused (axe finds no serious problem on it); the Cancel link changes nothing, and only the
+confirming button acts."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from annotation.webhooks import services as webhooks
 from tests.site.visible_text import offending_text
 
 from .conftest import sign_in
+from .test_accessibility import serious_violations
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -42,6 +44,7 @@ def test_removing_a_member_asks_first_and_says_what_cannot_be_undone(page: Any, 
     assert card.get_by_role("heading").inner_text() == heading
     assert ("되돌릴 수 없습니다" if korean else "cannot be undone") in card.inner_text()
     assert focused(page) == ("annotator 님 빼기" if korean else "Remove annotator")
+    assert serious_violations(page) == []
     if korean:
         assert offending_text(page.content(), data=[manager.username, "annotator", seeded.project.name,
                                                     seeded.project.slug]) == []
@@ -52,7 +55,8 @@ def test_removing_a_member_asks_first_and_says_what_cannot_be_undone(page: Any, 
     assert Membership.objects.filter(project=seeded.project, user=seeded.annotator).exists()
 
     press_on(page, row.locator("button.danger"))
-    page.keyboard.press("Enter")  # the confirming button has the focus
+    with page.expect_navigation():
+        page.keyboard.press("Enter")  # the confirming button has the focus
     page.wait_for_selector(".messages")
     assert not Membership.objects.filter(project=seeded.project, user=seeded.annotator).exists()
 
@@ -73,8 +77,10 @@ def test_removing_a_webhook_endpoint_asks_first_and_counts_what_is_lost(page: An
     text = card.inner_text()
     assert "삭제는 되돌릴 수 없습니다." in text and "전송 기록 1건" in text and endpoint.url in text
     assert focused(page) == "엔드포인트 영구 삭제"
+    assert serious_violations(page) == []
     assert WebhookEndpoint.objects.filter(pk=endpoint.pk).exists()
-    page.keyboard.press("Enter")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
     page.wait_for_selector(".messages")
     assert not WebhookEndpoint.objects.filter(pk=endpoint.pk).exists()
 
@@ -91,6 +97,7 @@ def test_publishing_a_guideline_version_asks_first_and_keeps_the_edits(page: Any
     assert card.get_by_role("heading").inner_text() == "지침 버전 2을(를) 게시할까요?"
     assert "되돌릴 수 없습니다" in card.inner_text() and "확인해야 주석 작업을 계속할 수 있습니다" in card.inner_text()
     assert focused(page) == "버전 2 게시"
+    assert serious_violations(page) == []
     assert page.locator("#id_instructions").input_value() == "## 새 지침\n제목만 보고 고릅니다."
     assert seeded.project.guidelines.count() == 1
     with page.expect_navigation():
