@@ -73,6 +73,10 @@ def test_dashboard_of_a_project_without_annotations_draws_no_empty_charts(make_p
     assert not re.search(r"\de-\d", page)
     assert '<p class="empty" id="no-annotators">아직 주석을 제출한 주석자가 없습니다.' in page
     assert 'class="table quality"' not in page
+    # The disagreement list names no measure it has not used ("불일치도 =" and nothing after it).
+    listing = client_for(project.created_by).get(reverse("annotation:review-items", args=[project.pk]),
+                                                 HTTP_ACCEPT_LANGUAGE="ko").content.decode()
+    assert "<p class=\"muted\">항목 0개</p>" in listing and "불일치도 =" not in listing
 
 
 def test_an_all_zero_bar_chart_has_a_zero_to_one_axis():
