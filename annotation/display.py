@@ -193,6 +193,10 @@ def units_text(n: int, unit: str) -> str:
 
 # -- sentences the agreement and gold code stores in English ---------------------------------------------------
 
+#: Python's names of the types a JSON value takes, as the file's reader calls them.
+JSON_TYPES = {"dict": _("an object"), "list": _("a list"), "str": _("a string"), "int": _("a number"),
+              "float": _("a number"), "bool": _("true or false"), "null": _("null"),
+              "NoneType": _("null")}
 MESSAGES: list[tuple[re.Pattern[str], Promise]] = [
     (re.compile(r"no label reached (?P<n>\d+) votes"), _("no label reached %(n)s votes")),
     (re.compile(r"tie between the top labels"), _("tie between the top labels")),
@@ -234,6 +238,16 @@ MESSAGES: list[tuple[re.Pattern[str], Promise]] = [
     (re.compile(r"1 − LAS between the annotators"), _("1 − LAS between the annotators")),
     (re.compile(r"1 − exact match between the annotators"), _("1 − exact match between the annotators")),
     # Refusals a background job records (an import's errors, a release's build error).
+    # An import's most frequent record errors (the task types' payload checks, a line that is not JSON).
+    (re.compile(r"is required"), _("is required")),
+    (re.compile(r"must not be empty"), _("must not be empty")),
+    (re.compile(r"must be an object, got (?P<type>\w+)"), _("must be an object, not %(type)s")),
+    (re.compile(r"must be a list, got (?P<type>\w+)"), _("must be a list, not %(type)s")),
+    (re.compile(r"must be a string, got (?P<type>\w+)"), _("must be a string, not %(type)s")),
+    (re.compile(r"each line must be a JSON object, got (?P<type>\w+)"),
+     _("each line must be a JSON object, not %(type)s")),
+    (re.compile(r"invalid JSON: .*\bline \d+ column (?P<column>\d+).*"),
+     _("not valid JSON (from character %(column)s of the line)")),
     (re.compile(r"the file holds no records: nothing was imported"),
      _("the file holds no records: nothing was imported")),
     (re.compile(r"nothing to release: none of the (?P<n>\d+) releasable records of (?P<project>\S+) carries a label "
@@ -254,6 +268,8 @@ def display_message(text: Any) -> str:
             values = match.groupdict()
             if "kind" in values:  # a flag's kind, by its name
                 values["kind"] = display_name("flag_kind", values["kind"])
+            if "type" in values:  # a JSON value's type, as a reader of the file calls it
+                values["type"] = str(JSON_TYPES.get(values["type"], values["type"]))
             return str(template) % values if values else str(template)
     return text
 

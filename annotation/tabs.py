@@ -61,7 +61,8 @@ def all_project_tabs() -> tuple[ProjectTab, ...]:
 
 def project_tabs(project_id: int, role: str | None, active: str) -> list[dict[str, object]]:
     """The tabs ``role`` sees on a project's pages: label, URL and whether it is the page shown."""
-    return [{"label": tab.label, "url": reverse(tab.url_name, args=[project_id]), "active": tab.key == active}
+    return [{"key": tab.key, "label": tab.label, "url": reverse(tab.url_name, args=[project_id]),
+             "active": tab.key == active}
             for tab in all_project_tabs() if role in tab.roles]
 
 

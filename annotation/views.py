@@ -129,7 +129,7 @@ def project_detail(request: HttpRequest, project_id: int) -> HttpResponse:
 def project_guideline(request: HttpRequest, project_id: int) -> HttpResponse:
     project, role = project_for(request, project_id, CURATE)
     editing = selectors.guideline_for_editing(project)
-    form = None
+    form = confirming = None
     if role in MANAGE:
         initial = {f: getattr(editing, f) for f in GUIDELINE_SECTIONS} if editing else {}
         form = GuidelineForm(request.POST or None, initial=initial)
@@ -137,9 +137,18 @@ def project_guideline(request: HttpRequest, project_id: int) -> HttpResponse:
         if form is None:
             raise PermissionDenied
         action = request.POST.get("action")
-        if action == "publish-draft":
+        # Publishing makes every annotator stop and acknowledge, and a published version never changes: the
+        # first POST only asks (the edits stay in the form); the confirmation's POST carries ``confirm``.
+        confirmed = request.POST.get("confirm") == "publish"
+        if action == "publish-draft" and confirmed:
             return _publish_draft(request, project)
-        if action in {"draft", "publish"} and form.is_valid():
+        if action == "publish-draft":
+            draft = get_object_or_404(selectors.guideline_versions(project), pk=_posted_id(request, "guideline"))
+            confirming = {"version": draft.version, "draft": draft}
+        elif action == "publish" and not confirmed and form.is_valid():
+            latest = selectors.guideline_versions(project).first()
+            confirming = {"version": (latest.version if latest else 0) + 1, "draft": None}
+        elif action in {"draft", "publish"} and form.is_valid():
             try:
                 with transaction.atomic():  # a version is published whole or not created at all
                     guideline = services.guideline_create(project=project, created_by=request.user,
@@ -158,6 +167,7 @@ def project_guideline(request: HttpRequest, project_id: int) -> HttpResponse:
         elif action not in {"draft", "publish"}:
             messages.error(request, _("Unknown action."))
     context = _project_context(project, role, "guideline")
+    context["confirming"] = confirming
     current = selectors.current_guideline(project)
     context.update({
         "form": form,
@@ -197,10 +207,14 @@ def project_members(request: HttpRequest, project_id: int) -> HttpResponse:
     project, role = project_for(request, project_id, CURATE)
     action = request.POST.get("action")
     add_form = MemberAddForm(request.POST if action == "add" else None)
+    confirming = None
     if request.method == "POST":
         if role not in MANAGE:
             raise PermissionDenied
-        if action != "add" or add_form.is_valid():  # an invalid add form is shown again with its errors
+        if action == "remove" and request.POST.get("confirm") != "remove":
+            # Removing takes two steps: the first shows what it does; only the confirmation's POST removes.
+            confirming = get_object_or_404(selectors.project_members(project), pk=_posted_id(request, "membership"))
+        elif action != "add" or add_form.is_valid():  # an invalid add form is shown again with its errors
             try:
                 messages.success(request, _member_change(request, project, action, add_form))
             except services.ServiceError as error:
@@ -208,7 +222,7 @@ def project_members(request: HttpRequest, project_id: int) -> HttpResponse:
             return redirect("annotation:project-members", project.pk)
     context = _project_context(project, role, "members")
     context.update({"members": selectors.project_members(project), "add_form": add_form,
-                    "roles": MemberRoleForm.base_fields["role"].choices})
+                    "roles": MemberRoleForm.base_fields["role"].choices, "confirming": confirming})
     return render(request, "annotation/project_members.html", context)
 
 

@@ -86,7 +86,8 @@ def dashboard_plots(report: dict[str, Any], label_names: dict[str, str] | None =
                                                                                  "(%(metric)s)") % {"metric": metric},
                                         x_label=_("annotator"), y_label=_("annotator"), value_range=(0.0, 1.0))
     confusion = report.get("confusion")
-    if confusion and confusion.get("labels"):
+    # Before any two annotators met on an item, an all-zero matrix and empty bars would say nothing.
+    if confusion and confusion.get("labels") and any(any(row) for row in confusion["matrix"]):
         shown = [label_names.get(str(label)) or display.display_name("measure_label", label)
                  for label in confusion["labels"]]
         charts["confusion"] = plots.heatmap(shown, shown, confusion["matrix"],
@@ -94,8 +95,8 @@ def dashboard_plots(report: dict[str, Any], label_names: dict[str, str] | None =
                                             x_label=_("label given by one annotator"),
                                             y_label=_("label given by another"), fmt=".0f")
     distribution = report.get("distribution")
-    if distribution and distribution.get("labels"):
-        total = sum(distribution["project"]) or 1
+    if distribution and distribution.get("labels") and sum(distribution["project"]):
+        total = sum(distribution["project"])
         charts["distribution"] = plots.bar_chart(
             [label_names.get(str(label)) or display.display_name("measure_label", label)
              for label in distribution["labels"]],

@@ -39,12 +39,16 @@ def project_webhooks(request: HttpRequest, project_id: int) -> HttpResponse:
     project, role = project_for(request, project_id, MANAGE)
     action = request.POST.get("action") if request.method == "POST" else None
     form = WebhookEndpointForm(request.POST if action == "create" else None)
-    created = None
+    created = confirming = None
     if action == "delete":
         endpoint = get_object_or_404(webhook_selectors.endpoints(project), pk=_posted_id(request, "endpoint"))
-        webhooks.endpoint_delete(endpoint)
-        messages.success(request, _("Webhook endpoint removed."))
-        return redirect("annotation:project-webhooks", project.pk)
+        # Deleting takes two steps: the first shows what is lost; only the confirmation's POST deletes.
+        if request.POST.get("confirm") != "delete":
+            confirming = endpoint
+        else:
+            webhooks.endpoint_delete(endpoint)
+            messages.success(request, _("Webhook endpoint removed."))
+            return redirect("annotation:project-webhooks", project.pk)
     if action == "replay":
         delivery = get_object_or_404(webhook_selectors.deliveries(project), pk=_posted_id(request, "delivery"))
         webhooks.delivery_replay(delivery)
@@ -67,5 +71,5 @@ def project_webhooks(request: HttpRequest, project_id: int) -> HttpResponse:
     endpoints = [{"endpoint": endpoint, "events": [labels.get(event, event) for event in endpoint.events]}
                  for endpoint in webhook_selectors.endpoints(project)]
     context.update({"form": form, "created": created, "endpoints": endpoints, "page": page,
-                    "failed_only": failed_only})
+                    "failed_only": failed_only, "confirming": confirming})
     return render(request, "annotation/project_webhooks.html", context)

@@ -72,7 +72,7 @@ def bar_chart(labels: Sequence[str], values: Sequence[float | None], *, title: s
     width += left - 150  # the plot keeps its width; long labels widen the chart
     height = top + row * max(len(labels), 1) + 45
     finite = [v for v in values if v is not None]
-    lo, hi = value_range or (min([0.0, *finite]), max([1e-9, *finite]))
+    lo, hi = value_range or (min([0.0, *finite]), max([0.0, *finite]) or 1.0)  # all zero: a 0–1 axis
     plot_w = width - left - right
 
     def x(v: float) -> float:

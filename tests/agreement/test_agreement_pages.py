@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -53,6 +55,37 @@ def test_dashboard_computes_then_shows_numbers_and_plots(reviewed, django_captur
 
 
 @pytest.mark.django_db
+def test_dashboard_of_a_project_without_annotations_draws_no_empty_charts(make_project, make_user,
+                                                                           django_capture_on_commit_callbacks):
+    """Items but no annotation yet: no all-zero confusion matrix and no bars of nothing on an axis in 1e-09."""
+    project = make_project("re", k=3, slug="pages-empty")
+    services.item_create(project=project, payload={"sentence": "카카오는 2010년 김범수가 설립했다.",
+                                                   "subject_entity": {"word": "카카오", "start_idx": 0,
+                                                                      "end_idx": 2, "type": "ORG"},
+                                                   "object_entity": {"word": "김범수", "start_idx": 11,
+                                                                     "end_idx": 13, "type": "PER"}},
+                         external_id="re-1")
+    url = reverse("annotation:review-dashboard", args=[project.pk])
+    with django_capture_on_commit_callbacks(execute=True):
+        client_for(project.created_by).get(url)
+    page = client_for(project.created_by).get(url, HTTP_ACCEPT_LANGUAGE="ko").content.decode()
+    assert "<title>주석자 간 라벨 혼동" not in page and "<title>라벨 분포</title>" not in page
+    assert not re.search(r"\de-\d", page)
+    assert '<p class="empty" id="no-annotators">아직 주석을 제출한 주석자가 없습니다.' in page
+    assert 'class="table quality"' not in page
+    # The disagreement list names no measure it has not used ("불일치도 =" and nothing after it).
+    listing = client_for(project.created_by).get(reverse("annotation:review-items", args=[project.pk]),
+                                                 HTTP_ACCEPT_LANGUAGE="ko").content.decode()
+    assert "<p class=\"muted\">항목 0개</p>" in listing and "불일치도 =" not in listing
+
+
+def test_an_all_zero_bar_chart_has_a_zero_to_one_axis():
+    bars = str(plots.bar_chart(["a", "b"], [0.0, 0.0], title="T", value_label="share (%)"))
+    assert re.findall(r'text-anchor="middle">([^<]*)</text>', bars) == ["0", "0.2", "0.4", "0.6", "0.8", "1",
+                                                                         "share (%)"]
+
+
+@pytest.mark.django_db
 def test_dashboard_is_hidden_from_outsiders(reviewed, make_user):
     project, *_ = reviewed
     assert client_for(make_user("nosy")).get(reverse("annotation:review-dashboard",
@@ -100,6 +133,27 @@ def test_adjudication_page_accepts_an_annotation_and_reports_conflicts(reviewed,
     assert "정치 기사" in detail
     maintainer = add_member(project, make_user("page-maintainer"), Role.MAINTAINER)
     assert client_for(maintainer).get(url).status_code == 403
+
+
+@pytest.mark.django_db
+def test_adjudicating_a_decided_item_says_it_replaces_the_decision(reviewed):
+    """Before a decision, the form says nothing of replacing; once a person decided, it says the next releases get
+    the new one and where the earlier stays, in the reader's language; the gold card names the status once."""
+    project, manager, coders, items = reviewed
+    url = reverse("annotation:review-adjudicate", args=[project.pk, items["split"].pk])
+    client = client_for(manager)
+    assert 'id="adj-replaces"' not in client.get(url).content.decode()
+    chosen = Annotation.objects.get(item=items["split"], annotator=coders[2])
+    client.post(url, {"choice": str(chosen.pk), "reason": "정치 기사",
+                      "version": gold_for_item(items["split"]).version})
+    korean = client.get(url, HTTP_ACCEPT_LANGUAGE="ko").content.decode()
+    assert "이 항목의 정답은 이미 정해져 있습니다(관리자가 판정). 저장하면 다음 배포부터 새 결정으로 바뀝니다." \
+        in korean
+    assert "이전 결정은 ‘결정’ 목록과 감사 기록에 남습니다." in korean
+    english = client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "already decided (Adjudicated by a manager): saving replaces it in the next releases." in english
+    # "Adjudicated by a manager · adjudication" said it twice.
+    assert "Adjudicated by a manager · version" in english and "· adjudication ·" not in english
 
 
 @pytest.mark.django_db

@@ -6,12 +6,14 @@ from __future__ import annotations
 import orjson
 import pytest
 from django.urls import reverse
+from django.utils import translation
 
 from annotation import services
 from annotation.gold.services import gold_for_item
 from annotation.models import AuditEvent, Item, Role
+from annotation.task_types import get_task_type
 from datasets_build.services import items_import
-from tests.builders import load_records, sample_records
+from tests.builders import client_for, load_records, sample_records
 
 pytestmark = pytest.mark.django_db
 
@@ -155,3 +157,13 @@ def test_known_answers_and_release_deletion_are_recorded(team, api, release_root
     assert api(manager).delete(base + f"releases/{release.pk}/").status_code == 204
     delete_event = _events(api, manager, project, object_type="release")[0]
     assert delete_event["action"] == "delete" and delete_event["before"] == {"version": "0.1.0", "status": "failed"}
+
+
+
+def test_the_korean_trail_names_what_changed_as_its_subject_not_a_grammatical_object(team):
+    """"Object" on the trail is the thing changed (대상); the relation task's "Object" entity stays 목적어."""
+    page = client_for(team["manager"]).get(reverse("annotation:project-audit", args=[team["project"].pk]),
+                                           HTTP_ACCEPT_LANGUAGE="ko").content.decode()
+    assert '<label for="audit-type">대상</label>' in page and "<th>대상</th>" in page and "목적어" not in page
+    with translation.override("ko"):
+        assert get_task_type("re").widget_strings()["re_object"] == "목적어"

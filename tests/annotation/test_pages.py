@@ -219,6 +219,12 @@ def test_annotator_sees_only_their_own_progress(people: dict[str, User | None], 
     stage = manager_page.context["progress"]["stages"][0]
     assert (stage["annotations"], stage["items_started"]) == (4, 4)
     assert 'role="progressbar"' in manager_page.content.decode()
+    # The members' count has its unit, as the annotators' count beside it does.
+    korean = client_as(people["manager"]).get(reverse("annotation:project-detail", args=[project.pk]),
+                                              HTTP_ACCEPT_LANGUAGE="ko").content.decode()
+    members = Membership.objects.filter(project=project).count()
+    annotators = Membership.objects.filter(project=project, role=Role.ANNOTATOR).count()
+    assert f"<dd>{members}명 <span class=\"muted\">(주석자 {annotators}명)</span></dd>" in korean
 
 
 # -- home and project creation --------------------------------------------------------------------
@@ -285,7 +291,15 @@ def test_editing_the_guideline_publishes_v2(people: dict[str, User | None], proj
     page = client.get(url)
     assert page.context["form"].initial["ethics"] == project.task.guideline_template().ethics
     data = {"instructions": "## 새 지침\n제목만 봅니다.", "ethics": "윤리", "pii": "개인정보", "change_note": "shorter"}
-    response = client.post(url, {**data, "action": "publish"})
+    # Publishing asks first, in the reader's language, keeping the edits in the form; nothing is created yet.
+    asked = client.post(url, {**data, "action": "publish"}, HTTP_ACCEPT_LANGUAGE="ko")
+    html = asked.content.decode()
+    card = html.split('id="publish-confirm"')[1].split("</section>")[0]
+    assert asked.status_code == 200 and project.guidelines.count() == 1
+    assert "지침 버전 2을(를) 게시할까요?" in card and "되돌릴 수 없습니다" in card
+    assert '<input type="hidden" name="confirm" value="publish" form="guideline-form">' in card
+    assert "제목만 봅니다." in html.split('id="guideline-form"')[1]
+    response = client.post(url, {**data, "action": "publish", "confirm": "publish"})
     assert response.status_code == 302
     current = selectors.current_guideline(project)
     assert (current.version, current.instructions, current.change_note) == (2, data["instructions"], "shorter")
@@ -298,7 +312,10 @@ def test_editing_the_guideline_publishes_v2(people: dict[str, User | None], proj
     assert client.get(url).context["form"].initial["instructions"] == "초안"
     page = client.get(url).content.decode()
     assert "v3" in page and "draft" in page
-    client.post(url, {"action": "publish-draft", "guideline": draft.pk})
+    asked = client.post(url, {"action": "publish-draft", "guideline": draft.pk})
+    assert "Publish guideline version 3?" in asked.content.decode()
+    assert selectors.current_guideline(project).version == 2
+    client.post(url, {"action": "publish-draft", "guideline": draft.pk, "confirm": "publish"})
     assert selectors.current_guideline(project).version == 3
 
     empty = client.post(url, {"instructions": " ", "ethics": "e", "pii": "p", "action": "publish"})
@@ -310,7 +327,7 @@ def test_editing_the_guideline_publishes_v2(people: dict[str, User | None], proj
 def test_guideline_markdown_is_sanitised_everywhere(people: dict[str, User | None], project: Project) -> None:
     client = client_as(people["manager"])
     url = reverse("annotation:project-guideline", args=[project.pk])
-    client.post(url, {"instructions": XSS, "ethics": XSS, "pii": XSS, "action": "publish"})
+    client.post(url, {"instructions": XSS, "ethics": XSS, "pii": XSS, "action": "publish", "confirm": "publish"})
     assert selectors.current_guideline(project).version == 2
 
     manager_page = client.get(url).content.decode()  # editor preview + textareas
@@ -350,19 +367,26 @@ def test_managing_members(people: dict[str, User | None], project: Project, new_
     membership.refresh_from_db()
     assert membership.role == Role.MAINTAINER
 
-    client.post(url, {"action": "remove", "membership": membership.pk})
+    # Removing takes two steps: the first POST only asks, saying what cannot be undone.
+    asked = client.post(url, {"action": "remove", "membership": membership.pk}, HTTP_ACCEPT_LANGUAGE="ko")
+    assert asked.status_code == 200 and Membership.objects.filter(pk=membership.pk).exists()
+    card = asked.content.decode().split('id="remove-confirm"')[1].split("</section>")[0]
+    assert "newcomer 님을 프로젝트에서 뺄까요?" in card and "되돌릴 수 없습니다" in card
+    assert 'name="confirm" value="remove"' in card and f'value="{membership.pk}"' in card
+    client.post(url, {"action": "remove", "membership": membership.pk, "confirm": "remove"})
     assert not Membership.objects.filter(pk=membership.pk).exists()
 
     # The last manager stays: otherwise nobody but a superuser could manage the project again.
     own = Membership.objects.get(project=project, user=people["manager"])
-    response = client.post(url, {"action": "remove", "membership": own.pk}, follow=True)
+    response = client.post(url, {"action": "remove", "membership": own.pk, "confirm": "remove"}, follow=True)
     assert Membership.objects.filter(pk=own.pk).exists()
     assert "at least one manager" in response.content.decode()
 
     other = Project.objects.create(name="other", slug="other", task_type="tc")
     foreign = Membership.objects.create(project=other, user=newcomer, role=Role.ANNOTATOR)
-    assert client.post(url, {"action": "remove", "membership": foreign.pk}).status_code == 404
-    assert client.post(url, {"action": "remove", "membership": "junk"}).status_code == 404
+    for confirm in ("", "remove"):
+        assert client.post(url, {"action": "remove", "membership": foreign.pk, "confirm": confirm}).status_code == 404
+        assert client.post(url, {"action": "remove", "membership": "junk", "confirm": confirm}).status_code == 404
 
 
 @pytest.mark.django_db

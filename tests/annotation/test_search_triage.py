@@ -151,3 +151,18 @@ def test_disagreement_api_searches_and_offers_its_choices(project_with_votes, ap
     assert {r["external_id"] for r in waiting["results"]} == {"seoul", "english"}
     assert api(project.created_by).get(url, {"q": "가" * (SEARCH_MAX_CHARS + 1)}).status_code == 400
     assert api(coders[0]).get(url, {"q": "서울"}).status_code == 403
+
+
+@pytest.mark.django_db
+def test_disagreement_filters_name_the_label_and_the_corpus_s_labels_in_korean(project_with_votes, make_user):
+    """The label filter is 라벨 (the value), not 라벨링 (the stage); the corpus's own labels, imported under an
+    internal account name, are offered as what they are."""
+    project, _coders, items = project_with_votes
+    corpus = make_user(f"{project.slug}:corpus")
+    Annotation.objects.create(item=items["seoul"], annotator=corpus, stage="label", payload={"label": "사회"},
+                              imported=True)
+    page = client_for(project.created_by).get(reverse("annotation:review-items", args=[project.pk]),
+                                              HTTP_ACCEPT_LANGUAGE="ko").content.decode()
+    assert '<label for="f-label">라벨</label>' in page
+    assert f'<option value="{project.slug}:corpus">원본 말뭉치 라벨</option>' in page
+    assert f">{project.slug}:corpus<" not in page

@@ -208,7 +208,14 @@ def test_managers_register_an_endpoint_on_the_page_and_see_the_secret_once(make_
     assert endpoint.events == ["import.failed", "release.built"]
     later = page.get(url, HTTP_ACCEPT_LANGUAGE="ko").content.decode()
     assert endpoint.secret not in later and "배포 생성 완료" in later
-    assert page.post(url, {"action": "delete", "endpoint": endpoint.pk}).status_code == 302
+    # Removing takes two steps: the first POST only asks, saying what is lost for good.
+    asked = page.post(url, {"action": "delete", "endpoint": endpoint.pk}, HTTP_ACCEPT_LANGUAGE="ko")
+    assert asked.status_code == 200 and WebhookEndpoint.objects.filter(pk=endpoint.pk).exists()
+    card = asked.content.decode().split('id="delete-confirm"')[1].split("</section>")[0]
+    assert "이 웹훅 엔드포인트를 삭제할까요?" in card and "삭제는 되돌릴 수 없습니다." in card
+    assert receiver.url in card and "전송 기록 0건" in card and 'name="confirm" value="delete"' in card
+    assert endpoint.secret not in asked.content.decode()
+    assert page.post(url, {"action": "delete", "endpoint": endpoint.pk, "confirm": "delete"}).status_code == 302
     assert not WebhookEndpoint.objects.exists()
 
 

@@ -205,6 +205,25 @@ def test_import_page_shows_errors_of_a_failed_job(client, make_project, django_c
 
 
 @pytest.mark.django_db
+def test_a_failed_import_s_errors_read_in_korean(client, make_project, django_capture_on_commit_callbacks):
+    """The record errors a Korean team meets most (a missing or empty field, a value of the wrong type, a line
+    that is not JSON) are told in Korean, not kept as English marked lang="en"."""
+    project = make_project("tc")
+    client.force_login(project.created_by)
+    lines = b'{"guid": "a"}\n{"guid": "b", "title": 3}\n{"guid": "c", "title": ""}\n[1]\n{"guid": "d", "title": \n'
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/projects/{project.pk}/import/", {
+            "file": upload("bad.jsonl", lines), "format": "jsonl", "encoding": "auto", "duplicates": "skip",
+        })
+    body = client.get(response.url, HTTP_ACCEPT_LANGUAGE="ko").content.decode()
+    table = body.split("<tbody>")[1].split("</tbody>")[0]
+    for korean in ("필수 필드인데 없습니다", "문자열이어야 하는데 숫자입니다", "비어 있으면 안 됩니다",
+                   "각 줄은 JSON 객체여야 하는데 목록입니다", "올바른 JSON이 아닙니다 (줄의 "):
+        assert korean in table, korean
+    assert 'lang="en">' not in table.replace('<td lang="en"><code>', "")
+
+
+@pytest.mark.django_db
 def test_pages_are_for_managers(client, make_project, add_member, make_user):
     project = make_project("tc")
     annotator = add_member(project, make_user("ann"), Role.ANNOTATOR)

@@ -122,7 +122,7 @@ def test_publishing_asks_first_and_a_post_without_the_confirmation_publishes_not
     assert asked.status_code == 200
     page = asked.content.decode()
     assert "게시는 되돌릴 수 없습니다." in page and 'name="confirm" value="publish"' in page
-    assert "다시 빌드하거나 삭제할 수 없습니다" in page and "버전 1.0.0은(는) 계속 사용 중으로 남습니다" in page
+    assert "다시 빌드하거나 삭제할 수 없습니다" in page and "버전 1.0.0은(는) 다른 배포에 다시 쓸 수 없습니다" in page
     assert Release.objects.get(pk=release.pk).status == ReleaseStatus.PASSED
     done = client.post(url, {"confirm": "publish"})
     assert done.status_code == 302 and Release.objects.get(pk=release.pk).status == ReleaseStatus.PUBLISHED

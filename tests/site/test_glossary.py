@@ -96,3 +96,50 @@ def test_no_korean_string_uses_a_rejected_variant():
             if hits := [f"{v} → {variants[v]}" for v in variants if re.search(re.escape(v), text)]:
                 found[entry["msgid"]] = hits
     assert found == {}
+
+
+#: English words of a concept and the glossary's Korean term for it: a translation of a string that names the
+#: concept uses the term (a variant the glossary does not list, such as 예약 for a lease, is caught here).
+CONCEPT_WORDS = {
+    r"\blease": "할당", r"\breleases?\b": "배포", r"\badjudicat": "판정", r"\bannotators?\b": "주석자",
+    r"\bguidelines?\b": "지침", r"\bscreen(?:ing|ed)\b": "검수", r"\bsplits?\b": "분할", r"\bgold\b": "정답",
+    r"\bagreement\b": "일치도", r"\bitems?\b": "항목", r"\bsuggester\b": "제안 모델", r"\bmaintainers?\b": "유지관리자",
+    r"\bchecksums?\b": "체크섬", r"\blabels?\b": "라벨", r"\bdeploy": "설치·운영",
+}
+#: Strings whose Korean rightly leaves the concept's term out: another sense of the word ("evenly split", a
+#: metric's own name), a proper name (Label Studio), a stored identifier list, a sentence whose subject Korean drops.
+CONCEPT_EXCEPTIONS = {
+    "joint goal agreement", "joint goal agreement, mean over pairs", "Observed agreement",
+    "entropy of the labels (0 = unanimous, 1 = evenly split)",
+    "Label Studio export (JSON)", "Label Studio JSON tasks",
+    "majority, mean, span_majority, unanimous, dawid_skene, adjudication, known_answer…",
+    "screening review", "Screening review",  # the review queue: 검토 대기열
+    "Remove %(label)s", "%(labels)s cannot be removed or renamed: %(reason)s", "label the selection with a type",
+    "Imported %(items)s and %(annotations)s.", "Found by the screening when the item was imported.",
+    "the gold label of this item changed (version %(seen)s → %(now)s) while you were deciding; reload and decide "
+    "again",  # "gold label" is 정답
+}
+
+
+def concept_misses(entries: list[dict]) -> dict[str, list[str]]:
+    """Translations of strings naming a concept of :data:`CONCEPT_WORDS` that do not use the concept's term."""
+    misses = {}
+    for entry in entries:
+        text = " ".join(entry["msgstr"].values())
+        if entry["obsolete"] or not text or entry["msgid"] in CONCEPT_EXCEPTIONS:
+            continue
+        if missing := [term for pattern, term in CONCEPT_WORDS.items()
+                       if re.search(pattern, entry["msgid"], re.I) and term not in text]:
+            misses[entry["msgid"]] = missing
+    return misses
+
+
+def test_a_string_naming_a_concept_uses_its_term():
+    assert concept_misses(parse_po(CATALOGUE)) == {}
+
+
+def test_the_concept_check_sees_another_word_for_the_lease():
+    entries = [{"msgid": m, "msgstr": {0: s}, "obsolete": False} for m, s in [
+        ("Lease time (minutes)", "항목 예약 시간(분)"), ("Lease expired", "할당 만료"),
+        ("Evenly split", "고르게 갈림")]]
+    assert concept_misses(entries) == {"Lease time (minutes)": ["할당"], "Evenly split": ["분할"]}

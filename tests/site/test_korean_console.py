@@ -7,6 +7,9 @@ agreement, gold and a release with files), plus one adjudication; every page of 
 (tests/site/pages.py) that a manager or a maintainer can open is rendered, with the filters and statuses the
 pages offer. The users' own data (project and user names, corpus ids, item texts and sources, label values
 shown as stored) is exempt; everything the interface itself says is checked.
+
+A project just created (no items, annotations or releases) is walked too: its empty states and empty dashboards
+are the first pages a new manager reads.
 """
 
 from __future__ import annotations
@@ -110,12 +113,14 @@ def strings_in(value: Any) -> Iterator[str]:
             yield from strings_in(inner)
 
 
-def console_urls(console: Console, role: str) -> list[tuple[str, str]]:
-    """(route, url) of every page the role can open, with the filters and statuses the pages offer."""
+def console_urls(console: Console, role: str, *, objects: bool = True) -> list[tuple[str, str]]:
+    """(route, url) of every page the role can open, with the filters and statuses the pages offer; without
+    ``objects``, the pages of one item or one release are left out (a new project has neither)."""
     scenario = SimpleNamespace(project=console.project, item=console.extra["item"], users=console.users,
                                extra=console.extra)  # what the page table's URLs read of a scenario
     urls = [(page.route, page.url(scenario)) for page in PAGES
-            if page.route not in NOT_PAGES and page.get[ROLE_COLUMN[role]] == 200]
+            if page.route not in NOT_PAGES and page.get[ROLE_COLUMN[role]] == 200
+            and (objects or not ("<int:item_id>" in page.route or "<int:release_id>" in page.route))]
     project = console.project.id
     urls += [(f"gold/?status={status}", f"/projects/{project}/gold/?status={status}") for status in GoldStatus.values]
     urls += [(f"audit/?object_type={kind}", f"/projects/{project}/audit/?object_type={kind}")
@@ -162,3 +167,33 @@ def test_every_console_page_reads_in_korean(task, tmp_path, settings):
     if found := offending_text(response.content.decode(), data=data):
         problems["manager gold/compute/ (message)"] = sorted(set(found))
     assert problems == {}
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_a_new_empty_project_reads_in_korean(task, settings, make_user):
+    """What a new manager sees first: a project just created, without items, annotations or releases. Its empty
+    states and empty dashboards are checked as the demo's full pages are (pages of an item or a release aside)."""
+    from annotation import services
+
+    manager = make_user("manager", can_create=True)
+    project = services.project_create(name="새 프로젝트", slug=f"new-{task}", task_type=task, created_by=manager,
+                                      annotators_per_item=3)
+    maintainer = make_user("maintainer")
+    services.membership_set(project=project, user=maintainer, role=Role.MAINTAINER)
+    console = Console(project, {Role.MANAGER: manager, Role.MAINTAINER: maintainer}, {"item": None})
+    data = users_data(project)
+    problems = {}
+    for role in (Role.MANAGER, Role.MAINTAINER):
+        for language in ("ko", "en"):
+            client = signed_in(console.users[role], language, settings)
+            for route, url in console_urls(console, role, objects=False):
+                if found := findings(client, url, data, language):
+                    problems[f"{role} {language} {route}"] = sorted(set(found))
+    assert problems == {}
+    # The overview's empty state leads a manager on to the import page; a maintainer, who cannot import, is told
+    # who does.
+    overview = f"/projects/{project.id}/"
+    page = signed_in(manager, "ko", settings).get(overview).content.decode()
+    assert f'<a href="/projects/{project.id}/import/" id="start-import">말뭉치 파일을 가져와 시작하세요.</a>' in page
+    page = signed_in(maintainer, "ko", settings).get(overview).content.decode()
+    assert 'id="start-import"' not in page and "프로젝트 관리자가 가져오면 여기에 보입니다." in page

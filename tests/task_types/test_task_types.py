@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +78,24 @@ def test_guideline_templates_are_korean_markdown_of_the_right_length(slug: str) 
         assert section.lstrip().startswith("## ")
         assert sum("가" <= ch <= "힣" for ch in section) > 100
     assert "자리표시자" in template.pii and "공인" in template.pii
-    assert "플래그" in template.ethics
+    assert "신고" in template.ethics
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_guideline_templates_name_the_flags_as_the_workspace_does(slug: str) -> None:
+    """A template tells annotators which flag to raise by the name the workspace's flag menu shows (신고, and
+    "유해·혐오 표현" rather than a "유해 콘텐츠" the menu does not have)."""
+    from django.utils import translation
+
+    from annotation.models import FlagKind
+
+    template = get_task_type(slug).guideline_template()
+    text = "\n".join((template.instructions, template.ethics, template.pii))
+    with translation.override("ko"):
+        kinds = {str(label) for label in FlagKind.labels}
+    named = re.findall(r'"([^"]+)" 신고', text)
+    assert named and set(named) <= kinds, (set(named) - kinds)
+    assert "플래그" not in text  # the glossary's word is 신고
 
 
 def test_stages() -> None:
