@@ -218,7 +218,6 @@ MESSAGES: list[tuple[re.Pattern[str], Promise]] = [
     (re.compile(r"building the timeline"), _("building the timeline")),
     (re.compile(r"splitting assisted and unassisted annotations"),
      _("splitting assisted and unassisted annotations")),
-    (re.compile(r"no bootstrap interval for the unitizing alpha"), _("no bootstrap interval for the unitizing alpha")),
     # How the disagreement list measures disagreement (MeasureResult.disagreement_name).
     (re.compile(r"entropy of the labels \(0 = unanimous, 1 = uniform\)"),
      _("entropy of the labels (0 = unanimous, 1 = evenly split)")),

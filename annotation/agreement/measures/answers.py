@@ -92,7 +92,7 @@ class AnswerMeasure(StructuredMeasure):
                 t: v["char_f1"] for t, v in per_type.items()}),
             Coefficient("krippendorff_alpha_answerable", "nominal", value, ci, units=int((counts.sum(1) >= 2).sum()),
                         extra={"values": "answerable / unanswerable"}),
-            self._unitizing(frame, item_codes, len(item_index)),
+            self._unitizing(frame, item_codes, len(item_index), seed=seed, n_boot=n_boot),
         ]
         labels = ["answerable", "unanswerable"]
         by_annotator = {int(a): [int(g.sum()), int(len(g) - g.sum())]
@@ -105,7 +105,7 @@ class AnswerMeasure(StructuredMeasure):
         return result
 
     @staticmethod
-    def _unitizing(frame: pd.DataFrame, item_codes: np.ndarray, n_items: int) -> Coefficient:
+    def _unitizing(frame: pd.DataFrame, item_codes: np.ndarray, n_items: int, *, seed: int, n_boot: int) -> Coefficient:
         """Krippendorff's αu of the answer spans in the passages (:mod:`..unitizing`): an answer one particle longer
         than another earns partial credit; "no answer" marks no span."""
         lengths = np.zeros(n_items, dtype=np.int64)
@@ -116,7 +116,8 @@ class AnswerMeasure(StructuredMeasure):
         rows, begin, end = (np.array(column, dtype=np.int64) for column in zip(*spans, strict=True)) if spans else (
             np.zeros(0, dtype=np.int64),) * 3
         result, m, items, left_out = rows_unitizing_alpha(item_codes.astype(np.int64), n_items, lengths, rows, begin,
-                                                          end, np.full(len(rows), "answer", dtype=object))
+                                                          end, np.full(len(rows), "answer", dtype=object), seed=seed,
+                                                          n_boot=n_boot)
         return unitizing_coefficient(result, m, items, left_out, "per_category")
 
     def score(self, payload: dict[str, Any], gold: dict[str, Any]) -> float:

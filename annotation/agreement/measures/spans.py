@@ -277,11 +277,12 @@ class SpanMeasure(StructuredMeasure):
             return co.column_percentiles(np.nanmean(ratios, axis=1))
 
     @staticmethod
-    def _unitizing(spans: Spans) -> Coefficient:
+    def _unitizing(spans: Spans, *, seed: int, n_boot: int) -> Coefficient:
         """Krippendorff's αu over the entities (:mod:`..unitizing`), per type and overall."""
         result, m, items, left_out = rows_unitizing_alpha(
             spans.row_item, spans.n_items, np.bincount(spans.unit_item, minlength=spans.n_items), spans.entity_row,
-            spans.entity_start, spans.entity_end, np.asarray(spans.types, dtype=object)[spans.entity_type])
+            spans.entity_start, spans.entity_end, np.asarray(spans.types, dtype=object)[spans.entity_type],
+            seed=seed, n_boot=n_boot)
         return unitizing_coefficient(result, m, items, left_out, "per_type")
 
     def compute(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
@@ -307,7 +308,8 @@ class SpanMeasure(StructuredMeasure):
                                per_type_ci95={t: [co._clean(intervals[k][0]), co._clean(intervals[k][1])]
                                               for k, t in enumerate(types) if counts[k]},
                                match="exact span and type")
-        return self._result([alpha, f1, self._unitizing(spans)], "krippendorff_alpha", overall, "entity_f1",
+        unitizing = self._unitizing(spans, seed=seed, n_boot=n_boot)
+        return self._result([alpha, f1, unitizing], "krippendorff_alpha", overall, "entity_f1",
                             "1 − entity F1 between the annotators' spans",
                             {"labels": types, "project": counts.tolist(), "by_annotator": by_annotator})
 
