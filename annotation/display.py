@@ -66,6 +66,9 @@ NAMES: dict[str, dict[str, Promise]] = {
     "category_kind": {
         "label": _("label"),
         "score band": _("score band"),
+        "entity type": _("entity type"),
+        "answer": _("answer span"),
+        "slot": _("slot"),
     },
     # How a release's items were split (Release.splits["mode"]).
     "split_mode": {

@@ -66,7 +66,7 @@ from config.jobs import DATABASE_LOST, drop_connection, error_summary
 from config.storage import RELEASES, SUMS_NAME, StoredFolder, record
 from datasets_build import splits as split_lib
 
-from . import diff, selectors
+from . import diff, reliability, selectors
 from .ahead import may_read_ahead
 from .card import CARD_NAME, render_card
 from .integrity import make_read_only, sha256_file, verify_folder, write_sums
@@ -898,7 +898,8 @@ def _agreement(project: Project) -> dict[str, Any]:
     except Exception as error:  # an agreement failure must not sink the release; the card says why
         logger.exception("agreement for %s failed", project.slug)
         return {"reason": f"agreement failed: {error}"}
-    keys = ("annotators", "items_counted", "items_excluded", "coefficients", "primary", "bootstrap")
+    keys = ("annotators", "items_counted", "items_excluded", "coefficients", "primary", "bootstrap",
+            *reliability.REPORT_KEYS)
     return _finite({key: data.get(key) for key in keys})
 
 
