@@ -62,6 +62,12 @@ NAMES: dict[str, dict[str, Promise]] = {
         "no_clear_difference": _("no clear difference"),
         "too_few_items": _("too few items to tell"),
     },
+    # Kinds of span disagreement between two annotators (annotation/agreement/slips.py).
+    "disagreement_kind": {
+        "boundary_slip": _("boundary slip"),
+        "type_mismatch": _("different type"),
+        "missed_span": _("span marked by one only"),
+    },
     # What the per-label breakdown's categories are (report["per_label"]["kind"]).
     "category_kind": {
         "label": _("label"),

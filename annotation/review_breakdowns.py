@@ -4,6 +4,7 @@ version): rows with human names (:mod:`.display`) and the SVG charts (:mod:`.agr
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django.utils.translation import gettext as _
 
@@ -32,8 +33,13 @@ def _per_label(section: dict[str, Any]) -> dict[str, Any]:
 
 
 def _pairs(report: dict[str, Any], section: dict[str, Any]) -> dict[str, Any]:
+    usernames = report.get("annotator_names", {})
     rows = [{**pair, "name_a": _annotator(report, pair["a"]), "name_b": _annotator(report, pair["b"]),
-             "interval": _interval(pair["ci95"])} for pair in section["pairs"]]
+             "interval": _interval(pair["ci95"]),
+             # the disagreement list's pair filter, as its choices spell a pair (usernames in order)
+             "query": urlencode({"pair": ",".join(sorted(usernames.get(str(a), str(a))
+                                                         for a in (pair["a"], pair["b"])))})}
+            for pair in section["pairs"]]
     in_pairs = sorted({a for pair in section["pairs"] for a in (pair["a"], pair["b"])},
                       key=lambda a: section["annotators"].index(a))
     chart = None

@@ -68,27 +68,37 @@ class AnnotatorQualityView(ProjectScoped, APIView):
 
 
 class DisagreementView(ProjectScoped, APIView):
-    """Items sorted by disagreement (most first), filterable by label, source and annotator."""
+    """Items sorted by disagreement (most first), filterable by label, source, annotator, annotator pair ("a,b":
+    the items the two answered differently) and kind of span disagreement (``boundary_slip``, ``type_mismatch``,
+    ``missed_span``; NER and MRC)."""
 
     roles = {"get": CURATE}
 
     @extend_schema(parameters=[OpenApiParameter(name, str, required=False) for name in
-                               ("q", "label", "source", "annotator", "gold_status", "offset", "limit")],
+                               ("q", "label", "source", "annotator", "gold_status", "pair", "kind", "offset",
+                                "limit")],
                    responses=OpenApiResponse(description="{measure, count, results: [...]}"))
     def get(self, request: Request, project_pk: int) -> Response:
-        from ..agreement.disagreement import items_by_disagreement  # numpy/pandas only when used
+        from ..agreement.disagreement import FilterError, items_by_disagreement  # numpy/pandas only when used
 
         params = request.query_params
         offset = int(params["offset"]) if params.get("offset", "").isdigit() else 0
         limit = min(int(params["limit"]), 500) if params.get("limit", "").isdigit() else 50
         if len(params.get("q", "")) > selectors.SEARCH_MAX_CHARS:
             raise ValidationError({"q": [f"at most {selectors.SEARCH_MAX_CHARS} characters"]})
-        page = items_by_disagreement(self.project, label=params.get("label", ""), source=params.get("source", ""),
-                                     annotator=params.get("annotator", ""), text=params.get("q", ""),
-                                     gold_status=params.get("gold_status", ""), offset=offset, limit=limit)
+        try:
+            page = items_by_disagreement(
+                self.project, label=params.get("label", ""), source=params.get("source", ""),
+                annotator=params.get("annotator", ""), text=params.get("q", ""),
+                gold_status=params.get("gold_status", ""), pair=params.get("pair", ""), kind=params.get("kind", ""),
+                offset=offset, limit=limit)
+        except FilterError as error:
+            raise ValidationError({error.field: [str(error)]}) from error
         return Response({"measure": page.measure, "count": page.total, "results": page.rows,
                          "choices": {"labels": page.choices.labels, "sources": page.choices.sources,
-                                     "annotators": page.choices.annotators}})
+                                     "annotators": page.choices.annotators,
+                                     "pairs": [",".join(pair) for pair in page.choices.pairs],
+                                     "kinds": page.choices.kinds}})
 
 
 class GoldLabelSerializer(serializers.ModelSerializer):

@@ -133,3 +133,9 @@ class AnswerMeasure(StructuredMeasure):
         answer = self._answer(payload)
         return gettext("(unanswerable)") if answer is None else answer
 
+    def spans(self, payload: dict[str, Any] | None) -> list[tuple[int, int, str]]:
+        answer = (payload or {}).get("answer")
+        if not isinstance(answer, dict) or not isinstance(answer.get("start"), int):
+            return []
+        return [(answer["start"], answer["start"] + len(str(answer.get("text", ""))), "answer")]
+

@@ -3,6 +3,7 @@ categorical and score measures share (pivoting the frame, pairs with enough shar
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -121,6 +122,17 @@ class Measure:
     def describe(self, payload: dict[str, Any]) -> str:
         """A one-line human summary of a payload (per-item lists)."""
         return ", ".join(f"{k}={v}" for k, v in payload.items())
+
+    def spans(self, payload: dict[str, Any] | None) -> list[tuple[int, int, str]] | None:
+        """The spans an answer marks, (start, end, type), for the disagreement list's kinds of span disagreement
+        (:mod:`..slips`); ``None`` where answers are not spans."""
+        return None
+
+    def answer_keys(self, frame: pd.DataFrame) -> pd.Series:
+        """Per row, a string equal for two rows exactly when they give the same answer (the disagreement list's
+        pair filter keeps the items a pair answered differently)."""
+        columns = [column for column in self.fields if column in frame]
+        return frame[columns].apply(lambda row: json.dumps(row.tolist(), sort_keys=True, default=str), axis=1)
 
 
 # -- helpers ----------------------------------------------------------------------------------------------

@@ -324,3 +324,9 @@ class SpanMeasure(StructuredMeasure):
     def describe(self, payload: dict[str, Any]) -> str:
         return ", ".join(f"[{e['start']},{e['end']}) {e['type']}" for e in payload.get("entities") or []) or "—"
 
+    def spans(self, payload: dict[str, Any] | None) -> list[tuple[int, int, str]]:
+        return sorted({(int(e["start"]), int(e["end"]), str(e["type"])) for e in (payload or {}).get("entities") or []})
+
+    def answer_keys(self, frame: pd.DataFrame) -> pd.Series:
+        return frame["payload"].map(lambda p: repr(self.spans(p)))
+
