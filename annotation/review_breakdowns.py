@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 
 from . import display
 from .agreement import plots
+from .agreement.reliability import reliability
 
 
 def _annotator(report: dict[str, Any], annotator: int) -> str:
@@ -89,11 +90,32 @@ def _versions(section: dict[str, Any]) -> dict[str, Any]:
             "without_version": section["annotations_without_version"]}
 
 
+def reliability_table(report: dict[str, Any]) -> dict[str, Any] | None:
+    """The per-label reliability (:mod:`.agreement.reliability`) of a report — the live one on the dashboard or
+    the one a release stored — with names in the reader's language: what the release page shows, and what the
+    dashboard shows for span and slot tasks (categorical tasks have their per-label section)."""
+    found = reliability(report)
+    if found is None:
+        return None
+    measures = {
+        "one_vs_rest_alpha": _("Krippendorff's alpha of each %(kind)s against all the others (nominal, one-vs-rest)."),
+        "krippendorff_alpha_unitizing": _("Krippendorff's unitizing alpha of each %(kind)s: partial credit when two "
+                                          "annotators' spans overlap without matching."),
+        "krippendorff_alpha_slots": _("Krippendorff's alpha of each %(kind)s over its values."),
+    }
+    kind = display.display_name("category_kind", found.kind)
+    rows = [{**row, "name": display.display_name("measure_label", row["label"]), "interval": _interval(row["ci95"])}
+            for row in found.rows]
+    return {"kind": kind, "about": measures[found.measure] % {"kind": kind}, "rows": rows,
+            "counted": any(row["items"] is not None for row in rows)}
+
+
 def breakdowns(report: dict[str, Any]) -> dict[str, Any]:
     """The dashboard's per-label, per-pair and per-version parts (each ``None`` when the report has none: an older
     report, or a task whose answers are structures)."""
     return {
         "per_label": _per_label(report["per_label"]) if report.get("per_label") else None,
+        "per_subject": None if report.get("per_label") else reliability_table(report),
         "pairs": _pairs(report, report["pair_kappa"]) if report.get("pair_kappa") else None,
         "versions": _versions(report["guideline_versions"]) if report.get("guideline_versions") else None,
     }

@@ -126,6 +126,18 @@ def annotator_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @login_required
+def agreement_csv(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The dashboard's report as CSV (the one the page shows: the latest finished report)."""
+    from .agreement.report_csv import csv_response, report_csv
+
+    project, _role = project_for(request, project_id, CURATE)
+    shown = agreement_selectors.report_latest_done(project)
+    if shown is None:
+        raise Http404(_("No agreement report has been computed yet."))
+    return csv_response(report_csv(shown.data), project.slug)
+
+
+@login_required
 def dashboard(request: HttpRequest, project_id: int) -> HttpResponse:
     """Numbers and plots; while a fresh report computes the page shows its progress and reloads itself."""
     project, role = project_for(request, project_id, CURATE)

@@ -20,10 +20,10 @@ import re
 from pathlib import PurePosixPath
 from typing import Any
 
+from annotation.agreement.reliability import reliability
 from annotation.task_types import CHAR_TSV, EOJEOL_TSV, JSON_ARRAY, SQUAD
 from datasets_build.klue_formats import klue_spec
 
-from .reliability import reliability
 from .writers import FORMATS, file_format
 from .writers.flat import FlatSchema
 

@@ -46,6 +46,7 @@ from django.db.models import Count, Min
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from annotation.agreement.reliability import REPORT_KEYS as RELIABILITY_KEYS
 from annotation.audit import audit_record
 from annotation.gold import selectors as gold_selectors
 from annotation.gold.services import gold_compute
@@ -66,7 +67,7 @@ from config.jobs import DATABASE_LOST, drop_connection, error_summary
 from config.storage import RELEASES, SUMS_NAME, StoredFolder, record
 from datasets_build import splits as split_lib
 
-from . import diff, reliability, selectors
+from . import diff, selectors
 from .ahead import may_read_ahead
 from .card import CARD_NAME, render_card
 from .integrity import make_read_only, sha256_file, verify_folder, write_sums
@@ -899,7 +900,7 @@ def _agreement(project: Project) -> dict[str, Any]:
         logger.exception("agreement for %s failed", project.slug)
         return {"reason": f"agreement failed: {error}"}
     keys = ("annotators", "items_counted", "items_excluded", "coefficients", "primary", "bootstrap",
-            *reliability.REPORT_KEYS)
+            *RELIABILITY_KEYS)
     return _finite({key: data.get(key) for key in keys})
 
 

@@ -21,7 +21,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework.exceptions import NotFound
 
 from annotation import assist as annotation_assist
-from annotation import display
+from annotation import review_breakdowns
 from annotation import services as annotation_services
 from annotation.agreement.plots import Series, bar_chart, line_chart
 from annotation.models import Project
@@ -36,7 +36,6 @@ from .api_assist import overview
 from .archive import archive_response
 from .models import SEMVER, Release, ReleaseStatus, SuggesterRunStatus
 from .names import exclusion_name, file_kind_name, gold_source_name, metric_name, phase_name
-from .reliability import reliability
 from .soft_labels import soft_labels_fit
 from .writers import DEFAULT_FORMATS, FORMATS, STANDARD_FORMATS, fits
 
@@ -153,29 +152,10 @@ def release_detail(request: HttpRequest, project_id: int, release_id: int) -> Ht
         "baseline_plot": _baseline_plot(release.baseline_check),
         "excluded": [(exclusion_name(reason), n) for reason, n in (release.excluded or {}).items() if n],
         "gold_source": gold_source_name((release.gold or {}).get("source", "")),
-        "reliability": _reliability(release.agreement or {}),
+        "reliability": review_breakdowns.reliability_table(release.agreement or {}),
     })
     template = "exports/_release_live.html" if request.GET.get("part") == "live" else "exports/release_detail.html"
     return render(request, template, context)
-
-
-def _reliability(agreement: dict[str, Any]) -> dict[str, Any] | None:
-    """The per-label reliability of the released data (:mod:`.reliability`) with names in the reader's language."""
-    found = reliability(agreement)
-    if found is None:
-        return None
-    measures = {
-        "one_vs_rest_alpha": _("Krippendorff's alpha of each %(kind)s against all the others (nominal, one-vs-rest)."),
-        "krippendorff_alpha_unitizing": _("Krippendorff's unitizing alpha of each %(kind)s: partial credit when two "
-                                          "annotators' spans overlap without matching."),
-        "krippendorff_alpha_slots": _("Krippendorff's alpha of each %(kind)s over its values."),
-    }
-    kind = display.display_name("category_kind", found.kind)
-    rows = [{**row, "name": display.display_name("measure_label", row["label"]),
-             "interval": "—" if row["ci95"][0] is None else f"[{row['ci95'][0]:.3f}, {row['ci95'][1]:.3f}]"}
-            for row in found.rows]
-    return {"kind": kind, "about": measures[found.measure] % {"kind": kind}, "rows": rows,
-            "counted": any(row["items"] is not None for row in rows)}
 
 
 def _baseline_rows(check: dict) -> list[tuple[str, float | None, float | None]]:

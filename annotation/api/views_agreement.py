@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -51,6 +52,25 @@ class AgreementView(ProjectScoped, APIView):
         if pending is not None:
             return pending
         return Response({**report.data, "job": _job(report)})
+
+
+class AgreementCsvView(ProjectScoped, APIView):
+    """The report's numbers as CSV (:mod:`annotation.agreement.report_csv`): the same values as the JSON report,
+    one row per coefficient, label, pair and guideline version; 202 while it computes, as the report."""
+
+    roles = {"get": CURATE}
+
+    @extend_schema(responses={(200, "text/csv"): OpenApiResponse(description="CSV: section, name, subject, value, "
+                                                                            "ci95_low, ci95_high, items, annotations, "
+                                                                            "note."),
+                              202: OpenApiResponse(description="Computing: {job: {status, progress}}.")})
+    def get(self, request: Request, project_pk: int) -> HttpResponse | Response:
+        from ..agreement.report_csv import csv_response, report_csv
+
+        report, pending = _report_or_job(self, request)
+        if pending is not None:
+            return pending
+        return csv_response(report_csv(report.data), self.project.slug)
 
 
 class AnnotatorQualityView(ProjectScoped, APIView):

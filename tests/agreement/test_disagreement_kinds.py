@@ -102,7 +102,7 @@ def test_page_shows_kinds_and_filters_by_slip_and_pair(ner, language):
     assert ("Choose a pair of two different annotators." if language == "en"
             else "서로 다른 주석자 두 명을 쌍으로 고르세요.") in refused
     if language == "ko":
-        data = [project.name, manager.username, "kind0", "kind1", "kind2", "kind0 – kind1", "kind0 – kind2", "kind1 – kind2",
-                *ITEMS]
+        data = [project.name, manager.username, "kind0", "kind1", "kind2", "kind0 – kind1", "kind0 – kind2",
+                "kind1 – kind2", *ITEMS]
         for html in (page, filtered, refused):
             assert not offending_text(html, data=data), offending_text(html, data=data)

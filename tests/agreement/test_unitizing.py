@@ -182,3 +182,39 @@ def test_unitizing_interval_in_the_report(make_project, make_user):
     # the same seed, the same interval
     again = {c["name"]: c for c in run_agreement(project.slug)["coefficients"]}["krippendorff_alpha_unitizing"]
     assert again["ci95"] == unitizing["ci95"]
+
+
+@pytest.mark.django_db
+def test_dashboard_shows_each_types_unitizing_alpha(make_project, make_user, django_capture_on_commit_callbacks):
+    from django.test import Client
+    from django.urls import reverse
+
+    from tests.site.visible_text import offending_text
+
+    project = make_project("ner", k=2, slug="ner-unitizing-page")
+    users = [make_user(f"nup{i}") for i in range(2)]
+    exact = {"entities": [{"start": 0, "end": 3, "type": "PS"}, {"start": 5, "end": 7, "type": "LC"}]}
+    slipped = {"entities": [{"start": 0, "end": 3, "type": "PS"}, {"start": 5, "end": 9, "type": "LC"}]}
+    for n in range(16):
+        item = services.item_create(project=project, payload={"sentence": "홍길동은 서울에서 산다"},
+                                    external_id=f"p{n}")
+        for user, payload in zip(users, (exact, slipped if n % 2 else exact), strict=True):
+            Annotation.objects.create(item=item, annotator=user, stage="label", payload=payload)
+    url = reverse("annotation:review-dashboard", args=[project.pk])
+    client = Client(HTTP_ACCEPT_LANGUAGE="en")
+    client.force_login(project.created_by)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.get(url)
+    unitizing = {c["name"]: c for c in run_agreement(project.slug)["coefficients"]}["krippendorff_alpha_unitizing"]
+    lo, hi = unitizing["per_type_ci95"]["LC"]
+    for language, words in (("en", "Krippendorff&#x27;s unitizing alpha of each entity type"),
+                            ("ko", "개체 유형별 Krippendorff 단위화 알파")):
+        client = Client(HTTP_ACCEPT_LANGUAGE=language)
+        client.force_login(project.created_by)
+        page = client.get(url).content.decode()
+        section = page[page.index('<section class="card breakdown per-subject">'):]
+        section = section[:section.index("</section>")]
+        assert words in section
+        assert f"{unitizing['per_type']['LC']:.3f}" in section and f"[{lo:.3f}, {hi:.3f}]" in section
+        if language == "ko":
+            assert not offending_text(section), offending_text(section)

@@ -1,5 +1,5 @@
-"""Per-label reliability of a release's data, from the agreement report stored with the release: what the release
-page and the dataset card show beside the headline coefficients.
+"""Per-label reliability from an agreement report (the live one, or the one stored with a release): what the
+dashboard, the release page and the dataset card show beside the headline coefficients.
 
 The figure is the one the agreement dashboard shows for the task: one-vs-rest Krippendorff's α per label
 (categorical tasks, STS by score band), unitizing α (αu) per entity type (NER) or for the answer spans (MRC), α per
@@ -17,7 +17,7 @@ REPORT_KEYS = ("per_label",)
 
 @dataclass(frozen=True)
 class Reliability:
-    """The rows of one release: ``measure`` names the coefficient (a ``coefficient`` or report key), ``kind`` what
+    """The rows of one report: ``measure`` names the coefficient (a ``coefficient`` or report key), ``kind`` what
     a row is (label, score band, entity type, answer, slot)."""
 
     measure: str
@@ -30,8 +30,8 @@ def _interval(ci: Any) -> list[float | None]:
 
 
 def reliability(agreement: dict[str, Any]) -> Reliability | None:
-    """The per-label rows (``label``, ``value``, ``ci95``, and where known ``items`` and ``annotations``) of a
-    release's stored agreement report, or ``None`` when the task has none or no report was computed."""
+    """The per-label rows (``label``, ``value``, ``ci95``, and where known ``items`` and ``annotations``) of an
+    agreement report (live or stored with a release), or ``None`` when the task has none or none was computed."""
     section = agreement.get("per_label")
     if section and section.get("labels"):
         return Reliability("one_vs_rest_alpha", section.get("kind") or "label", [
