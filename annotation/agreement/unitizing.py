@@ -189,29 +189,56 @@ def _gaps(units: pd.DataFrame, lengths: np.ndarray, m: int) -> tuple[np.ndarray,
     return items[gaps > 0], gaps[gaps > 0]
 
 
-def rows_unitizing_alpha(row_item: np.ndarray, n_items: int, lengths: np.ndarray, unit_row: np.ndarray,
-                         begin: np.ndarray, end: np.ndarray, category: np.ndarray, *, seed: int = co.SEED,
-                         n_boot: int = 0) -> tuple[UnitizingResult, int, int, int]:
-    """:func:`unitizing_alpha` of annotation rows: ``row_item[r]`` is row r's item (0..n_items-1), ``lengths`` the
-    items' lengths, and unit u (``begin``, ``end``, ``category``) belongs to row ``unit_row[u]``. αu takes the same
-    number of observers throughout, so it counts the items with the most common number of rows (a row's place
-    among its item's rows is its observer number); ``n_boot``: resamples of the counted items for the intervals.
-    Returns (result, observers, items counted, items left out)."""
-    per_item = np.bincount(row_item, minlength=n_items)
+@dataclass
+class SpanRows:
+    """Annotation rows and the spans they mark: ``row_item[r]`` is row r's item (0..n_items-1), ``lengths`` the
+    items' lengths, and span u (``begin``, ``end``, ``category``) belongs to row ``unit_row[u]``."""
+
+    row_item: np.ndarray
+    n_items: int
+    lengths: np.ndarray
+    unit_row: np.ndarray
+    begin: np.ndarray
+    end: np.ndarray
+    category: np.ndarray
+
+
+@dataclass
+class Observed:
+    """The spans as observers' units on the items every one of the same ``observers`` annotated."""
+
+    units: pd.DataFrame
+    lengths: np.ndarray
+    observers: int
+    items_left_out: int
+
+
+def observed_units(rows: SpanRows) -> Observed:
+    """αu and γ take the same number of observers throughout, so the items with the most common number of rows
+    count (a row's place among its item's rows is its observer number); spans are clipped to their item."""
+    per_item = np.bincount(rows.row_item, minlength=rows.n_items)
     m = int(np.bincount(per_item[per_item > 0]).argmax()) if per_item.any() else 0
     kept_item = per_item == m
-    order = np.argsort(row_item, kind="stable")
+    order = np.argsort(rows.row_item, kind="stable")
     observer = np.empty(len(order), dtype=np.int64)
-    observer[order] = np.arange(len(order)) - np.searchsorted(row_item[order], row_item[order])
-    item = row_item[unit_row]
+    observer[order] = np.arange(len(order)) - np.searchsorted(rows.row_item[order], rows.row_item[order])
+    item = rows.row_item[rows.unit_row]
     keep = kept_item[item]
-    start = np.minimum(begin[keep], lengths[item[keep]])
-    stop = np.clip(end[keep], start, lengths[item[keep]])
-    units = pd.DataFrame({"item": (np.cumsum(kept_item) - 1)[item[keep]], "observer": observer[unit_row[keep]],
-                          "begin": start, "end": stop, "category": np.asarray(category, dtype=object)[keep]})
-    units = units[units["end"] > units["begin"]]
-    result = unitizing_alpha(units, np.asarray(lengths)[kept_item], m, seed=seed, n_boot=n_boot)
-    return result, m, int(kept_item.sum()), int(((per_item >= 2) & ~kept_item).sum())
+    start = np.minimum(rows.begin[keep], rows.lengths[item[keep]])
+    stop = np.clip(rows.end[keep], start, rows.lengths[item[keep]])
+    units = pd.DataFrame({"item": (np.cumsum(kept_item) - 1)[item[keep]], "observer": observer[rows.unit_row[keep]],
+                          "begin": start, "end": stop, "category": np.asarray(rows.category, dtype=object)[keep]})
+    return Observed(units[units["end"] > units["begin"]], np.asarray(rows.lengths)[kept_item], m,
+                    int(((per_item >= 2) & ~kept_item).sum()))
+
+
+def rows_unitizing_alpha(rows: SpanRows, *, seed: int = co.SEED, n_boot: int = 0) -> tuple[UnitizingResult, int, int,
+                                                                                            int]:
+    """:func:`unitizing_alpha` of annotation rows (:func:`observed_units`); ``n_boot``: resamples of the counted
+    items for the intervals. Returns (result, observers, items counted, items left out)."""
+    observed = observed_units(rows)
+    result = unitizing_alpha(observed.units, observed.lengths, observed.observers, seed=seed, n_boot=n_boot)
+    return result, observed.observers, len(observed.lengths), observed.items_left_out
 
 
 def unitizing_coefficient(result: UnitizingResult, observers: int, items: int, left_out: int, per: str

@@ -13,6 +13,7 @@ import numpy as np
 from .. import coefficients as co
 from ..coefficients import Coefficient
 from ..lazy import pd
+from ..unitizing import SpanRows
 
 #: Pairs of annotators need this many shared items before their pairwise coefficient is reported.
 MIN_SHARED = 10
@@ -126,6 +127,10 @@ class Measure:
     def spans(self, payload: dict[str, Any] | None) -> list[tuple[int, int, str]] | None:
         """The spans an answer marks, (start, end, type), for the disagreement list's kinds of span disagreement
         (:mod:`..slips`); ``None`` where answers are not spans."""
+        return None
+
+    def span_rows(self, frame: pd.DataFrame, schema: dict[str, Any]) -> SpanRows | None:
+        """The prepared frame's spans for the span coefficients (αu, γ); ``None`` where answers are not spans."""
         return None
 
     def answer_keys(self, frame: pd.DataFrame) -> pd.Series:

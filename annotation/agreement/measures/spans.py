@@ -13,7 +13,7 @@ import numpy as np
 from .. import coefficients as co
 from ..coefficients import Coefficient
 from ..lazy import pd
-from ..unitizing import rows_unitizing_alpha, unitizing_coefficient
+from ..unitizing import SpanRows, rows_unitizing_alpha, unitizing_coefficient
 from .base import MAX_BOOT_DIMS, MIN_SHARED, Headline, MeasureResult, labels_in_order, nanmean
 from .pairwise import StructuredMeasure, pair_agreement, pair_coefficient, pair_rows, ratio
 
@@ -277,12 +277,18 @@ class SpanMeasure(StructuredMeasure):
             return co.column_percentiles(np.nanmean(ratios, axis=1))
 
     @staticmethod
-    def _unitizing(spans: Spans, *, seed: int, n_boot: int) -> Coefficient:
+    def _span_rows(spans: Spans) -> SpanRows:
+        return SpanRows(spans.row_item, spans.n_items, np.bincount(spans.unit_item, minlength=spans.n_items),
+                        spans.entity_row, spans.entity_start, spans.entity_end,
+                        np.asarray(spans.types, dtype=object)[spans.entity_type])
+
+    def span_rows(self, frame: pd.DataFrame, schema: dict[str, Any]) -> SpanRows:
+        return self._span_rows(self.decode(frame, schema))
+
+    @classmethod
+    def _unitizing(cls, spans: Spans, *, seed: int, n_boot: int) -> Coefficient:
         """Krippendorff's αu over the entities (:mod:`..unitizing`), per type and overall."""
-        result, m, items, left_out = rows_unitizing_alpha(
-            spans.row_item, spans.n_items, np.bincount(spans.unit_item, minlength=spans.n_items), spans.entity_row,
-            spans.entity_start, spans.entity_end, np.asarray(spans.types, dtype=object)[spans.entity_type],
-            seed=seed, n_boot=n_boot)
+        result, m, items, left_out = rows_unitizing_alpha(cls._span_rows(spans), seed=seed, n_boot=n_boot)
         return unitizing_coefficient(result, m, items, left_out, "per_type")
 
     def compute(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
