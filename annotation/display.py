@@ -75,6 +75,7 @@ NAMES: dict[str, dict[str, Promise]] = {
         "entity type": _("entity type"),
         "answer": _("answer span"),
         "slot": _("slot"),
+        "relation": _("dependency relation"),
     },
     # How a release's items were split (Release.splits["mode"]).
     "split_mode": {

@@ -102,6 +102,8 @@ def reliability_table(report: dict[str, Any]) -> dict[str, Any] | None:
         "krippendorff_alpha_unitizing": _("Krippendorff's unitizing alpha of each %(kind)s: partial credit when two "
                                           "annotators' spans overlap without matching."),
         "krippendorff_alpha_slots": _("Krippendorff's alpha of each %(kind)s over its values."),
+        "krippendorff_alpha_deprels": _("Krippendorff's alpha of each %(kind)s against all the others over the "
+                                        "eojeol (nominal, one-vs-rest)."),
     }
     kind = display.display_name("category_kind", found.kind)
     rows = [{**row, "name": display.display_name("measure_label", row["label"]), "interval": _interval(row["ci95"])}

@@ -388,7 +388,9 @@ def _reliability(agreement: dict[str, Any]) -> list[str]:
         return []
     what = {"one_vs_rest_alpha": "one-vs-rest Krippendorff's alpha (this label against all others, nominal)",
             "krippendorff_alpha_unitizing": "Krippendorff's unitizing alpha (partial credit for span boundaries)",
-            "krippendorff_alpha_slots": "Krippendorff's alpha over the slot's values"}[found.measure]
+            "krippendorff_alpha_slots": "Krippendorff's alpha over the slot's values",
+            "krippendorff_alpha_deprels": "one-vs-rest Krippendorff's alpha of the relation over the eojeol "
+                                          "(nominal)"}[found.measure]
     out = ["### Per-label reliability", "",
            f"Each {found.kind}'s reliability: {what}, with its bootstrap 95% interval over item resamples "
            "(docs/agreement.md gives the formulas). A low value or a wide interval marks a label whose gold is "

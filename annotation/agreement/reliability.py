@@ -3,7 +3,7 @@ dashboard, the release page and the dataset card show beside the headline coeffi
 
 The figure is the one the agreement dashboard shows for the task: one-vs-rest Krippendorff's α per label
 (categorical tasks, STS by score band), unitizing α (αu) per entity type (NER) or for the answer spans (MRC), α per
-slot (DST); each with its bootstrap 95 % interval. Tasks without a per-label figure (DP) have no rows.
+slot (DST), one-vs-rest α per dependency relation over the eojeol (DP); each with its bootstrap 95 % interval.
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ def reliability(agreement: dict[str, Any]) -> Reliability | None:
     by_name = {c.get("name"): c for c in agreement.get("coefficients") or []}
     for name, key, kind in (("krippendorff_alpha_unitizing", "per_type", "entity type"),
                             ("krippendorff_alpha_unitizing", "per_category", "answer"),
-                            ("krippendorff_alpha_slots", "per_slot", "slot")):
+                            ("krippendorff_alpha_slots", "per_slot", "slot"),
+                            ("krippendorff_alpha_deprels", "per_relation", "relation")):
         values = (by_name.get(name) or {}).get(key)
         if not values:
             continue

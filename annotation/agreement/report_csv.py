@@ -18,7 +18,7 @@ from django.http import HttpResponse
 
 COLUMNS = ["section", "name", "subject", "value", "ci95_low", "ci95_high", "items", "annotations", "note"]
 #: Per-subject values a coefficient may carry beside its own (the report's coefficient extras).
-PER_KEYS = ("per_type", "per_category", "per_slot", "per_question_type")
+PER_KEYS = ("per_type", "per_category", "per_slot", "per_relation", "per_question_type")
 
 
 def _text(value: Any) -> str:
