@@ -54,6 +54,8 @@ NAMES: dict[str, dict[str, Promise]] = {
     "measure_label": {
         "answerable": _("answered"),
         "unanswerable": _("no answer"),
+        # the one category of MRC's answer spans (the unitizing alpha's per_category)
+        "answer": _("answer"),
     },
     # What a guideline revision did to agreement (report["guideline_versions"]["changes"][…]["verdict"]).
     "agreement_change": {
