@@ -75,6 +75,9 @@ def test_csv_holds_the_reports_numbers(versioned, api):
     row = by_key[("version_change", "difference", "v1 → v2")]
     assert number(row["value"]) == change["difference"] and row["note"] == change["verdict"]
 
+    # a client that asks for CSV gets it
+    asked = api(project.created_by).get(f"/api/projects/{project.pk}/agreement/csv/", HTTP_ACCEPT="text/csv")
+    assert asked.status_code == 200 and asked.content == response.content
     # the dashboard links to the same file
     dashboard = client_for(project.created_by).get(reverse("annotation:review-dashboard", args=[project.pk]))
     link = reverse("annotation:review-csv", args=[project.pk])
