@@ -61,9 +61,11 @@ def _pair(value: str) -> tuple[int, int]:
 
 def _pairs_sharing(frame: pd.DataFrame, names: dict[int, str]) -> list[tuple[str, str]]:
     """The pairs of annotators who labelled at least one item in common, by username."""
-    by_item = frame.groupby("item")["annotator"].agg(lambda s: sorted(set(s.tolist())))
-    found = {(a, b) for annotators in by_item for n, a in enumerate(annotators) for b in annotators[n + 1:]}
-    named = sorted(tuple(sorted((names.get(a, str(a)), names.get(b, str(b))))) for a, b in found)
+    who = frame[["item", "annotator"]].drop_duplicates()
+    pairs = who.merge(who, on="item")
+    pairs = pairs.loc[pairs["annotator_x"] < pairs["annotator_y"], ["annotator_x", "annotator_y"]].drop_duplicates()
+    named = sorted(tuple(sorted((names.get(a, str(a)), names.get(b, str(b)))))
+                   for a, b in zip(pairs["annotator_x"].tolist(), pairs["annotator_y"].tolist(), strict=True))
     return named[:PAIR_CHOICES_MAX]
 
 

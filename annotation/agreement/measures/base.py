@@ -136,8 +136,13 @@ class Measure:
     def answer_keys(self, frame: pd.DataFrame) -> pd.Series:
         """Per row, a string equal for two rows exactly when they give the same answer (the disagreement list's
         pair filter keeps the items a pair answered differently)."""
-        columns = [column for column in self.fields if column in frame]
-        return frame[columns].apply(lambda row: json.dumps(row.tolist(), sort_keys=True, default=str), axis=1)
+        keys = pd.Series("", index=frame.index, dtype=object)
+        for column in (c for c in self.fields if c in frame):
+            values = frame[column]
+            text = (values.map(lambda v: json.dumps(v, sort_keys=True, default=str)) if values.dtype == object
+                    else values.astype(str))
+            keys = keys + "\x1f" + text
+        return keys
 
 
 # -- helpers ----------------------------------------------------------------------------------------------
