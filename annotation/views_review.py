@@ -126,6 +126,7 @@ def annotator_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @login_required
+@require_http_methods(["GET"])
 def agreement_csv(request: HttpRequest, project_id: int) -> HttpResponse:
     """The dashboard's report as CSV (the one the page shows: the latest finished report)."""
     from .agreement.report_csv import csv_response, report_csv

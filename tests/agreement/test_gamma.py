@@ -69,7 +69,8 @@ def test_gamma_against_pygamma_agreement(seed, m):
 def test_items_are_separate_continua():
     """Two items laid end to end far apart have the disorder of the items aligned one by one."""
     first, second = generated(1, 3), generated(2, 3)
-    apart = [np.vstack([a, b + [1000.0, 1000.0, 0.0]]) for a, b in zip(first, second, strict=True)]
+    later = np.array([1000.0, 1000.0, 0.0])  # start and end moved on, the category kept
+    apart = [np.vstack([a, b + later]) for a, b in zip(first, second, strict=True)]
     assert observed_disorder([first, second]) == pytest.approx(observed_disorder([apart]), rel=1e-12)
 
 
@@ -101,7 +102,8 @@ def test_agreement_command_gamma_of_ner_spans(make_project, make_user):
     exact = {"entities": [{"start": 0, "end": 3, "type": "PS"}, {"start": 5, "end": 7, "type": "LC"}]}
     slipped = {"entities": [{"start": 0, "end": 3, "type": "PS"}, {"start": 5, "end": 9, "type": "LC"}]}
     for n in range(12):
-        item = services.item_create(project=project, payload={"sentence": "홍길동은 서울에서 산다"}, external_id=f"g{n}")
+        item = services.item_create(project=project, payload={"sentence": "홍길동은 서울에서 산다"},
+                                    external_id=f"g{n}")
         for user, payload in zip(users, (exact, slipped if n % 2 else exact), strict=True):
             Annotation.objects.create(item=item, annotator=user, stage="label", payload=payload)
     found = command_json("agreement", project.slug, "--gamma", "--gamma-items", "5")["gamma"]
