@@ -54,6 +54,8 @@ NAMES: dict[str, dict[str, Promise]] = {
     "measure_label": {
         "answerable": _("answered"),
         "unanswerable": _("no answer"),
+        # the one category of MRC's answer spans (the unitizing alpha's per_category)
+        "answer": _("answer"),
     },
     # What a guideline revision did to agreement (report["guideline_versions"]["changes"][…]["verdict"]).
     "agreement_change": {
@@ -62,10 +64,20 @@ NAMES: dict[str, dict[str, Promise]] = {
         "no_clear_difference": _("no clear difference"),
         "too_few_items": _("too few items to tell"),
     },
+    # Kinds of span disagreement between two annotators (annotation/agreement/slips.py).
+    "disagreement_kind": {
+        "boundary_slip": _("boundary slip"),
+        "type_mismatch": _("different type"),
+        "missed_span": _("span marked by one only"),
+    },
     # What the per-label breakdown's categories are (report["per_label"]["kind"]).
     "category_kind": {
         "label": _("label"),
         "score band": _("score band"),
+        "entity type": _("entity type"),
+        "answer": _("answer span"),
+        "slot": _("slot"),
+        "relation": _("dependency relation"),
     },
     # How a release's items were split (Release.splits["mode"]).
     "split_mode": {
@@ -225,7 +237,6 @@ MESSAGES: list[tuple[re.Pattern[str], Promise]] = [
     (re.compile(r"building the timeline"), _("building the timeline")),
     (re.compile(r"splitting assisted and unassisted annotations"),
      _("splitting assisted and unassisted annotations")),
-    (re.compile(r"no bootstrap interval for the unitizing alpha"), _("no bootstrap interval for the unitizing alpha")),
     # How the disagreement list measures disagreement (MeasureResult.disagreement_name).
     (re.compile(r"entropy of the labels \(0 = unanimous, 1 = uniform\)"),
      _("entropy of the labels (0 = unanimous, 1 = evenly split)")),

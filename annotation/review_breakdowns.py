@@ -4,11 +4,13 @@ version): rows with human names (:mod:`.display`) and the SVG charts (:mod:`.agr
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django.utils.translation import gettext as _
 
 from . import display
 from .agreement import plots
+from .agreement.reliability import reliability
 
 
 def _annotator(report: dict[str, Any], annotator: int) -> str:
@@ -32,8 +34,13 @@ def _per_label(section: dict[str, Any]) -> dict[str, Any]:
 
 
 def _pairs(report: dict[str, Any], section: dict[str, Any]) -> dict[str, Any]:
+    usernames = report.get("annotator_names", {})
     rows = [{**pair, "name_a": _annotator(report, pair["a"]), "name_b": _annotator(report, pair["b"]),
-             "interval": _interval(pair["ci95"])} for pair in section["pairs"]]
+             "interval": _interval(pair["ci95"]),
+             # the disagreement list's pair filter, as its choices spell a pair (usernames in order)
+             "query": urlencode({"pair": ",".join(sorted(usernames.get(str(a), str(a))
+                                                         for a in (pair["a"], pair["b"])))})}
+            for pair in section["pairs"]]
     in_pairs = sorted({a for pair in section["pairs"] for a in (pair["a"], pair["b"])},
                       key=lambda a: section["annotators"].index(a))
     chart = None
@@ -83,11 +90,34 @@ def _versions(section: dict[str, Any]) -> dict[str, Any]:
             "without_version": section["annotations_without_version"]}
 
 
+def reliability_table(report: dict[str, Any]) -> dict[str, Any] | None:
+    """The per-label reliability (:mod:`.agreement.reliability`) of a report — the live one on the dashboard or
+    the one a release stored — with names in the reader's language: what the release page shows, and what the
+    dashboard shows for span and slot tasks (categorical tasks have their per-label section)."""
+    found = reliability(report)
+    if found is None:
+        return None
+    measures = {
+        "one_vs_rest_alpha": _("Krippendorff's alpha of each %(kind)s against all the others (nominal, one-vs-rest)."),
+        "krippendorff_alpha_unitizing": _("Krippendorff's unitizing alpha of each %(kind)s: partial credit when two "
+                                          "annotators' spans overlap without matching."),
+        "krippendorff_alpha_slots": _("Krippendorff's alpha of each %(kind)s over its values."),
+        "krippendorff_alpha_deprels": _("Krippendorff's alpha of each %(kind)s against all the others over the "
+                                        "eojeol (nominal, one-vs-rest)."),
+    }
+    kind = display.display_name("category_kind", found.kind)
+    rows = [{**row, "name": display.display_name("measure_label", row["label"]), "interval": _interval(row["ci95"])}
+            for row in found.rows]
+    return {"kind": kind, "about": measures[found.measure] % {"kind": kind}, "rows": rows,
+            "counted": any(row["items"] is not None for row in rows)}
+
+
 def breakdowns(report: dict[str, Any]) -> dict[str, Any]:
     """The dashboard's per-label, per-pair and per-version parts (each ``None`` when the report has none: an older
     report, or a task whose answers are structures)."""
     return {
         "per_label": _per_label(report["per_label"]) if report.get("per_label") else None,
+        "per_subject": None if report.get("per_label") else reliability_table(report),
         "pairs": _pairs(report, report["pair_kappa"]) if report.get("pair_kappa") else None,
         "versions": _versions(report["guideline_versions"]) if report.get("guideline_versions") else None,
     }

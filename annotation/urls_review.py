@@ -6,6 +6,7 @@ from . import views_review as views
 
 urlpatterns = [
     path("projects/<int:project_id>/agreement/", views.dashboard, name="review-dashboard"),
+    path("projects/<int:project_id>/agreement/agreement.csv", views.agreement_csv, name="review-csv"),
     path("projects/<int:project_id>/agreement/items/", views.items, name="review-items"),
     path("projects/<int:project_id>/agreement/items/<int:item_id>/", views.item_detail, name="review-item"),
     path("projects/<int:project_id>/agreement/items/<int:item_id>/adjudicate/", views.adjudicate,

@@ -128,6 +128,19 @@ def annotator_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @login_required
+@require_http_methods(["GET"])
+def agreement_csv(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The dashboard's report as CSV (the one the page shows: the latest finished report)."""
+    from .agreement.report_csv import csv_response, report_csv
+
+    project, _role = project_for(request, project_id, CURATE)
+    shown = agreement_selectors.report_latest_done(project)
+    if shown is None:
+        raise Http404(_("No agreement report has been computed yet."))
+    return csv_response(report_csv(shown.data), project.slug)
+
+
+@login_required
 def dashboard(request: HttpRequest, project_id: int) -> HttpResponse:
     """Numbers and plots; while a fresh report computes the page shows its progress and reloads itself."""
     project, role = project_for(request, project_id, CURATE)
@@ -145,20 +158,29 @@ def dashboard(request: HttpRequest, project_id: int) -> HttpResponse:
 
 @login_required
 def items(request: HttpRequest, project_id: int) -> HttpResponse:
-    from .agreement.disagreement import items_by_disagreement
+    from .agreement.disagreement import DisagreementPage, FilterError, items_by_disagreement
 
     project, role = project_for(request, project_id, CURATE)
-    filters = {k: request.GET.get(k, "").strip() for k in ("q", "label", "source", "annotator", "gold_status")}
+    filters = {k: request.GET.get(k, "").strip() for k in ("q", "label", "source", "annotator", "gold_status", "pair",
+                                                           "kind")}
     filters["q"] = filters["q"][:selectors.SEARCH_MAX_CHARS]
     offset = int(request.GET["offset"]) if request.GET.get("offset", "").isdigit() else 0
-    page = items_by_disagreement(project, offset=offset, limit=PER_PAGE, text=filters["q"], label=filters["label"],
-                                 source=filters["source"], annotator=filters["annotator"],
-                                 gold_status=filters["gold_status"])
+    filter_error = ""
+    try:
+        page = items_by_disagreement(project, offset=offset, limit=PER_PAGE, text=filters["q"],
+                                     label=filters["label"], source=filters["source"],
+                                     annotator=filters["annotator"], gold_status=filters["gold_status"],
+                                     pair=filters["pair"], kind=filters["kind"])
+    except FilterError as error:
+        page = DisagreementPage([], 0, "")
+        filter_error = (_("Choose a pair of two different annotators.") if error.field == "pair"
+                        else _("This task has no such kind of disagreement."))
     counts = gold_selectors.gold_counts(project)
     gold_statuses = [(value, label) for value, label in GoldStatus.choices if counts.get(value)]
     return render(request, "review/items.html", _context(
         project, role, page=page, filters=filters, names=label_display(project), offset=offset,
         gold_statuses=gold_statuses, query=urlencode({k: v for k, v in filters.items() if v}),
+        filter_error=filter_error, pair_choices=[(",".join(pair), " – ".join(pair)) for pair in page.choices.pairs],
         previous=max(offset - PER_PAGE, 0) if offset else None,
         next=offset + PER_PAGE if offset + PER_PAGE < page.total else None))
 

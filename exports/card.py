@@ -20,6 +20,7 @@ import re
 from pathlib import PurePosixPath
 from typing import Any
 
+from annotation.agreement.reliability import reliability
 from annotation.task_types import CHAR_TSV, EOJEOL_TSV, JSON_ARRAY, SQUAD
 from datasets_build.klue_formats import klue_spec
 
@@ -333,6 +334,7 @@ def render_card(m: dict[str, Any], schema: FlatSchema, guidelines: list[dict[str
                        for c in coefficients])
         out += [f"Items counted: {agreement.get('items_counted')}; excluded: "
                 f"{json.dumps(agreement.get('items_excluded') or {}, ensure_ascii=False)}.", ""]
+        out += _reliability(agreement)
     else:
         out += [f"Not computed ({plain(agreement.get('reason', 'no agreement report'))}).", ""]
 
@@ -390,6 +392,27 @@ def render_card(m: dict[str, Any], schema: FlatSchema, guidelines: list[dict[str
 
 def _percent(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f} %" if whole else "—"
+
+
+def _reliability(agreement: dict[str, Any]) -> list[str]:
+    """The per-label reliability of the released data (:mod:`.reliability`), as the dashboard shows it."""
+    found = reliability(agreement)
+    if found is None:
+        return []
+    what = {"one_vs_rest_alpha": "one-vs-rest Krippendorff's alpha (this label against all others, nominal)",
+            "krippendorff_alpha_unitizing": "Krippendorff's unitizing alpha (partial credit for span boundaries)",
+            "krippendorff_alpha_slots": "Krippendorff's alpha over the slot's values",
+            "krippendorff_alpha_deprels": "one-vs-rest Krippendorff's alpha of the relation over the eojeol "
+                                          "(nominal)"}[found.measure]
+    out = ["### Per-label reliability", "",
+           f"Each {found.kind}'s reliability: {what}, with its bootstrap 95% interval over item resamples "
+           "(docs/agreement.md gives the formulas). A low value or a wide interval marks a label whose gold is "
+           "less certain.", ""]
+    return out + _table([found.kind, "alpha", "95% CI", "items", "annotations"], [
+        [row["label"], _number(row["value"]),
+         "—" if row["ci95"][0] is None else f"[{_number(row['ci95'][0])}, {_number(row['ci95'][1])}]",
+         "—" if row["items"] is None else str(row["items"]),
+         "—" if row["annotations"] is None else str(row["annotations"])] for row in found.rows])
 
 
 def _assistance(a: dict[str, int]) -> list[str]:

@@ -46,6 +46,7 @@ from django.db.models import Count, Min
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from annotation.agreement.reliability import REPORT_KEYS as RELIABILITY_KEYS
 from annotation.audit import audit_record
 from annotation.gold import selectors as gold_selectors
 from annotation.gold.services import gold_compute
@@ -902,7 +903,8 @@ def _agreement(project: Project) -> dict[str, Any]:
     except Exception as error:  # an agreement failure must not sink the release; the card says why
         logger.exception("agreement for %s failed", project.slug)
         return {"reason": f"agreement failed: {error}"}
-    keys = ("annotators", "items_counted", "items_excluded", "coefficients", "primary", "bootstrap")
+    keys = ("annotators", "items_counted", "items_excluded", "coefficients", "primary", "bootstrap",
+            *RELIABILITY_KEYS)
     return _finite({key: data.get(key) for key in keys})
 
 

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework.exceptions import NotFound
 
 from annotation import assist as annotation_assist
+from annotation import review_breakdowns
 from annotation import services as annotation_services
 from annotation.agreement.plots import Series, bar_chart, line_chart
 from annotation.models import Project
@@ -152,6 +153,7 @@ def release_detail(request: HttpRequest, project_id: int, release_id: int) -> Ht
         "excluded": [(exclusion_name(reason), n) for reason, n in (release.excluded or {}).items() if n],
         "gold_source": gold_source_name((release.gold or {}).get("source", "")),
         "contamination_check": selectors.contamination_checks(release).first(),
+        "reliability": review_breakdowns.reliability_table(release.agreement or {}),
     })
     template = "exports/_release_live.html" if request.GET.get("part") == "live" else "exports/release_detail.html"
     return render(request, template, context)

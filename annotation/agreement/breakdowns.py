@@ -29,26 +29,6 @@ WORSENED = "worsened"
 UNCLEAR = "no_clear_difference"
 
 
-def _binary_parts(counts: np.ndarray) -> np.ndarray:
-    """Per unit (rows of pairable value counts, U × V) and label c, the sums binary nominal α needs for "c" against
-    "not c": (n_c, n_rest, agreeing pairs) → (U × 3V). Agreeing pairs: [n_c(n_c − 1) + r(r − 1)] / (m − 1)."""
-    counts = counts.astype(np.float64)
-    m = counts.sum(axis=1, keepdims=True)
-    rest = m - counts
-    agreeing = (counts * (counts - 1) + rest * (rest - 1)) / (m - 1)
-    return np.stack([counts, rest, agreeing], axis=2).reshape(len(counts), -1)
-
-
-def _binary_alpha(sums: np.ndarray, v: int) -> np.ndarray:
-    """One-vs-rest nominal α of each label from summed :func:`_binary_parts` (B × 3V → B × V):
-    1 − (n − agreeing)(n − 1) / (n² − n_c² − n_rest²)."""
-    parts = sums.reshape(len(sums), v, 3)
-    ones, rest, agreeing = parts[..., 0], parts[..., 1], parts[..., 2]
-    n = ones + rest
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return 1.0 - (n - agreeing) * (n - 1) / (n ** 2 - ones ** 2 - rest ** 2)
-
-
 def per_label(categories: Categories, *, seed: int = co.SEED, n_boot: int = co.N_BOOT) -> dict[str, Any]:
     """Each category's one-vs-rest Krippendorff's α (nominal, on the matrix binarised to "this label" against
     "any other"), with its item-bootstrap interval and the items and annotations it rests on."""
@@ -62,11 +42,11 @@ def per_label(categories: Categories, *, seed: int = co.SEED, n_boot: int = co.N
     out = {"kind": categories.kind, "level": "nominal", "items": len(counts), "labels": entries}
     if not len(counts):
         return out
-    values = _binary_alpha(_binary_parts(counts).sum(axis=0)[None, :], v)[0]
+    values = co.binary_alpha(co.binary_parts(counts).sum(axis=0)[None, :], v)[0]
     intervals: list[tuple[float | None, float | None]] = [(None, None)] * v
-    sums = co.resampled_sums(counts, seed=seed, n_boot=n_boot, reduce=_binary_parts) if n_boot else None
+    sums = co.resampled_sums(counts, seed=seed, n_boot=n_boot, reduce=co.binary_parts) if n_boot else None
     if sums is not None:
-        intervals = co.column_percentiles(_binary_alpha(sums, v))
+        intervals = co.column_percentiles(co.binary_alpha(sums, v))
     for entry, value, ci in zip(entries, values.tolist(), intervals, strict=True):
         value = co._clean(value)
         entry["value"] = value

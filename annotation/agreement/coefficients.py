@@ -378,6 +378,29 @@ def _nominal_alpha(parts: np.ndarray, v: int) -> np.ndarray:
         return 1.0 - (n - parts[:, v]) * (n - 1) / (n ** 2 - (n_v ** 2).sum(axis=1))
 
 
+# -- one-vs-rest alpha (per label, per relation) ---------------------------------------------------------
+
+
+def binary_parts(counts: np.ndarray) -> np.ndarray:
+    """Per unit (rows of pairable value counts, U × V) and label c, the sums binary nominal α needs for "c" against
+    "not c": (n_c, n_rest, agreeing pairs) → (U × 3V). Agreeing pairs: [n_c(n_c − 1) + r(r − 1)] / (m − 1)."""
+    counts = counts.astype(np.float64)
+    m = counts.sum(axis=1, keepdims=True)
+    rest = m - counts
+    agreeing = (counts * (counts - 1) + rest * (rest - 1)) / (m - 1)
+    return np.stack([counts, rest, agreeing], axis=2).reshape(len(counts), -1)
+
+
+def binary_alpha(sums: np.ndarray, v: int) -> np.ndarray:
+    """One-vs-rest nominal α of each label from summed :func:`binary_parts` (B × 3V → B × V):
+    1 − (n − agreeing)(n − 1) / (n² − n_c² − n_rest²)."""
+    parts = sums.reshape(len(sums), v, 3)
+    ones, rest, agreeing = parts[..., 0], parts[..., 1], parts[..., 2]
+    n = ones + rest
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 1.0 - (n - agreeing) * (n - 1) / (n ** 2 - ones ** 2 - rest ** 2)
+
+
 # -- kappas -------------------------------------------------------------------------------------------
 
 

@@ -25,6 +25,8 @@ from .assisted import assist_split
 from .breakdowns import report_sections
 from .coefficients import Coefficient
 from .data import ProjectData, complete_items, load, stage_codes
+from .gamma import MAX_ITEMS as MAX_GAMMA_ITEMS
+from .gamma import rows_gamma
 from .lazy import pd
 from .measures import Headline, Measure, MeasureResult, measure_for
 
@@ -121,6 +123,17 @@ def agreement_report(project: Project, *, seed: int = co.SEED, n_boot: int = co.
     return report
 
 
+def span_gamma(project: Project, *, max_items: int = MAX_GAMMA_ITEMS, seed: int = co.SEED) -> dict[str, Any]:
+    """Mathet et al.'s γ of the project's spans (:mod:`.gamma`) on the counted items, at most ``max_items`` of them;
+    ``LookupError`` for a task whose answers are not spans."""
+    measure = measure_for(project.task_type)
+    schema = project.label_schema or {}
+    rows = measure.span_rows(measure.prepare(load(project, measure.fields).frame, schema), schema)
+    if rows is None:
+        raise LookupError(f"gamma compares spans; {project.task_type} answers are not spans")
+    return rows_gamma(rows, seed=seed, max_items=max_items)
+
+
 def _disagreement_summary(result: MeasureResult) -> dict[str, Any]:
     scores = result.item_disagreement
     if scores is not None:
@@ -213,13 +226,6 @@ def annotator_quality(data: ProjectData, measure: Measure, result: MeasureResult
         entry["flags"] = flags
         out.append(entry)
     return out
-
-
-def _float(value: Any) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return None if math.isnan(value) else value
 
 
 def _float(value: Any) -> float | None:

@@ -7,6 +7,7 @@ from . import views_agreement as views
 
 urlpatterns = [
     path("agreement/", views.AgreementView.as_view(), name="agreement"),
+    path("agreement/csv/", views.AgreementCsvView.as_view(), name="agreement-csv"),
     path("agreement/annotators/", views.AnnotatorQualityView.as_view(), name="agreement-annotators"),
     path("agreement/items/", views.DisagreementView.as_view(), name="agreement-items"),
     path("gold/", views.GoldListView.as_view(), name="gold-list"),

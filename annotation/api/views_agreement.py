@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
@@ -53,6 +55,30 @@ class AgreementView(ProjectScoped, APIView):
         return Response({**report.data, "job": _job(report)})
 
 
+class AgreementCsvView(ProjectScoped, APIView):
+    """The report's numbers as CSV (:mod:`annotation.agreement.report_csv`): the same values as the JSON report,
+    one row per coefficient, label, pair and guideline version; 202 while it computes, as the report."""
+
+    roles = {"get": CURATE}
+
+    @extend_schema(responses={(200, "text/csv"): OpenApiResponse(
+                                  response=OpenApiTypes.STR, description="CSV: section, name, subject, value, "
+                                  "ci95_low, ci95_high, items, annotations, note."),
+                              202: OpenApiResponse(description="Computing: {job: {status, progress}}.")})
+    def perform_content_negotiation(self, request: Request, force: bool = False) -> tuple[Any, str]:
+        # the body is CSV whatever the client accepts (and the 202 job is JSON): a client asking for text/csv is
+        # never refused as unacceptable
+        return super().perform_content_negotiation(request, force=True)
+
+    def get(self, request: Request, project_pk: int) -> HttpResponse | Response:
+        from ..agreement.report_csv import csv_response, report_csv
+
+        report, pending = _report_or_job(self, request)
+        if pending is not None:
+            return pending
+        return csv_response(report_csv(report.data), self.project.slug)
+
+
 class AnnotatorQualityView(ProjectScoped, APIView):
     """Per annotator: volume, speed, agreement with the others, alpha without them, gold checks, flags."""
 
@@ -68,27 +94,37 @@ class AnnotatorQualityView(ProjectScoped, APIView):
 
 
 class DisagreementView(ProjectScoped, APIView):
-    """Items sorted by disagreement (most first), filterable by label, source and annotator."""
+    """Items sorted by disagreement (most first), filterable by label, source, annotator, annotator pair ("a,b":
+    the items the two answered differently) and kind of span disagreement (``boundary_slip``, ``type_mismatch``,
+    ``missed_span``; NER and MRC)."""
 
     roles = {"get": CURATE}
 
     @extend_schema(parameters=[OpenApiParameter(name, str, required=False) for name in
-                               ("q", "label", "source", "annotator", "gold_status", "offset", "limit")],
+                               ("q", "label", "source", "annotator", "gold_status", "pair", "kind", "offset",
+                                "limit")],
                    responses=OpenApiResponse(description="{measure, count, results: [...]}"))
     def get(self, request: Request, project_pk: int) -> Response:
-        from ..agreement.disagreement import items_by_disagreement  # numpy/pandas only when used
+        from ..agreement.disagreement import FilterError, items_by_disagreement  # numpy/pandas only when used
 
         params = request.query_params
         offset = int(params["offset"]) if params.get("offset", "").isdigit() else 0
         limit = min(int(params["limit"]), 500) if params.get("limit", "").isdigit() else 50
         if len(params.get("q", "")) > selectors.SEARCH_MAX_CHARS:
             raise ValidationError({"q": [f"at most {selectors.SEARCH_MAX_CHARS} characters"]})
-        page = items_by_disagreement(self.project, label=params.get("label", ""), source=params.get("source", ""),
-                                     annotator=params.get("annotator", ""), text=params.get("q", ""),
-                                     gold_status=params.get("gold_status", ""), offset=offset, limit=limit)
+        try:
+            page = items_by_disagreement(
+                self.project, label=params.get("label", ""), source=params.get("source", ""),
+                annotator=params.get("annotator", ""), text=params.get("q", ""),
+                gold_status=params.get("gold_status", ""), pair=params.get("pair", ""), kind=params.get("kind", ""),
+                offset=offset, limit=limit)
+        except FilterError as error:
+            raise ValidationError({error.field: [str(error)]}) from error
         return Response({"measure": page.measure, "count": page.total, "results": page.rows,
                          "choices": {"labels": page.choices.labels, "sources": page.choices.sources,
-                                     "annotators": page.choices.annotators}})
+                                     "annotators": page.choices.annotators,
+                                     "pairs": [",".join(pair) for pair in page.choices.pairs],
+                                     "kinds": page.choices.kinds}})
 
 
 class GoldLabelSerializer(serializers.ModelSerializer):

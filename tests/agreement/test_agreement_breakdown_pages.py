@@ -30,7 +30,7 @@ def revised(make_project, make_user, add_member, django_capture_on_commit_callba
 
 
 @pytest.mark.django_db
-def test_dashboard_shows_labels_pairs_and_versions_in_english(revised):
+def test_dashboard_shows_labels_pairs_and_versions_in_english(revised, api):
     project, coders, url = revised
     page = client_for(project.created_by).get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()
     for text in ("Reliability of each label", "One-vs-rest Krippendorff&#x27;s alpha of each label",
@@ -43,6 +43,15 @@ def test_dashboard_shows_labels_pairs_and_versions_in_english(revised):
     assert "rev-coder0 × rev-coder1" in page and "rev-coder1 × rev-coder0" in page  # the pair heatmap
     assert "cohen_kappa" not in page and "too_few_items" not in page.replace('class="verdict-too_few_items"', "")
     assert client_for(coders[0]).get(url).status_code == 403
+    # each pair links to the disagreement list filtered by the pair: the items the two answered differently
+    items_url = reverse("annotation:review-items", args=[project.pk])
+    link = f'{items_url}?pair=rev-coder0%2Crev-coder1'
+    assert f'href="{link}"' in page
+    listed = client_for(project.created_by).get(link, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert '<option value="rev-coder0,rev-coder1" selected>' in listed
+    rows = api(project.created_by).get(f"/api/projects/{project.pk}/agreement/items/",
+                                       {"pair": "rev-coder0,rev-coder1", "limit": 500}).json()["results"]
+    assert rows and all(len(set(row["labels"])) > 1 for row in rows)
 
 
 @pytest.mark.django_db

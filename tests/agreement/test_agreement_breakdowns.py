@@ -197,3 +197,34 @@ def test_dst_per_slot_alpha_has_bootstrap_intervals(make_project, make_user):
     area = alpha["per_slot"]["숙소-지역"]
     assert area["ci95"][0] < area["alpha"] < area["ci95"][1]
     assert alpha["per_slot"]["숙소-가격대"]["ci95"] == [None, None]  # one value only: α and its interval undefined
+
+
+@pytest.mark.django_db
+def test_dp_per_relation_alpha_equals_the_package_with_sentence_intervals(make_project, make_user):
+    project = make_project("dp", k=3, slug="dp-relations")
+    users = [make_user(f"dr{i}") for i in range(3)]
+    tokens = [{"index": i + 1, "form": f, "lemma": f, "pos": "NNG"} for i, f in enumerate(["철수가", "밥을", "먹었다"])]
+    rng = np.random.default_rng(6)
+    relations = []  # per sentence, per annotator: the three DEPRELs
+    for n in range(40):
+        item = services.item_create(project=project, payload={"sentence": "철수가 밥을 먹었다", "tokens": tokens},
+                                    external_id=f"r{n}")
+        given = []
+        for user in users:
+            # the object is sometimes called an adjunct; subject and predicate are always agreed
+            deprels = ["NP_SBJ", "NP_AJT" if rng.random() < 0.3 else "NP_OBJ", "VP"]
+            Annotation.objects.create(item=item, annotator=user, stage="label",
+                                      payload={"heads": [3, 3, 0], "deprels": deprels})
+            given.append(deprels)
+        relations.append(given)
+    deprels = next(c for c in run_agreement(project.slug)["coefficients"] if c["name"] == "krippendorff_alpha_deprels")
+    # reliability matrix: annotators × eojeol of all sentences, binarised per relation
+    matrix = np.array([[r for sentence in relations for r in sentence[a]] for a in range(3)])
+    for relation in ("NP_OBJ", "NP_AJT"):
+        expected = krippendorff.alpha(reliability_data=(matrix == relation).astype(float),
+                                      level_of_measurement="nominal")
+        assert deprels["per_relation"][relation] == pytest.approx(expected, abs=1e-12)
+        lo, hi = deprels["per_relation_ci95"][relation]
+        assert lo < deprels["per_relation"][relation] < hi
+    # the predicate is always agreed: α 1 in every resample
+    assert deprels["per_relation"]["VP"] == 1.0 and deprels["per_relation_ci95"]["VP"] == [1.0, 1.0]

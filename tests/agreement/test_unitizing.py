@@ -126,3 +126,95 @@ def test_mrc_unitizing_alpha_of_answer_spans(make_project, make_user):
     assert unitizing["value"] == pytest.approx(by_hand.value)
     assert unitizing["per_category"]["answer"] == pytest.approx(by_hand.per_category["answer"]["alpha"])
     assert 0 < unitizing["value"] < 1
+
+
+def test_unitizing_resample_sums_equal_the_resampled_study():
+    """The interval's resamples: αu from the items' summed parts, weighted by how often a resample drew each item,
+    equals αu computed afresh on a study where each item is repeated that often (the bilinear unit × gap term
+    included)."""
+    from annotation.agreement.unitizing import _disagreements, _parts
+
+    rng = np.random.default_rng(5)
+    lengths = rng.integers(8, 30, size=12)
+    rows = []
+    for item, length in enumerate(lengths):
+        for observer in range(3):
+            at = 0
+            while at < length - 2:
+                start = at + int(rng.integers(0, 4))
+                stop = min(int(length), start + int(rng.integers(1, 6)))
+                if start < stop:
+                    rows.append((item, observer, start, stop, "AB"[int(rng.integers(0, 2))]))
+                at = stop + 1
+    units = pd.DataFrame(rows, columns=["item", "observer", "begin", "end", "category"])
+    parts = _parts(units, lengths, 3)
+    for _ in range(5):
+        weights = rng.multinomial(len(lengths), np.full(len(lengths), 1 / len(lengths)))
+        observed, expected = _disagreements((weights @ parts.columns)[None, :], parts, 3)
+        repeated = np.repeat(np.arange(len(lengths)), weights)
+        copies = [units[units["item"] == item].assign(item=copy) for copy, item in enumerate(repeated)]
+        study = unitizing_alpha(pd.concat(copies), lengths[repeated], 3)
+        for c, category in enumerate(parts.categories):
+            fresh = study.per_category[category]
+            assert observed[0, c] == pytest.approx(fresh["observed"], rel=1e-9)
+            assert expected[0, c] == pytest.approx(fresh["expected"], rel=1e-9)
+
+
+@pytest.mark.django_db
+def test_unitizing_interval_in_the_report(make_project, make_user):
+    project = make_project("ner", k=2, slug="ner-unitizing-ci")
+    users = [make_user(f"nci{i}") for i in range(2)]
+    sentence = "홍길동은 서울에서 산다"
+    exact = {"entities": [{"start": 0, "end": 3, "type": "PS"}, {"start": 5, "end": 7, "type": "LC"}]}
+    slipped = {"entities": [{"start": 0, "end": 2, "type": "PS"}, {"start": 5, "end": 9, "type": "LC"}]}
+    for n in range(30):
+        item = services.item_create(project=project, payload={"sentence": sentence}, external_id=f"c{n}")
+        for user, payload in zip(users, (exact, slipped if n % 3 == 0 else exact), strict=True):
+            Annotation.objects.create(item=item, annotator=user, stage="label", payload=payload)
+    report = run_agreement(project.slug)
+    unitizing = {c["name"]: c for c in report["coefficients"]}["krippendorff_alpha_unitizing"]
+    lo, hi = unitizing["ci95"]
+    assert lo < unitizing["value"] < hi <= 1.0
+    for entity_type in ("PS", "LC"):
+        type_lo, type_hi = unitizing["per_type_ci95"][entity_type]
+        assert type_lo <= unitizing["per_type"][entity_type] <= type_hi
+        assert type_lo < type_hi
+    # the same seed, the same interval
+    again = {c["name"]: c for c in run_agreement(project.slug)["coefficients"]}["krippendorff_alpha_unitizing"]
+    assert again["ci95"] == unitizing["ci95"]
+
+
+@pytest.mark.django_db
+def test_dashboard_shows_each_types_unitizing_alpha(make_project, make_user, django_capture_on_commit_callbacks):
+    from django.test import Client
+    from django.urls import reverse
+
+    from tests.site.visible_text import offending_text
+
+    project = make_project("ner", k=2, slug="ner-unitizing-page")
+    users = [make_user(f"nup{i}") for i in range(2)]
+    exact = {"entities": [{"start": 0, "end": 3, "type": "PS"}, {"start": 5, "end": 7, "type": "LC"}]}
+    slipped = {"entities": [{"start": 0, "end": 3, "type": "PS"}, {"start": 5, "end": 9, "type": "LC"}]}
+    for n in range(16):
+        item = services.item_create(project=project, payload={"sentence": "홍길동은 서울에서 산다"},
+                                    external_id=f"p{n}")
+        for user, payload in zip(users, (exact, slipped if n % 2 else exact), strict=True):
+            Annotation.objects.create(item=item, annotator=user, stage="label", payload=payload)
+    url = reverse("annotation:review-dashboard", args=[project.pk])
+    client = Client(HTTP_ACCEPT_LANGUAGE="en")
+    client.force_login(project.created_by)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.get(url)
+    unitizing = {c["name"]: c for c in run_agreement(project.slug)["coefficients"]}["krippendorff_alpha_unitizing"]
+    lo, hi = unitizing["per_type_ci95"]["LC"]
+    for language, words in (("en", "Krippendorff&#x27;s unitizing alpha of each entity type"),
+                            ("ko", "개체 유형별 Krippendorff 단위화 알파")):
+        client = Client(HTTP_ACCEPT_LANGUAGE=language)
+        client.force_login(project.created_by)
+        page = client.get(url).content.decode()
+        section = page[page.index('<section class="card breakdown per-subject">'):]
+        section = section[:section.index("</section>")]
+        assert words in section
+        assert f"{unitizing['per_type']['LC']:.3f}" in section and f"[{lo:.3f}, {hi:.3f}]" in section
+        if language == "ko":
+            assert not offending_text(section), offending_text(section)

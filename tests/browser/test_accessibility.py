@@ -149,3 +149,19 @@ def test_the_character_widget_tells_caret_and_selection(page, seed) -> None:
     assert page.locator(f"#{active}").inner_text() == "전"
     groups = page.locator("[role=group]")
     assert all(groups.nth(i).get_attribute("aria-label") for i in range(groups.count()))
+
+
+@pytest.mark.parametrize("locale", ["en-US", "ko-KR"])
+def test_the_disagreement_list_with_span_kinds_and_pairs(page, seed, locale) -> None:
+    """The pair and kind filters, the kind chips and the per-type reliability table pass axe."""
+    seeded = seed("ner")
+    project = seeded.project
+    page.goto(f"/projects/{project.pk}/agreement/items/")
+    page.locator("[name=username]").fill(project.created_by.username)
+    page.locator("[name=password]").fill(PASSWORD)
+    page.locator("[name=password]").press("Enter")
+    page.wait_for_selector("#f-pair")
+    assert serious_violations(page) == []
+    page.goto(f"/projects/{project.pk}/agreement/items/?pair=nobody")
+    page.wait_for_selector("form.filters .error")
+    assert serious_violations(page) == []

@@ -13,6 +13,7 @@ def _p(sc, rest: str = "") -> str:
 CASES = [
     # In the test transaction the queued job never runs, so readers get 202 with the job's status.
     Case(P + "agreement/", "get", lambda sc: _p(sc, "agreement/"), curators(202)),
+    Case(P + "agreement/csv/", "get", lambda sc: _p(sc, "agreement/csv/"), curators(202)),
     Case(P + "agreement/annotators/", "get", lambda sc: _p(sc, "agreement/annotators/"), curators(202)),
     Case(P + "agreement/items/", "get", lambda sc: _p(sc, "agreement/items/"), curators(200)),
     Case(P + "gold/", "get", lambda sc: _p(sc, "gold/"), curators(200)),

@@ -92,6 +92,9 @@ PAGES = [
     # Agreement and gold: never for annotators.
     Page(PR + "agreement/", lambda sc: project_url(sc, "agreement/"), get=(302, 404, 403, 200, 200, 200),
          post=(302, 404, 403, 200, 200, 200)),
+    # No report is computed in the test transaction: the readers' download is "not found" until one is.
+    Page(PR + "agreement/agreement.csv", lambda sc: project_url(sc, "agreement/agreement.csv"),
+         get=(302, 404, 403, 404, 404, 404), post=(302, 405, 405, 405, 405, 405)),
     Page(PR + "agreement/items/", lambda sc: project_url(sc, "agreement/items/"), get=(302, 404, 403, 200, 200, 200),
          post=(302, 404, 403, 200, 200, 200)),
     Page(PR + "agreement/items/<int:item_id>/", item_url, get=(302, 404, 403, 200, 200, 200),

@@ -12,7 +12,7 @@ from django.utils.translation import gettext
 from .. import coefficients as co
 from ..coefficients import Coefficient
 from ..lazy import pd
-from ..unitizing import rows_unitizing_alpha, unitizing_coefficient
+from ..unitizing import SpanRows, rows_unitizing_alpha, unitizing_coefficient
 from .base import MeasureResult
 from .pairwise import StructuredMeasure, pair_agreement, pair_coefficient, pair_rows
 
@@ -92,7 +92,7 @@ class AnswerMeasure(StructuredMeasure):
                 t: v["char_f1"] for t, v in per_type.items()}),
             Coefficient("krippendorff_alpha_answerable", "nominal", value, ci, units=int((counts.sum(1) >= 2).sum()),
                         extra={"values": "answerable / unanswerable"}),
-            self._unitizing(frame, item_codes, len(item_index)),
+            self._unitizing(frame, item_codes, len(item_index), seed=seed, n_boot=n_boot),
         ]
         labels = ["answerable", "unanswerable"]
         by_annotator = {int(a): [int(g.sum()), int(len(g) - g.sum())]
@@ -105,9 +105,8 @@ class AnswerMeasure(StructuredMeasure):
         return result
 
     @staticmethod
-    def _unitizing(frame: pd.DataFrame, item_codes: np.ndarray, n_items: int) -> Coefficient:
-        """Krippendorff's αu of the answer spans in the passages (:mod:`..unitizing`): an answer one particle longer
-        than another earns partial credit; "no answer" marks no span."""
+    def _span_rows(frame: pd.DataFrame, item_codes: np.ndarray, n_items: int) -> SpanRows:
+        """The answer spans in the passages; "no answer" marks no span."""
         lengths = np.zeros(n_items, dtype=np.int64)
         lengths[item_codes] = pd.to_numeric(frame["context_length"], errors="coerce").fillna(0).to_numpy(np.int64)
         spans = [(row, int(a["start"]), int(a["start"]) + len(str(a.get("text", ""))))
@@ -115,8 +114,20 @@ class AnswerMeasure(StructuredMeasure):
                  if isinstance(a, dict) and isinstance(a.get("start"), int)]
         rows, begin, end = (np.array(column, dtype=np.int64) for column in zip(*spans, strict=True)) if spans else (
             np.zeros(0, dtype=np.int64),) * 3
-        result, m, items, left_out = rows_unitizing_alpha(item_codes.astype(np.int64), n_items, lengths, rows, begin,
-                                                          end, np.full(len(rows), "answer", dtype=object))
+        return SpanRows(item_codes.astype(np.int64), n_items, lengths, rows, begin, end,
+                        np.full(len(rows), "answer", dtype=object))
+
+    def span_rows(self, frame: pd.DataFrame, schema: dict[str, Any]) -> SpanRows:
+        item_codes, item_index = pd.factorize(frame["item"], sort=True)
+        return self._span_rows(frame, item_codes, len(item_index))
+
+    @classmethod
+    def _unitizing(cls, frame: pd.DataFrame, item_codes: np.ndarray, n_items: int, *, seed: int,
+                   n_boot: int) -> Coefficient:
+        """Krippendorff's αu of the answer spans in the passages (:mod:`..unitizing`): an answer one particle longer
+        than another earns partial credit."""
+        result, m, items, left_out = rows_unitizing_alpha(cls._span_rows(frame, item_codes, n_items), seed=seed,
+                                                          n_boot=n_boot)
         return unitizing_coefficient(result, m, items, left_out, "per_category")
 
     def score(self, payload: dict[str, Any], gold: dict[str, Any]) -> float:
@@ -131,4 +142,10 @@ class AnswerMeasure(StructuredMeasure):
     def describe(self, payload: dict[str, Any]) -> str:
         answer = self._answer(payload)
         return gettext("(unanswerable)") if answer is None else answer
+
+    def spans(self, payload: dict[str, Any] | None) -> list[tuple[int, int, str]]:
+        answer = (payload or {}).get("answer")
+        if not isinstance(answer, dict) or not isinstance(answer.get("start"), int):
+            return []
+        return [(answer["start"], answer["start"] + len(str(answer.get("text", ""))), "answer")]
 

@@ -3,6 +3,7 @@ categorical and score measures share (pivoting the frame, pairs with enough shar
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -12,6 +13,7 @@ import numpy as np
 from .. import coefficients as co
 from ..coefficients import Coefficient
 from ..lazy import pd
+from ..unitizing import SpanRows
 
 #: Pairs of annotators need this many shared items before their pairwise coefficient is reported.
 MIN_SHARED = 10
@@ -121,6 +123,26 @@ class Measure:
     def describe(self, payload: dict[str, Any]) -> str:
         """A one-line human summary of a payload (per-item lists)."""
         return ", ".join(f"{k}={v}" for k, v in payload.items())
+
+    def spans(self, payload: dict[str, Any] | None) -> list[tuple[int, int, str]] | None:
+        """The spans an answer marks, (start, end, type), for the disagreement list's kinds of span disagreement
+        (:mod:`..slips`); ``None`` where answers are not spans."""
+        return None
+
+    def span_rows(self, frame: pd.DataFrame, schema: dict[str, Any]) -> SpanRows | None:
+        """The prepared frame's spans for the span coefficients (αu, γ); ``None`` where answers are not spans."""
+        return None
+
+    def answer_keys(self, frame: pd.DataFrame) -> pd.Series:
+        """Per row, a string equal for two rows exactly when they give the same answer (the disagreement list's
+        pair filter keeps the items a pair answered differently)."""
+        keys = pd.Series("", index=frame.index, dtype=object)
+        for column in (c for c in self.fields if c in frame):
+            values = frame[column]
+            text = (values.map(lambda v: json.dumps(v, sort_keys=True, default=str)) if values.dtype == object
+                    else values.astype(str))
+            keys = keys + "\x1f" + text
+        return keys
 
 
 # -- helpers ----------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import numpy as np
 from .. import coefficients as co
 from ..coefficients import Coefficient
 from ..lazy import pd
-from ..unitizing import rows_unitizing_alpha, unitizing_coefficient
+from ..unitizing import SpanRows, rows_unitizing_alpha, unitizing_coefficient
 from .base import MAX_BOOT_DIMS, MIN_SHARED, Headline, MeasureResult, labels_in_order, nanmean
 from .pairwise import StructuredMeasure, pair_agreement, pair_coefficient, pair_rows, ratio
 
@@ -277,11 +277,18 @@ class SpanMeasure(StructuredMeasure):
             return co.column_percentiles(np.nanmean(ratios, axis=1))
 
     @staticmethod
-    def _unitizing(spans: Spans) -> Coefficient:
+    def _span_rows(spans: Spans) -> SpanRows:
+        return SpanRows(spans.row_item, spans.n_items, np.bincount(spans.unit_item, minlength=spans.n_items),
+                        spans.entity_row, spans.entity_start, spans.entity_end,
+                        np.asarray(spans.types, dtype=object)[spans.entity_type])
+
+    def span_rows(self, frame: pd.DataFrame, schema: dict[str, Any]) -> SpanRows:
+        return self._span_rows(self.decode(frame, schema))
+
+    @classmethod
+    def _unitizing(cls, spans: Spans, *, seed: int, n_boot: int) -> Coefficient:
         """Krippendorff's αu over the entities (:mod:`..unitizing`), per type and overall."""
-        result, m, items, left_out = rows_unitizing_alpha(
-            spans.row_item, spans.n_items, np.bincount(spans.unit_item, minlength=spans.n_items), spans.entity_row,
-            spans.entity_start, spans.entity_end, np.asarray(spans.types, dtype=object)[spans.entity_type])
+        result, m, items, left_out = rows_unitizing_alpha(cls._span_rows(spans), seed=seed, n_boot=n_boot)
         return unitizing_coefficient(result, m, items, left_out, "per_type")
 
     def compute(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int = co.SEED,
@@ -307,7 +314,8 @@ class SpanMeasure(StructuredMeasure):
                                per_type_ci95={t: [co._clean(intervals[k][0]), co._clean(intervals[k][1])]
                                               for k, t in enumerate(types) if counts[k]},
                                match="exact span and type")
-        return self._result([alpha, f1, self._unitizing(spans)], "krippendorff_alpha", overall, "entity_f1",
+        unitizing = self._unitizing(spans, seed=seed, n_boot=n_boot)
+        return self._result([alpha, f1, unitizing], "krippendorff_alpha", overall, "entity_f1",
                             "1 − entity F1 between the annotators' spans",
                             {"labels": types, "project": counts.tolist(), "by_annotator": by_annotator})
 
@@ -321,4 +329,10 @@ class SpanMeasure(StructuredMeasure):
 
     def describe(self, payload: dict[str, Any]) -> str:
         return ", ".join(f"[{e['start']},{e['end']}) {e['type']}" for e in payload.get("entities") or []) or "—"
+
+    def spans(self, payload: dict[str, Any] | None) -> list[tuple[int, int, str]]:
+        return sorted({(int(e["start"]), int(e["end"]), str(e["type"])) for e in (payload or {}).get("entities") or []})
+
+    def answer_keys(self, frame: pd.DataFrame) -> pd.Series:
+        return frame["payload"].map(lambda p: repr(self.spans(p)))
 

@@ -39,6 +39,33 @@ class TreeMeasure(StructuredMeasure):
                                     unit_item, n_items, seed=seed, n_boot=n_boot, unit="eojeol"))
         return out
 
+    @staticmethod
+    def _per_relation(tokens: pd.DataFrame, *, seed: int, n_boot: int
+                      ) -> tuple[dict[str, float | None], dict[str, list[float | None]]]:
+        """Each DEPREL's one-vs-rest α over the eojeol (nominal, "this relation" against any other, as the per-label
+        α of categorical tasks), with an interval that resamples whole sentences: an eojeol's sums are added up per
+        sentence first."""
+        unit_codes, units = pd.factorize(pd.MultiIndex.from_arrays([tokens["item"], tokens["index"]]))
+        item_codes, _ = pd.factorize(tokens["item"], sort=True)
+        relation_codes, relations = pd.factorize(tokens["deprel"].astype(str), sort=True)
+        v = len(relations)
+        if not v:
+            return {}, {}
+        counts = co.value_counts(unit_codes, relation_codes, len(units), v)
+        unit_item = np.zeros(len(units), dtype=np.int64)
+        unit_item[unit_codes] = item_codes
+        pairable = counts.sum(axis=1) >= 2
+        parts = co.binary_parts(counts[pairable])
+        per_item = np.zeros((int(item_codes.max()) + 1, parts.shape[1]))
+        np.add.at(per_item, unit_item[pairable], parts)
+        per_item = per_item[np.bincount(unit_item[pairable], minlength=len(per_item)) > 0]
+        values = co.binary_alpha(per_item.sum(axis=0)[None, :], v)[0]
+        sums = co.resampled_sums(per_item, seed=seed, n_boot=n_boot) if n_boot and len(per_item) else None
+        intervals = co.column_percentiles(co.binary_alpha(sums, v)) if sums is not None else [(None, None)] * v
+        names = [str(r) for r in relations]
+        return ({name: co._clean(value) for name, value in zip(names, values.tolist(), strict=True)},
+                {name: [co._clean(lo), co._clean(hi)] for name, (lo, hi) in zip(names, intervals, strict=True)})
+
     def _primary(self, frame: pd.DataFrame, schema: dict[str, Any], *, seed: int, n_boot: int) -> Coefficient:
         return self._alphas(self._tokens(frame), seed=seed, n_boot=n_boot, which=("head",))[0]
 
@@ -47,6 +74,8 @@ class TreeMeasure(StructuredMeasure):
         frame = frame.reset_index(drop=True)
         tokens = self._tokens(frame)
         alphas = self._alphas(tokens, seed=seed, n_boot=n_boot, which=("head", "deprel"))
+        values, intervals = self._per_relation(tokens, seed=seed, n_boot=n_boot)
+        alphas[1].extra.update(per_relation=values, per_relation_ci95=intervals)
         merged = tokens.merge(tokens, on=["item", "index"], suffixes=("_a", "_b"))
         merged = merged[merged["annotator_a"] < merged["annotator_b"]]
         same_head = (merged["head_a"] == merged["head_b"]).to_numpy()
