@@ -76,7 +76,7 @@ def project_review(request: HttpRequest, project_id: int) -> HttpResponse:
     here = (f"{reverse('datasets_build:project-review', args=[project.pk])}"
             f"?kind={kind}&page={request.GET.get('page', '1')}")
     if request.method == "POST" and "scope" in request.POST:
-        return _review_bulk(request, project, here)
+        return _review_bulk(request, project, role, here)
     if request.method == "POST":
         form = ReviewForm(request.POST)
         item_id = request.POST.get("item", "")
@@ -108,12 +108,21 @@ def project_review(request: HttpRequest, project_id: int) -> HttpResponse:
     return render(request, "datasets_build/review.html", context)
 
 
-def _review_bulk(request: HttpRequest, project: Project, here: str) -> HttpResponse:
+def _review_bulk(request: HttpRequest, project: Project, role: str, here: str) -> HttpResponse:
     form = BulkReviewForm(request.POST)
     if not form.is_valid():
         messages.error(request, " ".join(str(e) for errors in form.errors.values() for e in errors))
         return redirect(here)
     data = form.cleaned_data
+    if data["decision"] == "drop" and request.POST.get("confirm") != "drop":
+        # A dropped item leaves the queue and every release for good: the first POST only says how many items
+        # would go; only the confirmation's POST (the same fields and ``confirm``) drops them.
+        chosen = selectors.review_queue_items(project, kind=data["kind"] or None)
+        if data["scope"] == "chosen":
+            chosen = chosen.filter(pk__in=data["items"])
+        context = _project_context(project, role, "review")
+        context.update(here=here, data=data, n=chosen.count())
+        return render(request, "datasets_build/review_confirm.html", context)
     try:
         n = services.screening_review_bulk(
             project=project, decision=data["decision"], reason=data["reason"], by=request.user,

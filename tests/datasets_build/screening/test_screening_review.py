@@ -75,7 +75,16 @@ def test_keep_the_ticked_items_and_drop_all_matching_a_filter(make_project):
     assert statuses == {"t0": "kept", "t1": "kept", "t2": "needs_review", "p1": "needs_review"}
     assert Flag.objects.get(item=toxic[0]).resolution == FlagResolution.KEPT
     assert Flag.objects.get(item=toxic[0]).resolution_note == "뉴스 인용"
-    client.post(url, {"scope": "filter", "kind": "toxic", "decision": "drop", "reason": "욕설"})
+    # Dropping asks first: the first POST says how many items would go, in the reader's language, and changes
+    # nothing; only the confirmation's POST drops them.
+    drop = {"scope": "filter", "kind": "toxic", "decision": "drop", "reason": "욕설"}
+    asked = client.post(url, drop, HTTP_ACCEPT_LANGUAGE="ko")
+    page = asked.content.decode()
+    assert asked.status_code == 200 and "항목 1개를 제외할까요?" in page and "되돌릴 수 없습니다" in page
+    assert 'name="confirm" value="drop"' in page and "욕설" in page
+    assert Item.objects.get(pk=toxic[2].pk).screening_status == "needs_review"
+    assert not AuditEvent.objects.filter(project=project, action="bulk drop").exists()
+    client.post(url, {**drop, "confirm": "drop"})
     statuses = dict(Item.objects.filter(project=project).values_list("external_id", "screening_status"))
     assert statuses == {"t0": "kept", "t1": "kept", "t2": "dropped", "p1": "needs_review"}
     assert Flag.objects.get(item=pii).resolution == FlagResolution.OPEN
@@ -109,7 +118,7 @@ def test_ten_thousand_flagged_items_page_and_are_decided_in_a_few_queries(make_p
     started = time.perf_counter()
     # Session, user, project, membership; then the ids, two UPDATEs and the audit event (and savepoints).
     with django_assert_max_num_queries(12):
-        client.post(url, {"scope": "filter", "kind": "toxic", "decision": "drop", "reason": "욕설"})
+        client.post(url, {"scope": "filter", "kind": "toxic", "decision": "drop", "reason": "욕설", "confirm": "drop"})
     assert time.perf_counter() - started < 10
     assert Item.objects.filter(project=project, screening_status="dropped").count() == 5_000
     assert Flag.objects.filter(item__project=project, resolution=FlagResolution.DROPPED).count() == 5_000
