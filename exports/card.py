@@ -114,6 +114,12 @@ def loader(kind: str, task_slug: str) -> tuple[str, dict[str, Any]]:
     return _KLUE[klue_spec(task_slug).layout] if kind == "klue" else _LOADERS[kind]
 
 
+def folder_loadable(kind: str, task_slug: str) -> bool:
+    """Whether ``datasets.load_dataset(<folder>)`` can read a layout through the card's configs: its files'
+    names name the builder that reads them (not so for KLUE's TSVs and CoNLL, read by the CoNLL builder)."""
+    return loader(kind, task_slug)[0] in _BUILDER_ORDER
+
+
 def split_files(m: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """Each layout's split files that hold records, in the order of :data:`FORMATS`. A split without records has
     no file (``datasets`` refuses a configured split whose files hold no data)."""

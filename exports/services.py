@@ -69,7 +69,7 @@ from datasets_build import splits as split_lib
 
 from . import diff, selectors
 from .ahead import may_read_ahead
-from .card import CARD_NAME, render_card
+from .card import CARD_NAME, folder_loadable, render_card
 from .contamination import release_contamination
 from .integrity import make_read_only, sha256_file, verify_folder, write_sums
 from .models import (
@@ -137,6 +137,10 @@ def _check_formats(formats: Any, task_slug: str) -> list[str]:
             _("format %(format)s is for %(tasks)s projects, not %(task)s") % {
                 "format": f, "tasks": ", ".join(fitting_tasks(f)), "task": task_slug} for f in unfit),
             field="formats")
+    if not any(folder_loadable(f, task_slug) for f in formats):
+        # Every release folder loads with ``datasets.load_dataset(folder)`` as is: when no chosen layout is one
+        # a folder's builder reads (KLUE's TSVs and CoNLL are not), the records go in JSONL beside them.
+        formats.append("jsonl")
     return [f for f in FORMATS if f in formats]
 
 

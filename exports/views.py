@@ -50,7 +50,11 @@ class ReleaseForm(forms.Form):
     splits = forms.CharField(label=gettext_lazy("Ratios (train,dev,test)"), initial="0.8,0.1,0.1", required=False)
     seed = forms.IntegerField(label=gettext_lazy("Seed"), initial=0, required=False)
     formats = forms.MultipleChoiceField(label=gettext_lazy("Formats"), choices=[(f, f) for f in FORMATS],
-                                        initial=list(DEFAULT_FORMATS), widget=forms.CheckboxSelectMultiple)
+                                        initial=list(DEFAULT_FORMATS), widget=forms.CheckboxSelectMultiple,
+                                        help_text=gettext_lazy(
+                                            "When only KLUE's tab-separated files or CoNLL are chosen, the records "
+                                            "also come as JSONL, so that the folder loads with the datasets "
+                                            "library as it is."))
     soft_labels = forms.BooleanField(
         label=gettext_lazy("Soft labels"), required=False,
         help_text=gettext_lazy("Add each item's label votes, and the annotator model's probabilities where the gold "

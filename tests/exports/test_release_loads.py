@@ -64,12 +64,10 @@ def loads_as_the_card_says(folder: Path, slug: str, layouts: list[str], present:
     header = card_header(folder)
     configs = [c["config_name"] for c in header.get("configs", [])]
     card = (folder / CARD_NAME).read_text(encoding="utf-8")
-    if configs:
-        assert header["configs"][0]["default"] is True
-        assert rows_by_split(datasets.load_dataset(str(folder), cache_dir=cache)) == rows_by_split(
-            datasets.load_dataset(str(folder), configs[0], cache_dir=cache))
-    else:  # no file name names the builder that reads it: the card says so
-        assert 'does not read this folder correctly' in card
+    # Every release folder loads as is: its default config.
+    assert configs and header["configs"][0]["default"] is True
+    assert rows_by_split(datasets.load_dataset(str(folder), cache_dir=cache)) == rows_by_split(
+        datasets.load_dataset(str(folder), configs[0], cache_dir=cache))
     calls = dict(re.findall(r"^- (\w+): `(load_dataset\(.*\))`$", card, flags=re.MULTILINE))
     # Every layout loads: by config name from the folder, or with the call the card gives for it.
     assert sorted([*configs, *calls]) == sorted(layouts)
@@ -102,13 +100,17 @@ def test_a_release_of_one_layout_or_of_klue_and_conll_loads_by_its_config_or_the
     load_records(project, sample_records(slug, 12))
     folder = Path(build(project, tmp_path / "out", "--version", "1.0.0", "--splits", "0.7,0.3,0", "--format",
                         formats)["out"])
-    splits = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["splits"]
-    present = {"train": splits["train"], "dev": splits["dev"]}
-    configs = loads_as_the_card_says(folder, slug, formats.split(","), present, tmp_path, monkeypatch)
-    # KLUE's .tsv names the CSV builder, CoNLL-2003's .txt the text one, and a config of CoNLL-U loses its columns.
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    present = {"train": manifest["splits"]["train"], "dev": manifest["splits"]["dev"]}
+    # KLUE's .tsv names the CSV builder, CoNLL-2003's .txt the text one, and a config of CoNLL-U loses its columns:
+    # with none of the chosen layouts a folder's builder reads, the records come in JSONL beside them, so the
+    # folder still loads as is.
     no_config = formats in ("conll", "conllu", "klue,conll", "klue,conllu") or (slug in ("ner", "dp")
                                                                                and formats == "klue")
-    assert configs == ([] if no_config else [formats])
+    layouts = [*formats.split(","), "jsonl"] if no_config else formats.split(",")
+    assert sorted(manifest["formats"]) == sorted(layouts)
+    configs = loads_as_the_card_says(folder, slug, layouts, present, tmp_path, monkeypatch)
+    assert configs == (["jsonl"] if no_config else [formats])
 
 
 def test_an_empty_squad_split_has_no_file_so_the_squad_v2_scorer_never_divides_by_zero(make_project, tmp_path):
