@@ -7,7 +7,16 @@ from django.contrib import admin
 
 from annotation.admin_base import NoWritesMixin, ReadOnlyAdmin
 
-from .models import RaterId, Release, ReleaseFile, ReleaseItems, ReleaseSplits, SuggesterRun
+from .models import (
+    ContaminationCheck,
+    ContaminationReference,
+    RaterId,
+    Release,
+    ReleaseFile,
+    ReleaseItems,
+    ReleaseSplits,
+    SuggesterRun,
+)
 
 
 class ReleaseFileInline(NoWritesMixin, admin.TabularInline):
@@ -82,3 +91,25 @@ class ReleaseSplitsAdmin(ReadOnlyAdmin):
     def items_per_split(self, row: ReleaseSplits) -> str:
         counts = Counter(row.as_dict().values())
         return ", ".join(f"{name}: {counts[name]}" for name in row.names)
+
+
+@admin.register(ContaminationReference)
+class ContaminationReferenceAdmin(ReadOnlyAdmin):
+    """A project's contamination references are added and removed through the references page, the API or the
+    command, which read the file and audit the change."""
+
+    list_display = ("id", "project", "kind", "name", "training", "records", "created_by", "created_at")
+    list_filter = ("kind", "training")
+    search_fields = ("name", "project__slug", "file_name")
+    list_select_related = ("project", "created_by")
+
+
+@admin.register(ContaminationCheck)
+class ContaminationCheckAdmin(ReadOnlyAdmin):
+    """On-demand contamination checks of a release, asked for on its page, the API or the command, written by the
+    job."""
+
+    list_display = ("id", "release", "status", "requested_by", "created_at", "finished_at")
+    list_filter = ("status",)
+    search_fields = ("release__version", "release__project__slug")
+    list_select_related = ("release__project", "requested_by")
