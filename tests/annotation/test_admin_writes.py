@@ -22,7 +22,7 @@ READ_ONLY = {
     "annotation.Flag", "annotation.Membership", "annotation.AuditEvent", "annotation.GoldLabel",
     "annotation.Adjudication", "datasets_build.ImportJob", "datasets_build.NearDuplicate", "exports.Release",
     "exports.ReleaseFile", "exports.SuggesterRun", "exports.RaterId", "exports.ReleaseSplits", "exports.ReleaseItems",
-    "exports.ContaminationReference", "exports.ContaminationCheck", 
+    "exports.ContaminationReference", "exports.ContaminationCheck",
     "annotation.WebhookDelivery", "annotation.WebhookAttempt",
 }
 #: Derived or asked-for-again rows: view and delete only.
