@@ -1,0 +1,191 @@
+"""Annotation budgets: k by split and by subset (a seeded sample, a source, a corpus label), items assigned to chosen
+annotators, and what changing a budget after annotation started does. The queue's take (SQL on the maintained
+slots) and ``eligible_items`` (the ORM) read the same k; ``test_queue_sql.py`` holds them equal on random projects.
+PostgreSQL under concurrent annotators: ``test_budgets_concurrency.py``."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from annotation import services
+from annotation.budget import budget_of, in_sample, item_k, k_of
+from annotation.models import Annotation, AuditEvent, Item, QueueSlot, Source, User
+from annotation.selectors import eligible_items
+
+pytestmark = pytest.mark.django_db
+
+SPLIT_BUDGET = {"splits": {"train": 1, "dev": 3, "test": 3}}
+
+
+def items(project, splits: list[str], source: Source | None = None) -> list[Item]:
+    return [services.item_create(project=project, payload={"title": f"예산 시험 기사 {i} {split}"},
+                                 external_id=f"b-{source.pk if source else 0}-{i}", split=split, source=source)
+            for i, split in enumerate(splits)]
+
+
+def work_through(project, users) -> Counter[int]:
+    """Every annotator takes and submits until the queue has nothing left for anyone; annotations per item."""
+    progress = True
+    while progress:
+        progress = False
+        for user in users:
+            assignment = services.assignment_next(project=project, user=user)
+            if assignment is not None:
+                services.annotation_submit(project=project, user=user, item_id=assignment.item_id,
+                                           payload={"label": "사회"})
+                progress = True
+    return Counter(Annotation.objects.filter(item__project=project).values_list("item_id", flat=True))
+
+
+def set_budget(project, budget, k=None):
+    changes = {"options": {**project.options, "budget": budget}}
+    if k is not None:
+        changes["annotators_per_item"] = k
+    return services.project_update(project=project, changes=changes, by=None)
+
+
+def test_each_split_gets_its_k_and_items_without_a_split_the_projects(make_project, annotator_in) -> None:
+    project = make_project("tc", k=2)
+    made = items(project, ["train", "train", "dev", "test", ""])
+    set_budget(project, SPLIT_BUDGET)
+    users = [annotator_in(project) for _ in range(4)]
+    done = work_through(project, users)
+    assert [done[item.pk] for item in made] == [1, 1, 3, 3, 2]
+    assert all(eligible_items(project, user, "label").count() == 0 for user in users)
+
+
+def test_a_seeded_sample_of_train_gets_more_annotators(make_project, annotator_in) -> None:
+    project = make_project("tc", k=3)
+    made = items(project, ["train"] * 40 + ["dev"] * 4)
+    rule = {"k": 2, "split": "train", "sample": 0.25, "seed": 13}
+    set_budget(project, {**SPLIT_BUDGET, "rules": [rule]})
+    sampled = [item.pk for item in made[:40] if in_sample(item.pk, 0.25, 13)]
+    assert 4 <= len(sampled) <= 16  # a quarter of 40, give or take the hash
+    users = [annotator_in(project) for _ in range(3)]
+    done = work_through(project, users)
+    assert {item.pk: done[item.pk] for item in made[:40]} == {
+        item.pk: 2 if item.pk in sampled else 1 for item in made[:40]}
+    assert all(done[item.pk] == 3 for item in made[40:])
+    # another seed draws another sample
+    assert sampled != [item.pk for item in made[:40] if in_sample(item.pk, 0.25, 14)]
+
+
+def test_the_sql_budget_and_the_python_one_agree(make_project) -> None:
+    """k by rules on split, sample, source and a corpus label: the expression every reader uses equals ``k_of``."""
+    project = make_project("tc", k=3)
+    news = Source.objects.create(project=project, name="news", license="CC-BY-4.0")
+    made = items(project, ["train", "dev", "", "test"] * 10) + items(project, ["train", "dev"] * 5, source=news)
+    rater = User.objects.create(username="corpus-r1", is_imported=True)
+    for item in made[::3]:
+        Annotation.objects.create(item=item, annotator=rater, stage="label", payload={"label": "정치"}, imported=True)
+    budget = {"splits": {"train": 1, "dev": 5}, "rules": [
+        {"k": 4, "label": "정치", "split": "dev"}, {"k": 2, "source": "news"},
+        {"k": 6, "split": "train", "sample": 0.3, "seed": 7}]}
+    set_budget(project, budget)
+    b = budget_of(project)
+    sql = dict(Item.objects.filter(project=project).annotate(k=item_k(b)).values_list("pk", "k"))
+    labelled = set(Annotation.objects.filter(item__project=project, imported=True).values_list("item_id", flat=True))
+    python = {item.pk: k_of(b, item, source_name=item.source.name if item.source else None,
+                            labels=frozenset({"정치"}) if item.pk in labelled else frozenset()) for item in made}
+    assert sql == python
+    assert set(sql.values()) == {1, 2, 3, 4, 5, 6}
+
+
+def test_raising_a_k_reopens_items_and_lowering_one_deletes_nothing(make_project, annotator_in) -> None:
+    project = make_project("tc", k=1)
+    made = items(project, ["dev", "dev", "train"])
+    users = [annotator_in(project) for _ in range(3)]
+    assert sum(work_through(project, users).values()) == 3
+    set_budget(project, {"splits": {"dev": 3}})
+    assert set(QueueSlot.objects.filter(project=project).values_list("item_id", "needed")) == {
+        (made[0].pk, 3), (made[1].pk, 3), (made[2].pk, 1)}
+    done = work_through(project, users)
+    assert [done[item.pk] for item in made] == [3, 3, 1]
+    set_budget(project, {"splits": {"dev": 2}})
+    assert Annotation.objects.filter(item__project=project).count() == 7  # nothing deleted
+    assert services.assignment_next(project=project, user=users[0]) is None  # complete under the lower k too
+
+
+def test_a_new_split_from_a_release_moves_the_items_k(make_project, annotator_in) -> None:
+    """Splits a ratio release copies onto the items change their k (``release_splits_apply``); here the admin's
+    item change, the same refresh for one item."""
+    project = make_project("tc", k=2)
+    (item,) = items(project, [""])
+    set_budget(project, {"splits": {"train": 1}})
+    annotator_in(project)
+    services.queue_slots_ensure(project, "label")
+    assert QueueSlot.objects.get(item=item).needed == 2
+    services.item_update(item=item, payload=item.payload, external_id=item.external_id, meta=item.meta,
+                         group_key=item.group_key, split="train", source=None)
+    assert QueueSlot.objects.get(item=item).needed == 1
+
+
+def test_assigned_items_go_to_their_annotators_alone(make_project, annotator_in) -> None:
+    project = make_project("tc", k=2)
+    made = items(project, ["dev"] * 4)
+    alice, bob, carol = (annotator_in(project) for _ in range(3))
+    chosen = services.items_chosen(project, item_ids=[made[0].pk, made[1].pk])
+    assert services.items_assign(project=project, items=chosen, annotators=[alice.username, bob.username],
+                                 by=None) == 2
+    done = Counter()
+    for item_id in (a.item_id for a in _takes(project, carol)):
+        done[item_id] += 1
+    assert set(done) == {made[2].pk, made[3].pk}  # carol never gets the assigned ones
+    got = {a.item_id for user in (alice, bob) for a in _takes(project, user)}
+    assert {made[0].pk, made[1].pk} <= got
+    assert Counter(Annotation.objects.filter(item__project=project).values_list("item_id", flat=True)) == {
+        item.pk: 2 for item in made}
+    event = AuditEvent.objects.filter(project=project, object_type="assignees").get()
+    assert event.after["annotators"] == sorted([alice.username, bob.username]) and event.after["items"] == 2
+
+
+def _takes(project, user):
+    taken = []
+    while (assignment := services.assignment_next(project=project, user=user)) is not None:
+        services.annotation_submit(project=project, user=user, item_id=assignment.item_id, payload={"label": "사회"})
+        taken.append(assignment)
+    return taken
+
+
+def test_assigning_fewer_annotators_than_k_or_raising_k_past_them_is_refused(make_project, annotator_in) -> None:
+    project = make_project("tc", k=2)
+    made = items(project, ["dev", "train"])
+    alice, bob, _carol = (annotator_in(project) for _ in range(3))
+    with pytest.raises(services.ServiceError) as refused:
+        services.items_assign(project=project, items=services.items_chosen(project, item_ids=[made[0].pk]),
+                              annotators=[alice.username], by=None)
+    assert refused.value.field == "annotators" and "at least 2" in str(refused.value)
+    services.items_assign(project=project, items=services.items_chosen(project, where={"split": "dev"}),
+                          annotators=[alice.username, bob.username], by=None)
+    with pytest.raises(services.ServiceError) as refused:
+        set_budget(project, {"splits": {"dev": 3}})
+    assert refused.value.field == "options.budget" and refused.value.code == "conflict"
+    project.refresh_from_db()
+    assert "budget" not in project.options
+    with pytest.raises(services.ServiceError) as refused:
+        services.items_assign(project=project, items=services.items_chosen(project, item_ids=[made[0].pk]),
+                              annotators=["nobody"], by=None)
+    assert refused.value.field == "annotators"
+
+
+@pytest.mark.parametrize(("budget", "field"), [
+    ({"splits": {"train": 0}}, "options.budget.splits.train"),
+    ({"splits": {"validation": 2}}, "options.budget.splits.validation"),
+    ({"rules": [{"k": 2}]}, "options.budget.rules[0]"),
+    ({"rules": [{"k": 2, "sample": 1.5}]}, "options.budget.rules[0].sample"),
+    ({"rules": [{"k": 2, "split": "dev", "seed": 3}]}, "options.budget.rules[0].seed"),
+    ({"rules": [{"k": 2, "source": "nowhere"}]}, "options.budget.rules[0].source"),
+    ({"rules": [{"k": 2, "label": "not-a-topic"}]}, "options.budget.rules[0].label"),
+    ({"rules": [{"k": 99, "split": "dev"}]}, "options.budget.rules[0].k"),
+    ([1, 2], "options.budget"),
+])
+def test_a_bad_budget_is_refused_by_field_and_changes_nothing(make_project, budget, field) -> None:
+    project = make_project("tc", k=2)
+    items(project, ["dev"])
+    with pytest.raises(services.ServiceError) as refused:
+        set_budget(project, budget)
+    assert refused.value.field == field
+    project.refresh_from_db()
+    assert "budget" not in project.options
