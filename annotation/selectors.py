@@ -450,6 +450,21 @@ def item_needed(project: Project, item_id: int, stage: str) -> int:
                                                     ).values_list("k", flat=True).get()
 
 
+def budget_summary(project: Project) -> dict[str, Any]:
+    """The project's budget as stored, how many items get each k under it, and the assigned items per annotator."""
+    stored = (project.options or {}).get("budget") or {}
+    budget = budget_of(project)
+    by_k = (Item.objects.filter(project=project).annotate(k=item_k(budget)).values("k").annotate(n=Count("id"))
+            .order_by("k").values_list("k", "n"))
+    return {"default": budget.default, "splits": stored.get("splits", {}), "rules": stored.get("rules", []),
+            "items_by_k": {str(k): n for k, n in by_k}, "assignees": assignee_counts(project)}
+
+
+def source_names(project: Project) -> list[str]:
+    """The names of the project's sources (what a budget rule's ``source`` may name)."""
+    return list(project.sources.order_by("name").values_list("name", flat=True))
+
+
 def assignee_counts(project: Project) -> list[dict[str, Any]]:
     """Per annotator, how many of the project's items are assigned to them."""
     rows = (ItemAssignee.objects.filter(item__project=project).values("annotator__username")

@@ -279,7 +279,8 @@ def project_settings(request: HttpRequest, project_id: int) -> HttpResponse:
             messages.success(request, _("Settings saved."))
             return redirect("annotation:project-settings", project.pk)
     context = _project_context(project, role, "settings")
-    context.update({"form": form, "locks": locks, "task_title": task_title(project.task.title)})
+    context.update({"form": form, "locks": locks, "task_title": task_title(project.task.title),
+                    "budget": selectors.budget_summary(project)})
     return render(request, "annotation/project_settings.html", context)
 
 

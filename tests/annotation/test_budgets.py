@@ -189,3 +189,72 @@ def test_a_bad_budget_is_refused_by_field_and_changes_nothing(make_project, budg
     assert refused.value.field == field
     project.refresh_from_db()
     assert "budget" not in project.options
+
+
+def test_the_api_patches_the_budget_audits_it_and_reports_items_by_k(make_project, api, annotator_in) -> None:
+    project = make_project("tc", k=2)
+    items(project, ["train", "train", "dev", ""])
+    manager = project.created_by
+    services.membership_set(project=project, user=manager, role="manager")
+    client = api(manager)
+    bad = client.patch(f"/api/projects/{project.pk}/", {"options": {"budget": {"splits": {"train": 0}}}},
+                       format="json")
+    assert bad.status_code == 400, bad.content
+    assert "options.budget.splits.train" in bad.content.decode()
+    good = client.patch(f"/api/projects/{project.pk}/", {"options": {"budget": SPLIT_BUDGET}}, format="json")
+    assert good.status_code == 200, good.content
+    event = AuditEvent.objects.filter(project=project, object_type="project").latest("at")
+    assert event.after["options"]["budget"] == SPLIT_BUDGET and event.before["options"].get("budget") is None
+    summary = client.get(f"/api/projects/{project.pk}/budget/").json()
+    assert summary["items_by_k"] == {"1": 2, "2": 1, "3": 1} and summary["splits"] == SPLIT_BUDGET["splits"]
+    alice, bob, carol = (annotator_in(project) for _ in range(3))
+    assigned = client.post(f"/api/projects/{project.pk}/budget/",
+                           {"where": {"split": "dev"}, "annotators": [alice.username, bob.username, carol.username]},
+                           format="json")
+    assert assigned.status_code == 200 and assigned.json()["items"] == 1, assigned.content
+    refused = client.post(f"/api/projects/{project.pk}/budget/",
+                          {"where": {"split": "dev"}, "annotators": [alice.username]}, format="json")
+    assert refused.status_code == 400 and refused.json()["field"] == "annotators"
+    assert client.post(f"/api/projects/{project.pk}/budget/", {"where": {"sample": 2}, "annotators": []},
+                       format="json").json()["field"] == "where.sample"
+    summary = client.get(f"/api/projects/{project.pk}/budget/").json()
+    assert {row["annotator"]: row["items"] for row in summary["assignees"]} == {
+        alice.username: 1, bob.username: 1, carol.username: 1}
+    assert api(alice).get(f"/api/projects/{project.pk}/budget/").status_code == 403
+
+
+def test_the_settings_page_sets_a_budget_and_shows_errors_by_field(make_project, client) -> None:
+    from tests.annotation.settings_form import manager_of, posted, settings_url
+
+    project = make_project("tc", k=2)
+    news = Source.objects.create(project=project, name="news", license="CC-BY-4.0")
+    items(project, ["train"] * 3 + ["dev"], source=news)
+    client.force_login(manager_of(project))
+    response = client.post(settings_url(project), posted(
+        project, budget_train="1", budget_dev="5", rule_0_k="3", rule_0_split="train", rule_0_sample="5",
+        rule_0_seed="13"))
+    assert response.status_code == 302, response.content.decode()[:2000]
+    project.refresh_from_db()
+    assert project.options["budget"] == {"splits": {"train": 1, "dev": 5},
+                                         "rules": [{"k": 3, "split": "train", "sample": 0.05, "seed": 13}]}
+    page = client.get(settings_url(project)).content.decode()
+    assert 'name="rule_1_k"' in page and 'value="13"' in page  # the stored rule, then an empty row
+    response = client.post(settings_url(project), posted(project, rule_1_k="4", rule_1_source="news"))
+    assert response.status_code == 302
+    project.refresh_from_db()
+    assert project.options["budget"]["rules"][1] == {"k": 4, "source": "news"}
+    # a rule without a condition, a seed without a sample, and a k the budget refuses: errors by field
+    response = client.post(settings_url(project), posted(project, rule_2_k="2", rule_1_seed="3", budget_test="0"))
+    assert response.status_code == 200
+    form = response.context["form"]
+    assert set(form.errors) >= {"rule_2_k", "budget_test"}
+    project.refresh_from_db()
+    assert len(project.options["budget"]["rules"]) == 2
+    # the service's own refusal lands on its field (a seed past 2^32 - 1)
+    response = client.post(settings_url(project), posted(project, rule_0_seed=str(2 ** 32)))
+    assert response.status_code == 200 and list(response.context["form"].errors) == ["rule_0_seed"]
+    # a row without its number is no rule any more
+    response = client.post(settings_url(project), posted(project, rule_0_k="", rule_1_k=""))
+    assert response.status_code == 302
+    project.refresh_from_db()
+    assert project.options["budget"] == {"splits": {"train": 1, "dev": 5}}
