@@ -67,6 +67,7 @@ from annotation.webhooks import services as webhooks
 from config.jobs import DATABASE_LOST, drop_connection, error_summary
 from config.storage import RELEASES, SUMS_NAME, StoredFolder, record
 from datasets_build import splits as split_lib
+from datasets_build.selectors import near_duplicate_links
 
 from . import diff, selectors
 from .ahead import may_read_ahead
@@ -707,7 +708,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
             if gold is not None:
                 beside.append(gold)  # waited for however the build ends
             # The near-duplicate links and the annotators' first annotations are read while the items stream.
-            links = _Beside(lambda: selectors.near_duplicate_links(project))
+            links = _Beside(lambda: near_duplicate_links(project))
             beside.append(links)
             raters = _RaterIds(project)
             beside.append(raters.first_seen)
@@ -837,7 +838,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
                      excluded={item: reason_names[code] for item, code in zip(gathered.excluded_ids,
                                                                               gathered.excluded_codes, strict=True)},
                      label_counts=label_counts, agreement=release.agreement)
-    _set(release, contamination=diff.contamination(release, held, selectors.near_duplicate_links(project)))
+    _set(release, contamination=diff.contamination(release, held, near_duplicate_links(project)))
     changes = diff.build_changelog(release, held, folder)
     if changes is not None:
         written += [WrittenFile(name, "changes") for name in changes["files"]]
