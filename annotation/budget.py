@@ -15,7 +15,7 @@ annotation whose ``label`` is that value). A stage with a fixed number of annota
 
 The k is written into each queue slot (``QueueSlot.needed``) by the services (``services.budgets``), so the take
 compares two columns; :func:`item_k` is the same rule as an ORM expression for every other reader (gold,
-agreement, progress, releases), and :func:`k_of` the same rule in Python for one item.
+agreement, progress, releases).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from django.db.models.functions import Mod
 from django.db.models.lookups import LessThan
 from django.utils.translation import gettext as _
 
-from .models import Annotation, Item, Project, Split
+from .models import Annotation, Project, Split
 
 #: The largest k a budget may give (the API's and the settings page's bound on annotators per item).
 K_MAX = 50
@@ -194,17 +194,13 @@ def project_budget_problem(project: Project, value: Any) -> tuple[str, str] | No
     return None
 
 
-def in_sample(item_id: int, share: float, seed: int) -> bool:
-    """Whether the item is in the seeded sample (the Python twin of the SQL in :func:`rule_condition`)."""
-    return (item_id * _HASH_A + seed * _HASH_B) % _HASH_M < _threshold(share)
-
-
 def _threshold(share: float) -> int:
     return math.ceil(share * _HASH_M)
 
 
 def rule_condition(rule: Rule, item: str) -> Q:
-    """The rule's conditions on the item reached by the lookup prefix ``item`` (``""`` on Item itself)."""
+    """The rule's conditions on the item reached by the lookup prefix ``item`` (``""`` on Item itself). The sample is
+    integer arithmetic both databases do alike: ``(id * A + seed * B) mod 2^32 < share * 2^32``."""
     prefix = f"{item}__" if item else ""
     pk = f"{item}_id" if item else "pk"  # a foreign key's own column: no join to read the id
     q = Q()
@@ -236,15 +232,3 @@ def stage_k(project: Project, budget: Budget, stage: str) -> Any:
     """An item's k in ``stage`` as an expression on ``Item`` rows: the stage's fixed number, else the budget's."""
     fixed = project.task.stage(stage).annotators
     return item_k(budget) if fixed is None else Value(fixed, output_field=IntegerField())
-
-
-def k_of(budget: Budget, item: Item, *, source_name: str | None = None, labels: frozenset[str] = frozenset()) -> int:
-    """One item's k, in Python: ``source_name`` is its source's name and ``labels`` the ``label`` values of its
-    imported annotations."""
-    for rule in budget.rules:
-        if (rule.split is None or rule.split == item.split) \
-                and (rule.source is None or rule.source == source_name) \
-                and (rule.sample is None or in_sample(item.pk, rule.sample, rule.seed)) \
-                and (rule.label is None or rule.label in labels):
-            return rule.k
-    return budget.splits.get(item.split, budget.default)
