@@ -274,3 +274,48 @@ def test_the_settings_page_sets_a_budget_and_shows_errors_by_field(make_project,
     assert response.status_code == 302
     project.refresh_from_db()
     assert project.options["budget"] == {"splits": {"train": 1, "dev": 5}}
+
+
+def test_a_release_records_the_k_each_item_had(make_project, annotator_in, tmp_path) -> None:
+    import csv
+    import json
+
+    from exports.services import release_build
+
+    project = make_project("tc", k=2)
+    made = items(project, ["train"] * 12 + ["dev"] * 4)
+    set_budget(project, {"splits": {"train": 1, "dev": 3}})
+    users = [annotator_in(project) for _ in range(3)]
+    work_through(project, users)
+    release = release_build(project, version="1.0.0", keep_splits=True, formats="jsonl", out=tmp_path)
+    folder = tmp_path / f"{project.slug}-1.0.0"
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["annotators"]["budget"]["items_by_k"] == {"train": {"1": 12}, "dev": {"3": 4}}
+    assert manifest["annotators"]["budget"]["splits"] == {"train": 1, "dev": 3}
+    with open(folder / "annotators_per_item.csv", encoding="utf-8") as rows:
+        listed = {row["guid"]: (row["split"], int(row["k"])) for row in csv.DictReader(rows)}
+    assert listed == {item.external_id: (item.split, 1 if item.split == "train" else 3) for item in made}
+    assert "annotators_per_item.csv" in (folder / "SHA256SUMS").read_text()
+    assert "each with its own k" in (folder / "README.md").read_text()
+    assert release.annotators["complete"]["label"]["items"] == 16
+
+
+def test_gold_waits_for_each_items_own_k(make_project, annotator_in) -> None:
+    from annotation.gold.services import gold_compute
+    from annotation.models import GoldLabel, GoldStatus
+
+    project = make_project("tc", k=2)
+    train, dev = items(project, ["train", "dev"])
+    set_budget(project, {"splits": {"train": 1, "dev": 3}})
+    alice = annotator_in(project)
+    for item in (train, dev):
+        services.assignment_next(project=project, user=alice)
+        services.annotation_submit(project=project, user=alice, item_id=item.pk, payload={"label": "사회"})
+    gold_compute(project)
+    status = dict(GoldLabel.objects.filter(item__project=project).values_list("item_id", "status"))
+    assert status == {train.pk: GoldStatus.RESOLVED, dev.pk: GoldStatus.INCOMPLETE}
+    # lowering dev to 1 completes it without another annotation; raising train to 2 reopens it
+    set_budget(project, {"splits": {"train": 2, "dev": 1}})
+    gold_compute(project, when_stale=True)
+    status = dict(GoldLabel.objects.filter(item__project=project).values_list("item_id", "status"))
+    assert status == {train.pk: GoldStatus.INCOMPLETE, dev.pk: GoldStatus.RESOLVED}
