@@ -319,3 +319,24 @@ def test_gold_waits_for_each_items_own_k(make_project, annotator_in) -> None:
     gold_compute(project, when_stale=True)
     status = dict(GoldLabel.objects.filter(item__project=project).values_list("item_id", "status"))
     assert status == {train.pk: GoldStatus.INCOMPLETE, dev.pk: GoldStatus.RESOLVED}
+
+
+def test_the_agreement_dashboard_says_which_items_count(make_project, annotator_in, client,
+                                                       django_capture_on_commit_callbacks) -> None:
+    from django.urls import reverse
+
+    project = make_project("tc", k=2)
+    items(project, ["train"] * 4 + ["dev"] * 3)
+    set_budget(project, {"splits": {"train": 1, "dev": 2}})
+    work_through(project, [annotator_in(project) for _ in range(2)])
+    manager = project.created_by
+    services.membership_set(project=project, user=manager, role="manager")
+    client.force_login(manager)
+    url = reverse("annotation:review-dashboard", args=[project.pk])
+    with django_capture_on_commit_callbacks(execute=True):  # the report's job, eager
+        client.get(url)
+    english = client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "3 of 7 items counted: those that had two or more annotators" in english
+    assert "items with one cannot count" in english
+    korean = client.get(url, HTTP_ACCEPT_LANGUAGE="ko").content.decode()
+    assert "항목 7개 중 3개 집계: 주석자가 두 명 이상이었던 항목" in korean
