@@ -5,7 +5,6 @@ violation on the page."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import pytest
 
