@@ -6,7 +6,6 @@ from array import array
 from collections import Counter
 from typing import Any
 
-import numpy as np
 from django.db import connection
 from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet, TextField, Value
 from django.db.models.functions import Cast, Concat
@@ -129,11 +128,13 @@ def near_duplicate_groups_page(project: Project, *, offset: int = 0, limit: int 
     return [{"group": group, "items": items} for group, items in page.items()]
 
 
-def near_duplicate_links(project: Project, *, chunk: int = 50_000) -> np.ndarray:
+def near_duplicate_links(project: Project, *, chunk: int = 50_000) -> Any:
     """The import's near-duplicate links (MinHash LSH, ``datasets_build.models.NearDuplicate``) as an ``(m, 2)``
     array: each grouped item with its group, which is named by its first item's id (``SplitUnits.link`` joins
     them). On PostgreSQL the links come as one string of numbers, which numpy reads (80,000 links as Python rows
     cost 50 ms of this process's time, as one string 5 ms); elsewhere ``chunk`` rows at a time."""
+    import numpy as np  # the release build's and the split assignment's: not with the pages' imports
+
     links = NearDuplicate.objects.filter(project=project)
     if connection.vendor == "postgresql":
         from django.contrib.postgres.aggregates import StringAgg
