@@ -418,3 +418,53 @@ class ProjectSettingsForm(forms.Form):
         elif parts[0] in self.fields:
             target = parts[0]
         self.add_error(target if target in self.fields else None, error.message)
+
+
+class ItemsAssignForm(forms.Form):
+    """Items chosen by a budget rule's conditions, given to chosen annotators (``services.items_assign``); no
+    annotator ticked opens the chosen items to every annotator again."""
+
+    split = forms.ChoiceField(label=_("Split"), required=False)
+    sample = forms.FloatField(label=_("Sample in percent"), required=False, min_value=0.01, max_value=100)
+    seed = forms.IntegerField(label=_("Seed"), required=False, min_value=0)
+    source = forms.ChoiceField(label=_("Source"), required=False)
+    label = forms.ChoiceField(label=_("Corpus label"), required=False)
+    annotators = forms.MultipleChoiceField(label=_("Annotators"), required=False, widget=forms.CheckboxSelectMultiple)
+
+    def __init__(self, data: Any = None, *, project: Project) -> None:
+        super().__init__(data, prefix="assign")
+        schema = project.label_schema or {}
+        task = project.task
+        labels = list(schema.get(task.label_list, [])) if task.label_list else []
+        display = task.label_display(schema, translation.get_language() or settings.LANGUAGE_CODE)
+        self.fields["split"].choices = [(ANY, _("any split")), ("train", _("train")), ("dev", _("dev")),
+                                        ("test", _("test")), (UNASSIGNED, _("none yet"))]
+        self.fields["source"].choices = [("", _("any source"))] + [(n, n) for n in selectors.source_names(project)]
+        self.fields["label"].choices = [("", _("any label")), *((value, display.get(value, value)) for value in labels)]
+        self.fields["annotators"].choices = [(m.user.username, m.user.username) for m in
+                                             selectors.project_members(project) if m.role == Role.ANNOTATOR]
+
+    def where(self) -> dict[str, Any]:
+        """The conditions as ``services.items_chosen`` takes them."""
+        data = self.cleaned_data
+        where: dict[str, Any] = {}
+        if data["split"] and data["split"] != ANY:
+            where["split"] = Split.NONE.value if data["split"] == UNASSIGNED else data["split"]
+        if data["sample"] is not None:
+            where["sample"] = round(data["sample"] / 100, 8)
+            if data["seed"] is not None:
+                where["seed"] = data["seed"]
+        for key in ("source", "label"):
+            if data[key]:
+                where[key] = data[key]
+        return where
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if self.is_bound and not self.errors and not self.where():
+            raise forms.ValidationError(_("Choose the items: a split, a sample, a source or a label."))
+        return data
+
+    def add_service_error(self, error: Any) -> None:
+        field = (error.field or "").split(".")[-1]
+        self.add_error(field if field in self.fields else None, error.message)

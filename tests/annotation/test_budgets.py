@@ -12,7 +12,7 @@ import pytest
 
 from annotation import services
 from annotation.budget import budget_of, item_k
-from annotation.models import Annotation, AuditEvent, Item, QueueSlot, Source, User
+from annotation.models import Annotation, AuditEvent, Item, ItemAssignee, QueueSlot, Source, User
 from annotation.selectors import eligible_items
 
 pytestmark = pytest.mark.django_db
@@ -340,3 +340,33 @@ def test_the_agreement_dashboard_says_which_items_count(make_project, annotator_
     assert "items with one cannot count" in english
     korean = client.get(url, HTTP_ACCEPT_LANGUAGE="ko").content.decode()
     assert "항목 7개 중 3개 집계: 주석자가 두 명 이상이었던 항목" in korean
+
+
+def test_the_settings_page_assigns_items_to_chosen_annotators(make_project, annotator_in, client) -> None:
+    from django.urls import reverse
+
+    project = make_project("tc", k=2)
+    made = items(project, ["dev", "dev", "train"])
+    alice, bob, carol = (annotator_in(project) for _ in range(3))
+    client.force_login(project.memberships.get(role="manager").user)
+    url = reverse("annotation:project-items-assign", args=[project.pk])
+    response = client.post(url, {"assign-split": "dev", "assign-annotators": [alice.username, bob.username]})
+    assert response.status_code == 302
+    assert set(ItemAssignee.objects.values_list("item_id", "annotator_id")) == {
+        (item.pk, user.pk) for item in made[:2] for user in (alice, bob)}
+    # too few for k = 2: the error sits on the annotators, nothing changes
+    response = client.post(url, {"assign-split": "train", "assign-annotators": [carol.username]},
+                           HTTP_ACCEPT_LANGUAGE="ko")
+    assert response.status_code == 200
+    assert "annotators" in response.context["assign"].errors
+    assert "2명 이상을 고르세요" in response.content.decode()
+    assert not ItemAssignee.objects.filter(item=made[2]).exists()
+    # no condition at all is refused before the service
+    response = client.post(url, {"assign-annotators": [carol.username]})
+    assert response.status_code == 200 and response.context["assign"].non_field_errors()
+    # nobody ticked opens the dev items again
+    assert client.post(url, {"assign-split": "dev"}).status_code == 302
+    assert not ItemAssignee.objects.exists()
+    assert client.get(reverse("annotation:project-settings", args=[project.pk])).status_code == 200
+    client.force_login(alice)
+    assert client.post(url, {"assign-split": "dev"}).status_code == 403

@@ -61,5 +61,14 @@ def test_a_manager_sets_a_budget_by_split_and_a_sample(browser, live_server, see
         section.screenshot(path=str(tmp_path / f"budget-error-{locale}.png"))
         project.refresh_from_db()
         assert len(project.options["budget"]["rules"]) == 1
+        # the assignment form: dev items to two annotators is too few for k = 5; the error names how many
+        assign = page.locator("form.assign-items")
+        assign.locator("select[name=assign-split]").select_option("dev")
+        assign.locator("input[name=assign-annotators]").first.check()
+        assign.locator("button[type=submit]").click()
+        page.wait_for_load_state()
+        assert ("5명 이상을 고르세요" if korean else "choose at least 5") in page.locator("form.assign-items").inner_text()
+        page.locator("form.assign-items").screenshot(path=str(tmp_path / f"assign-{locale}.png"))
+        assert serious_violations(page) == []
     finally:
         context.close()
