@@ -67,7 +67,7 @@ def test_a_manager_sets_a_budget_by_split_and_a_sample(browser, live_server, see
         assign.locator("input[name=assign-annotators]").first.check()
         assign.locator("button[type=submit]").click()
         page.wait_for_load_state()
-        assert ("5명 이상을 고르세요" if korean else "choose at least 5") in page.locator("form.assign-items").inner_text()
+        assert ("5명 이상을 고르세요" if korean else "choose at least 5") in assign.inner_text()
         page.locator("form.assign-items").screenshot(path=str(tmp_path / f"assign-{locale}.png"))
         assert serious_violations(page) == []
     finally:
