@@ -33,6 +33,7 @@ from .models import (
     Guideline,
     GuidelineAcknowledgement,
     Item,
+    ItemAssignee,
     Membership,
     Project,
     QueueSlot,
@@ -300,10 +301,20 @@ class AssignmentAdmin(ReadOnlyAdmin):
 class QueueSlotAdmin(ReadOnlyAdmin):
     """Read-only: the counter is maintained by the queue services; an edit here would break k."""
 
-    list_display = ("item", "project", "stage", "live", "priority")
+    list_display = ("item", "project", "stage", "live", "needed", "priority")
     list_filter = ("stage", "project")
     search_fields = ("item__external_id",)
     list_select_related = ("item", "project")
+
+
+@admin.register(ItemAssignee)
+class ItemAssigneeAdmin(ReadOnlyAdmin):
+    """Read-only: ``services.items_assign`` checks the annotators are the project's and enough for each item's k,
+    and audits the change."""
+
+    list_display = ("item", "annotator", "assigned_by", "created_at")
+    search_fields = ("item__external_id", "annotator__username")
+    list_select_related = ("item", "annotator", "assigned_by")
 
 
 @admin.register(Annotation)

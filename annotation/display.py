@@ -131,6 +131,9 @@ NAMES: dict[str, dict[str, Promise]] = {
         "add_reference": _("contamination reference added"),
         "remove_reference": _("contamination reference removed"),
         "check_contamination": _("checked for contamination"),
+        "assign_splits": _("splits given"),
+        "assign": _("assigned to annotators"),
+        "unassign": _("opened to every annotator"),
     },
     # Fields of item payloads, annotation payloads and audit details.
     "field": {
@@ -157,6 +160,9 @@ NAMES: dict[str, dict[str, Promise]] = {
         "accepted_annotation": _("accepted annotation"), "screening_status": _("screening status"),
         "selection": _("selection"), "item_ids": _("items"), "override_reason": _("reason for publishing anyway"),
         "train": _("train"), "dev": _("dev"), "test": _("test"),
+        "options": _("options"), "budget": _("annotation budget"), "rules": _("rules"), "k": _("annotators per item"),
+        "annotators_per_item": _("annotators per item"), "split": _("split"), "sample": _("sample"),
+        "annotators": _("annotators"), "first_item": _("first item"), "last_item": _("last item"),
     },
 }
 

@@ -7,10 +7,12 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 
 from . import selectors
 from .assist import AssistSettings, assist_settings
+from .budget import K_MAX, RULES_MAX
 from .gold.rules import DAWID_SKENE, DISCARDED, MACE, NEEDS_ADJUDICATION
 from .models import Project, Role, ScreeningStatus, Split
 from .project_settings import (
@@ -111,6 +113,7 @@ class ItemFilterForm(forms.Form):
 SETTINGS_SECTIONS = (
     ("general", _("Project")),
     ("work", _("Annotation work")),
+    ("budget", _("Annotation budget")),
     ("gold", _("Gold labels")),
     ("assist", _("Model-assisted annotation")),
     ("pii", _("Personal information (PII) in imports")),
@@ -119,6 +122,7 @@ SETTINGS_SECTIONS = (
 SETTINGS_SECTION_FIELDS = {
     "general": ("name", "description"),
     "work": ("annotators_per_item", "lease_minutes"),
+    "budget": ("budget_",),
     "gold": ("gold_rule", "gold_min_votes", "gold_on_failure"),
     "assist": ("assist_", "queue_order"),
     "pii": ("pii_",),
@@ -132,6 +136,23 @@ def _put(mapping: dict[str, Any], key: str, value: Any, default: Any) -> None:
         mapping.pop(key, None)
     else:
         mapping[key] = value
+
+
+#: A rule row's fields, in the table's order.
+RULE_KEYS = ("k", "split", "sample", "seed", "source", "label")
+#: A rule row's split choice for "whatever the split" (``UNASSIGNED``, from the items filter, is "none yet").
+ANY = "*"
+
+
+def _budget_target(parts: list[str]) -> str:
+    """The settings page's field for the part of ``options.budget`` a service error names."""
+    if parts[:1] == ["splits"] and len(parts) > 1:
+        return f"budget_{parts[1]}"
+    if parts[:1] and parts[0].startswith("rules["):
+        index = parts[0][len("rules["):].rstrip("]")
+        key = parts[1] if len(parts) > 1 and parts[1] in RULE_KEYS else "k"
+        return f"rule_{index}_{key}"
+    return "budget_train"
 
 
 class ProjectSettingsForm(forms.Form):
@@ -214,6 +235,7 @@ class ProjectSettingsForm(forms.Form):
             self.fields[f"pii_{pii_type}"] = forms.ChoiceField(
                 label=type_names[pii_type], initial=configured.get(pii_type, self.pii_defaults[pii_type]),
                 choices=[(action, action_names.get(action, action)) for action in actions])
+        self._budget_fields(options.get("budget") or {})
         display = {language: self.task.label_display(self.schema, language) for language in self.languages}
         self.current_names = {value: {language: display[language][value] for language in self.languages
                                       if value in display[language]} for value in self.values}
@@ -237,6 +259,89 @@ class ProjectSettingsForm(forms.Form):
                 self.fields[f"new_name_{language}"] = forms.CharField(
                     label=_("Its name (%(language)s)") % {"language": language_names[language]}, required=False,
                     max_length=LABEL_NAME_MAX)
+
+    def _budget_fields(self, budget: dict[str, Any]) -> None:
+        """k per split (``budget_<split>``), then the budget's rules as rows (``rule_<i>_<key>``): the stored ones
+        and one empty row to add a rule."""
+        split_names = {"train": _("train"), "dev": _("dev"), "test": _("test")}
+        for split, name in split_names.items():
+            self.fields[f"budget_{split}"] = forms.IntegerField(
+                label=_("Annotators per item in %(split)s") % {"split": name}, required=False, min_value=1,
+                max_value=K_MAX, initial=(budget.get("splits") or {}).get(split),
+                help_text=_("Leave empty for the project's number.") if split == "test" else "")
+        rules = list(budget.get("rules") or [])
+        self.rule_count = min(len(rules) + 1, RULES_MAX)
+        sources = [("", _("any source"))] + [(name, name) for name in selectors.source_names(self.project)]
+        labels = list(self.schema.get(self.task.label_list, [])) if self.task.label_list else []
+        display = self.task.label_display(self.schema, translation.get_language() or settings.LANGUAGE_CODE)
+        for i in range(self.rule_count):
+            rule = rules[i] if i < len(rules) else {}
+            row = _("rule %(n)d") % {"n": i + 1}
+            share = rule.get("sample")
+            self.fields[f"rule_{i}_k"] = forms.IntegerField(
+                label=_("Annotators per item (%(row)s)") % {"row": row}, required=False, min_value=1,
+                max_value=K_MAX, initial=rule.get("k"))
+            self.fields[f"rule_{i}_split"] = forms.ChoiceField(
+                label=_("Split (%(row)s)") % {"row": row}, required=False, initial=rule.get("split", ANY),
+                choices=[(ANY, _("any split")), *split_names.items(), (UNASSIGNED, _("none yet"))])
+            self.fields[f"rule_{i}_sample"] = forms.FloatField(
+                label=_("Sample in percent (%(row)s)") % {"row": row}, required=False, min_value=0.01,
+                max_value=100, initial=None if share is None else round(share * 100, 6))
+            self.fields[f"rule_{i}_seed"] = forms.IntegerField(
+                label=_("Seed of the sample (%(row)s)") % {"row": row}, required=False, min_value=0,
+                initial=rule.get("seed"))
+            self.fields[f"rule_{i}_source"] = forms.ChoiceField(
+                label=_("Source (%(row)s)") % {"row": row}, required=False, initial=rule.get("source", ""),
+                choices=sources if rule.get("source") in (None, *dict(sources)) else [*sources, (rule["source"],
+                                                                                              rule["source"])])
+            self.fields[f"rule_{i}_label"] = forms.ChoiceField(
+                label=_("Corpus label (%(row)s)") % {"row": row}, required=False, initial=rule.get("label", ""),
+                choices=[("", _("any label")), *((value, display.get(value, value)) for value in labels)])
+            for key in RULE_KEYS:  # the table's cells have no label element of their own
+                field = self.fields[f"rule_{i}_{key}"]
+                field.widget.attrs["aria-label"] = field.label
+
+    def budget_rows(self) -> list[list[forms.BoundField]]:
+        """The rule rows' fields, for the template's table."""
+        return [[self[f"rule_{i}_{key}"] for key in RULE_KEYS] for i in range(self.rule_count)]
+
+    def _budget(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        splits = {split: data[f"budget_{split}"] for split in ("train", "dev", "test")
+                  if data[f"budget_{split}"] is not None}
+        rules = []
+        for i in range(self.rule_count):
+            if data[f"rule_{i}_k"] is None:  # a row without k is no rule (the empty row, or one cleared)
+                continue
+            rule: dict[str, Any] = {"k": data[f"rule_{i}_k"]}
+            if data[f"rule_{i}_split"] != ANY:
+                rule["split"] = Split.NONE.value if data[f"rule_{i}_split"] == UNASSIGNED else data[f"rule_{i}_split"]
+            if data[f"rule_{i}_sample"] is not None:
+                rule["sample"] = round(data[f"rule_{i}_sample"] / 100, 8)
+                if data[f"rule_{i}_seed"] is not None:
+                    rule["seed"] = data[f"rule_{i}_seed"]
+            for key in ("source", "label"):
+                if data[f"rule_{i}_{key}"]:
+                    rule[key] = data[f"rule_{i}_{key}"]
+            rules.append(rule)
+        budget: dict[str, Any] = {}
+        if splits:
+            budget["splits"] = splits
+        if rules:
+            budget["rules"] = rules
+        return budget
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        for i in range(getattr(self, "rule_count", 0)):
+            if data.get(f"rule_{i}_k") is None:
+                continue
+            if not any(data.get(f"rule_{i}_{key}") not in (None, "", ANY) for key in ("split", "sample", "source",
+                                                                                      "label")):
+                self.add_error(f"rule_{i}_k", _("A rule needs a condition: a split, a sample, a source or a label."))
+            if data.get(f"rule_{i}_seed") is not None and data.get(f"rule_{i}_sample") is None:
+                self.add_error(f"rule_{i}_seed", _("A seed goes with a sample; give the sample's percentage too."))
+        return data
 
     @property
     def removable(self) -> bool:
@@ -290,6 +395,7 @@ class ProjectSettingsForm(forms.Form):
         _put(pii, "replacement", data["pii_replacement"], "placeholder")
         _put(options, "pii", pii, {})
         _put(options, "contamination_policy", data["contamination_policy"], CONTAMINATION_POLICIES[0])
+        _put(options, "budget", self._budget(), {})
         return options
 
     def _schema(self) -> dict[str, Any]:
@@ -317,7 +423,9 @@ class ProjectSettingsForm(forms.Form):
         ``label_schema.label_names.neutral.ko``), or above the form."""
         parts = (error.field or "").split(".")
         target = None
-        if parts[0] == "options" and len(parts) > 1:
+        if parts[:2] == ["options", "budget"]:
+            target = _budget_target(parts[2:])
+        elif parts[0] == "options" and len(parts) > 1:
             target = {"assist": "assist_fraction", "pii": "pii_replacement"}.get(parts[1], parts[1])
         elif parts[:2] == ["label_schema", LABEL_NAMES] and len(parts) > 2 and parts[2] in self.values:
             language = parts[3] if len(parts) > 3 and parts[3] in self.languages else self.languages[0]
@@ -327,3 +435,53 @@ class ProjectSettingsForm(forms.Form):
         elif parts[0] in self.fields:
             target = parts[0]
         self.add_error(target if target in self.fields else None, error.message)
+
+
+class ItemsAssignForm(forms.Form):
+    """Items chosen by a budget rule's conditions, given to chosen annotators (``services.items_assign``); no
+    annotator ticked opens the chosen items to every annotator again."""
+
+    split = forms.ChoiceField(label=_("Split"), required=False)
+    sample = forms.FloatField(label=_("Sample in percent"), required=False, min_value=0.01, max_value=100)
+    seed = forms.IntegerField(label=_("Seed"), required=False, min_value=0)
+    source = forms.ChoiceField(label=_("Source"), required=False)
+    label = forms.ChoiceField(label=_("Corpus label"), required=False)
+    annotators = forms.MultipleChoiceField(label=_("Annotators"), required=False, widget=forms.CheckboxSelectMultiple)
+
+    def __init__(self, data: Any = None, *, project: Project) -> None:
+        super().__init__(data, prefix="assign")
+        schema = project.label_schema or {}
+        task = project.task
+        labels = list(schema.get(task.label_list, [])) if task.label_list else []
+        display = task.label_display(schema, translation.get_language() or settings.LANGUAGE_CODE)
+        self.fields["split"].choices = [(ANY, _("any split")), ("train", _("train")), ("dev", _("dev")),
+                                        ("test", _("test")), (UNASSIGNED, _("none yet"))]
+        self.fields["source"].choices = [("", _("any source"))] + [(n, n) for n in selectors.source_names(project)]
+        self.fields["label"].choices = [("", _("any label")), *((value, display.get(value, value)) for value in labels)]
+        self.fields["annotators"].choices = [(m.user.username, m.user.username) for m in
+                                             selectors.project_members(project) if m.role == Role.ANNOTATOR]
+
+    def where(self) -> dict[str, Any]:
+        """The conditions as ``services.items_chosen`` takes them."""
+        data = self.cleaned_data
+        where: dict[str, Any] = {}
+        if data["split"] and data["split"] != ANY:
+            where["split"] = Split.NONE.value if data["split"] == UNASSIGNED else data["split"]
+        if data["sample"] is not None:
+            where["sample"] = round(data["sample"] / 100, 8)
+            if data["seed"] is not None:
+                where["seed"] = data["seed"]
+        for key in ("source", "label"):
+            if data[key]:
+                where[key] = data[key]
+        return where
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if self.is_bound and not self.errors and not self.where():
+            raise forms.ValidationError(_("Choose the items: a split, a sample, a source or a label."))
+        return data
+
+    def add_service_error(self, error: Any) -> None:
+        field = (error.field or "").split(".")[-1]
+        self.add_error(field if field in self.fields else None, error.message)

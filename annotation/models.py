@@ -355,11 +355,15 @@ class QueueSlot(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="queue_slots")
     stage = models.CharField(max_length=30)
     live = models.PositiveIntegerField(default=0)
+    #: The item's k in this stage: the stage's fixed number, else the project's budget for the item
+    #: (``annotation.budget``), written when the slot is made and whenever the budget or the item's split changes.
+    needed = models.PositiveSmallIntegerField(default=1)
     priority = models.FloatField(null=True, blank=True)
 
     class Meta:
         #: (project, stage, item) rather than (item, stage): the same uniqueness, and it finds the newest slot.
-        constraints = [models.UniqueConstraint(fields=["project", "stage", "item"], name="queueslot_unique")]
+        constraints = [models.UniqueConstraint(fields=["project", "stage", "item"], name="queueslot_unique"),
+                       models.CheckConstraint(condition=Q(needed__gte=1), name="queueslot_needed_at_least_one")]
         indexes = [
             models.Index(fields=["project", "stage", "-live", "item"], name="queueslot_take"),
             models.Index(F("project"), F("stage"), UNSET_PRIORITY_LAST.desc(), F("item"),
@@ -368,6 +372,25 @@ class QueueSlot(models.Model):
 
     def __str__(self) -> str:
         return f"{self.item_id} {self.stage}: {self.live}"
+
+
+class ItemAssignee(models.Model):
+    """An annotator a manager chose for an item: an item with assignees is offered to them alone (every stage),
+    still to k of them; items without any go to every annotator of the project."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignees", db_index=False)
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    assigned_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["item_id", "annotator_id"]
+        # (item, annotator): the take's probe of an item's assignees, and one row per pair.
+        constraints = [models.UniqueConstraint(fields=["item", "annotator"], name="itemassignee_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.item_id} → {self.annotator_id}"
 
 
 class Annotation(models.Model):
@@ -590,6 +613,7 @@ class AuditObject(models.TextChoices):
     IMPORT = "import", _("import")
     SCREENING = "screening", _("screening review")
     PROJECT = "project", _("project settings")
+    ASSIGNEES = "assignees", _("item assignees")
 
 
 class AuditEvent(models.Model):

@@ -129,6 +129,16 @@ def _contamination_policy(value: Any) -> str | None:
     return _choice(value, CONTAMINATION_POLICIES)
 
 
+def _budget(value: Any) -> str | None:
+    """The budget's own field (``options.budget.rules[0].sample``) names where it is wrong."""
+    from .budget import budget_problem
+
+    problem = budget_problem(value)
+    if problem is not None:
+        raise ServiceError(problem[1], field=f"options.{problem[0]}")
+    return None
+
+
 #: The assist keys the suggester writes (``services.suggestions``), not a manager.
 ASSIST_RECORDED = ("model_version", "source", "trained_on")
 
@@ -141,6 +151,7 @@ OPTIONS: dict[str, Callable[[Any], str | None]] = {
     "gold_on_failure": _gold_on_failure,
     "assist": _assist,
     "contamination_policy": _contamination_policy,
+    "budget": _budget,
 }
 #: Options a label schema may also carry (the gold settings a task type sets as its default, e.g. NLI's votes).
 GOLD_KEYS = ("gold_rule", "gold_min_votes", "gold_on_failure")

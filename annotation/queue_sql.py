@@ -26,6 +26,7 @@ from .models import (
     Flag,
     FlagResolution,
     Item,
+    ItemAssignee,
     Project,
     QueueSlot,
     User,
@@ -33,8 +34,8 @@ from .models import (
 from .rows import Statement, insert_instance, insert_statement, saved, with_writes
 from .selectors import _item, columns, fetch_instance
 
-_ITEM, _SLOT, _ASSIGNMENT, _ANNOTATION, _FLAG = (m._meta.db_table for m in (Item, QueueSlot, Assignment,
-                                                                            Annotation, Flag))
+_ITEM, _SLOT, _ASSIGNMENT, _ANNOTATION, _FLAG, _ASSIGNEE = (m._meta.db_table for m in (
+    Item, QueueSlot, Assignment, Annotation, Flag, ItemAssignee))
 _ASSIGNMENT_COLUMNS = columns(Assignment, "a")
 #: The constant of the "uncertainty" order's index expression (unset priorities last).
 _UNSET_PRIORITY = UNSET_PRIORITY_LAST.get_source_expressions()[1].value
@@ -121,14 +122,17 @@ def queue_candidate(project: Project, user: User, stage: str, *, lock: bool = Fa
     stages = project.task.stages
     index = [s.name for s in stages].index(stage)
     where = [
-        "s.project_id = %s", "s.stage = %s", "s.live < %s", "i.screening_status IN (%s, %s)",
+        "s.project_id = %s", "s.stage = %s", "s.live < s.needed", "i.screening_status IN (%s, %s)",
         f"NOT EXISTS (SELECT 1 FROM {_FLAG} f WHERE f.item_id = s.item_id AND f.resolution = %s)",
         f"NOT EXISTS (SELECT 1 FROM {_ASSIGNMENT} a WHERE a.item_id = s.item_id AND a.annotator_id = %s"
         " AND a.stage = %s AND a.status <> %s)",
+        # Items a manager assigned to chosen annotators go to them alone.
+        f"(NOT EXISTS (SELECT 1 FROM {_ASSIGNEE} r WHERE r.item_id = s.item_id)"
+        f" OR EXISTS (SELECT 1 FROM {_ASSIGNEE} r WHERE r.item_id = s.item_id AND r.annotator_id = %s))",
     ]
     params: list[Any] = [user.pk, stage,  # the select list's subquery
-                         project.pk, stage, project.annotations_needed(stage), *ANNOTATABLE_SCREENING,
-                         FlagResolution.OPEN.value, user.pk, stage, AssignmentStatus.EXPIRED.value]
+                         project.pk, stage, *ANNOTATABLE_SCREENING,
+                         FlagResolution.OPEN.value, user.pk, stage, AssignmentStatus.EXPIRED.value, user.pk]
     if slot_id is not None:
         where.append("s.id = %s")
         params.append(slot_id)
@@ -183,17 +187,17 @@ def places_held(item_id: int, stage: str) -> int:
 
 
 _RESERVE_SQL = (f"UPDATE {_SLOT} SET live = {PLACES_TAKEN_SQL} + 1"
-                f" WHERE id = %s AND {PLACES_TAKEN_SQL} < %s")
+                f" WHERE id = %s AND {PLACES_TAKEN_SQL} < needed")
 
 
-def place_reserve(slot_id: int, item_id: int, stage: str, needed: int, lease: Assignment | None = None) -> bool:
-    """Recount the item's taken places under the slot's lock and, when one is free, count the lease about to be
-    written (one statement); ``False`` when the item has none free.
+def place_reserve(slot_id: int, item_id: int, stage: str, lease: Assignment | None = None) -> bool:
+    """Recount the item's taken places under the slot's lock and, when one is free (fewer than the slot's k,
+    ``needed``), count the lease about to be written (one statement); ``False`` when the item has none free.
 
     ``lease``, a new assignment, is then inserted (its id set on it); on PostgreSQL in the same statement, its
     INSERT reading the UPDATE's row, so that it is written exactly when the place was."""
     taken = places_taken_params(item_id, stage)
-    reserve = [*taken, slot_id, *taken, needed]
+    reserve = [*taken, slot_id, *taken]
     if lease is None or connection.vendor != "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(_RESERVE_SQL, reserve)

@@ -26,6 +26,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
+from .budget import budget_of, item_k, stage_k
 from .gold.selectors import DECIDED_GOLD, releasable_items
 from .models import (
     ANNOTATABLE_SCREENING,
@@ -41,6 +42,7 @@ from .models import (
     Guideline,
     GuidelineAcknowledgement,
     Item,
+    ItemAssignee,
     Membership,
     Project,
     Role,
@@ -280,38 +282,73 @@ def flags_visible_to(user: User, project: Project) -> QuerySet[Flag]:
     return qs.filter(user=user)
 
 
-def stage_complete(project: Project, stage: str, annotations: Any) -> Any:
+def stage_complete(project: Project, stage: str, annotations: Any, item_ids: Any = None) -> Any:
     """The one definition of "complete": an item's stage is complete when it has k annotations in that stage
-    (k = ``project.annotations_needed(stage)``), imported corpus annotations included.
+    (k = the item's under the project's budget, :func:`stage_needed`), imported corpus annotations included.
 
     ``annotations`` is an item's count of annotations in the stage, or an array of counts (numpy or pandas),
-    answered element by element. Progress, agreement and the release card count with this rule, as the queue
+    answered element by element; ``item_ids`` the item (or array of items) they count, needed only when the
+    budget gives items different k. Progress, agreement and the release card count with this rule, as the queue
     does when it hands out places.
     """
-    return annotations >= project.annotations_needed(stage)
+    return annotations >= stage_needed(project, stage, item_ids)
+
+
+def stage_needed(project: Project, stage: str, item_ids: Any = None) -> Any:
+    """The k of ``item_ids`` (an id or a numpy array of ids) in the stage: one number when every item has the
+    same (a uniform budget, a stage with a fixed number), else an array aligned with ``item_ids``."""
+
+    budget = budget_of(project)
+    fixed = project.task.stage(stage).annotators
+    if fixed is not None or budget.uniform:
+        return fixed or budget.default
+    if item_ids is None:
+        raise ValueError("the project's budget gives items different k: pass the items")
+    needed = budget_ks(project, item_ids)
+    return int(needed) if needed.ndim == 0 else needed
+
+
+def budget_ks(project: Project, item_ids: Any) -> Any:
+    """The budget's k of each of ``item_ids`` (a numpy array, or one id), as a numpy array of their shape: the
+    project's items' k read in one query (items not in the project get the project's k)."""
+    import numpy as np
+
+    budget = budget_of(project)
+    ids = np.asarray(item_ids, dtype=np.int64)
+    if budget.uniform:
+        return np.full(ids.shape, budget.default, dtype=np.int64)
+    known = np.array(Item.objects.filter(project=project).annotate(k=item_k(budget)).order_by("pk")
+                     .values_list("pk", "k"), dtype=np.int64).reshape(-1, 2)
+    if not len(known):
+        return np.full(ids.shape, budget.default, dtype=np.int64)
+    at = np.clip(np.searchsorted(known[:, 0], ids), 0, len(known) - 1)
+    return np.where(known[at, 0] == ids, known[at, 1], budget.default)
 
 
 def project_progress(project: Project) -> dict[str, object]:
     """Items and annotations per stage, for managers (never shown to annotators)."""
+    import numpy as np
+
     items = Item.objects.filter(project=project)
     total = items.count()
     by_screening = dict(items.values_list("screening_status").annotate(n=Count("id")).order_by())
     stages = []
     for stage in project.stage_names:
-        needed = project.annotations_needed(stage)
-        per_item = (
+        per_item = list(
             Annotation.objects.filter(item__project=project, stage=stage)
             .values("item_id")
             .annotate(n=Count("id"))
-            .values_list("n", flat=True)
+            .values_list("item_id", "n")
         )
-        counts = list(per_item)
+        counts = [n for _item, n in per_item]
+        complete = stage_complete(project, stage, np.array(counts, dtype=np.int64),
+                                  np.array([item for item, _n in per_item], dtype=np.int64))
         stages.append({
             "stage": stage,
-            "needed_per_item": needed,
+            "needed_per_item": project.annotations_needed(stage),
             "annotations": sum(counts),
             "items_started": len(counts),
-            "items_complete": sum(1 for n in counts if stage_complete(project, stage, n)),
+            "items_complete": int(np.count_nonzero(complete)) if len(counts) else 0,
         })
     return {
         "items": total,
@@ -378,13 +415,14 @@ def eligible_items(project: Project, user: User, stage: str, *, leases_hold: boo
     annotator could get once others' leases run out.
     """
     now = timezone.now()
-    needed = project.annotations_needed(stage)
     qs = (
         annotatable_items(project)
         .exclude(assignments__in=Assignment.objects.filter(annotator=user, stage=stage)
                  .exclude(status=AssignmentStatus.EXPIRED))
-        .annotate(live=_live_count(OuterRef("pk"), stage, now, leases_hold=leases_hold))
-        .filter(live__lt=needed)
+        .filter(open_to(user))
+        .annotate(live=_live_count(OuterRef("pk"), stage, now, leases_hold=leases_hold),
+                  needed=stage_k(project, budget_of(project), stage))
+        .filter(live__lt=F("needed"))
     )
     stages = project.task.stages
     index = [s.name for s in stages].index(stage)
@@ -397,6 +435,41 @@ def eligible_items(project: Project, user: User, stage: str, *, leases_hold: boo
             annotations__annotator=user, annotations__stage=previous.name
         )
     return qs.order_by(F("live").desc(), "id")
+
+
+def open_to(user: User) -> Q:
+    """Items the annotator may be given: those no manager assigned to chosen annotators, and those assigned to
+    them (the take's rule in SQL: :func:`annotation.queue_sql.queue_candidate`)."""
+    return ~Exists(ItemAssignee.objects.filter(item=OuterRef("pk"))) | Exists(
+        ItemAssignee.objects.filter(item=OuterRef("pk"), annotator=user))
+
+
+def item_needed(project: Project, item_id: int, stage: str) -> int:
+    """The item's k in the stage under the project's budget (what its slot's ``needed`` holds)."""
+    return Item.objects.filter(pk=item_id).annotate(k=stage_k(project, budget_of(project), stage)
+                                                    ).values_list("k", flat=True).get()
+
+
+def budget_summary(project: Project) -> dict[str, Any]:
+    """The project's budget as stored, how many items get each k under it, and the assigned items per annotator."""
+    stored = (project.options or {}).get("budget") or {}
+    budget = budget_of(project)
+    by_k = (Item.objects.filter(project=project).annotate(k=item_k(budget)).values("k").annotate(n=Count("id"))
+            .order_by("k").values_list("k", "n"))
+    return {"default": budget.default, "splits": stored.get("splits", {}), "rules": stored.get("rules", []),
+            "items_by_k": {str(k): n for k, n in by_k}, "assignees": assignee_counts(project)}
+
+
+def source_names(project: Project) -> list[str]:
+    """The names of the project's sources (what a budget rule's ``source`` may name)."""
+    return list(project.sources.order_by("name").values_list("name", flat=True))
+
+
+def assignee_counts(project: Project) -> list[dict[str, Any]]:
+    """Per annotator, how many of the project's items are assigned to them."""
+    rows = (ItemAssignee.objects.filter(item__project=project).values("annotator__username")
+            .annotate(items=Count("item_id")).order_by("annotator__username"))
+    return [{"annotator": row["annotator__username"], "items": row["items"]} for row in rows]
 
 
 def annotator_queue_key(project: Project, user: User) -> int:

@@ -30,6 +30,7 @@ urlpatterns = [
     path("projects/<int:project_id>/mine/<int:annotation_id>/", views.my_submission_revise,
          name="my-submission-revise"),
     path("projects/<int:project_id>/settings/", views.project_settings, name="project-settings"),
+    path("projects/<int:project_id>/settings/assign/", views.project_items_assign, name="project-items-assign"),
     path("projects/<int:project_id>/webhooks/", views_webhooks.project_webhooks, name="project-webhooks"),
     path("", include(urls_review.urlpatterns)),
 ]

@@ -20,6 +20,7 @@ from django.templatetags.static import static
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods, require_POST
 
 from . import display, selectors, services
@@ -28,6 +29,7 @@ from .forms import (
     GuidelineForm,
     GuidelinePreviewForm,
     ItemFilterForm,
+    ItemsAssignForm,
     MemberAddForm,
     MemberRoleForm,
     ProjectCreateForm,
@@ -292,8 +294,34 @@ def project_settings(request: HttpRequest, project_id: int) -> HttpResponse:
         else:
             messages.success(request, _("Settings saved."))
             return redirect("annotation:project-settings", project.pk)
+    return _settings_page(request, project, role, form)
+
+
+@login_required
+@require_http_methods(["POST"])
+def project_items_assign(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The settings page's assignment form: items chosen by conditions go to the ticked annotators alone."""
+    project, role = project_for(request, project_id, MANAGE)
+    form = ItemsAssignForm(request.POST, project=project)
+    if form.is_valid():
+        try:
+            count = services.items_assign(project=project, items=services.items_chosen(project, where=form.where()),
+                                          annotators=form.cleaned_data["annotators"], by=request.user)
+        except services.ServiceError as error:
+            form.add_service_error(error)
+        else:
+            messages.success(request, ngettext("%(n)d item assigned.", "%(n)d items assigned.", count) % {"n": count})
+            return redirect("annotation:project-settings", project.pk)
+    return _settings_page(request, project, role, ProjectSettingsForm(project=project,
+                                                                      locks=services.project_locks(project)), form)
+
+
+def _settings_page(request: HttpRequest, project: Project, role: str, form: ProjectSettingsForm,
+                   assign: ItemsAssignForm | None = None) -> HttpResponse:
     context = _project_context(project, role, "settings")
-    context.update({"form": form, "locks": locks, "task_title": task_title(project.task.title)})
+    context.update({"form": form, "locks": form.locks, "task_title": task_title(project.task.title),
+                    "budget": selectors.budget_summary(project),
+                    "assign": assign or ItemsAssignForm(project=project)})
     return render(request, "annotation/project_settings.html", context)
 
 

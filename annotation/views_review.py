@@ -22,6 +22,7 @@ from .agreement import plots
 from .agreement import selectors as agreement_selectors
 from .agreement import services as agreement_services
 from .api.parsers import JsonInputError, loads_checked
+from .budget import budget_of
 from .gold import selectors as gold_selectors
 from .gold import services as gold_services
 from .models import GoldStatus, Item, JobStatus, Project
@@ -153,7 +154,7 @@ def dashboard(request: HttpRequest, project_id: int) -> HttpResponse:
         charts=dashboard_plots(report, label_display(project)) if report else {},
         annotators=annotator_rows(report) if report else [],
         breakdowns=review_breakdowns.breakdowns(report) if report else None,
-        refresh=job.status in (JobStatus.PENDING, JobStatus.RUNNING)))
+        refresh=job.status in (JobStatus.PENDING, JobStatus.RUNNING), budgeted=not budget_of(project).uniform))
 
 
 @login_required

@@ -318,8 +318,10 @@ def render_card(m: dict[str, Any], schema: FlatSchema, guidelines: list[dict[str
         complete = ann.get("complete", {})
         out += _table(["stage", "annotators per item: items", "complete items (k annotations, corpus labels included)"],
                       [[stage, ", ".join(f"{k}: {v}" for k, v in hist.items()),
-                        f"{complete[stage]['items']} (k = {complete[stage]['k']})" if stage in complete else ""]
+                        (f"{complete[stage]['items']} (k = {complete[stage]['k']})" if complete[stage]["k"] != "budget"
+                         else f"{complete[stage]['items']} (each with its own k)") if stage in complete else ""]
                        for stage, hist in per_item.items()])
+    out += _budget(ann.get("budget") or {})
     out += _assistance(ann["assisted"])
     gold = m["gold"]
     out += [f"Gold labels: source **{gold.get('source')}** — {gold.get('rule')}.", ""]
@@ -419,6 +421,21 @@ def _reliability(agreement: dict[str, Any]) -> list[str]:
          "—" if row["ci95"][0] is None else f"[{_number(row['ci95'][0])}, {_number(row['ci95'][1])}]",
          "—" if row["items"] is None else str(row["items"]),
          "—" if row["annotations"] is None else str(row["annotations"])] for row in found.rows])
+
+
+def _budget(budget: dict[str, Any]) -> list[str]:
+    """How many annotators each item was given (the project's budget by split and subset), when not all alike."""
+    by_split = budget.get("items_by_k") or {}
+    if not budget.get("file"):
+        return []
+    out = ["Annotators per item differed by split and subset (the project's annotation budget): default k = "
+           f"{budget.get('default')}"
+           + "".join(f", {split} k = {k}" for split, k in sorted((budget.get("splits") or {}).items()))
+           + (f", and {len(budget.get('rules') or [])} subset rule(s) (in the manifest)" if budget.get("rules")
+              else "") + f". `{budget['file']}` gives each record's k.", ""]
+    out += _table(["split", "items by k"], [[split, ", ".join(f"k = {k}: {n}" for k, n in counts.items())]
+                                            for split, counts in by_split.items()])
+    return out
 
 
 def _assistance(a: dict[str, int]) -> list[str]:

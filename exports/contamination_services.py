@@ -15,8 +15,9 @@ from annotation.audit import audit_record
 from annotation.models import AuditObject, Membership, Project, Role, User
 from annotation.services import ServiceError
 from config.jobs import error_summary
+from datasets_build.selectors import near_duplicate_links
 
-from . import diff, selectors
+from . import diff
 from .contamination import release_contamination
 from .models import BUILT, ContaminationCheck, ContaminationReference, ReferenceKind, Release, SuggesterRunStatus
 
@@ -139,8 +140,7 @@ def check_run(check_id: int) -> ContaminationCheck:
     release = check.release
     fields: dict[str, Any]
     try:
-        result = release_contamination(release, diff.held_of(release),
-                                       selectors.near_duplicate_links(release.project))
+        result = release_contamination(release, diff.held_of(release), near_duplicate_links(release.project))
         fields = {"status": SuggesterRunStatus.DONE, "result": result}
     except Exception as error:  # recorded on the check: the page and the API say why it did not run
         fields = {"status": SuggesterRunStatus.FAILED, "error": error_summary(error)[:4000]}

@@ -6,17 +6,14 @@ time in item-id order and merged, so memory stays flat however big the project i
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import orjson
 from django.core.files import File
-from django.db import connection
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet, TextField, Value
-from django.db.models.functions import Cast, Concat
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, TextField
+from django.db.models.functions import Cast
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
@@ -311,30 +308,6 @@ def _merged(items: Iterator[tuple[Any, ...]], annotations: Iterator[tuple[Any, .
         if gold is not None and gold[0] == item_id:
             item.gold, item.gold_status = _json(gold[1]), gold[2]
         yield item
-
-
-def near_duplicate_links(project: Project, *, chunk: int = 50_000) -> np.ndarray:
-    """The import's near-duplicate links (MinHash LSH, ``datasets_build.models.NearDuplicate``) as an ``(m, 2)``
-    array: each grouped item with its group, which is named by its first item's id (``SplitUnits.link`` joins
-    them). On PostgreSQL the links come as one string of numbers, which numpy reads (80,000 links as Python rows
-    cost 50 ms of this process's time, as one string 5 ms); elsewhere ``chunk`` rows at a time."""
-    from datasets_build.models import NearDuplicate
-
-    links = NearDuplicate.objects.filter(project=project)
-    if connection.vendor == "postgresql":
-        from django.contrib.postgres.aggregates import StringAgg
-
-        numbers = links.aggregate(numbers=StringAgg(
-            Concat(Cast("item_id", TextField()), Value(","), Cast("group", TextField()), output_field=TextField()),
-            delimiter=","))["numbers"]
-        return np.fromstring(numbers or "", dtype=np.int64, sep=",").reshape(-1, 2)
-    found = array("q")
-    last = 0
-    while rows := list(links.filter(id__gt=last).order_by("id").values_list("id", "item_id", "group")[:chunk]):
-        for _id, item_id, group in rows:
-            found.extend((item_id, group))
-        last = rows[-1][0]
-    return np.frombuffer(found, dtype=np.int64).reshape(-1, 2)
 
 
 def screening_counts(project: Project) -> dict[str, Any]:

@@ -46,8 +46,10 @@ from django.db.models import Count, Min
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from annotation import services as annotation_services
 from annotation.agreement.reliability import REPORT_KEYS as RELIABILITY_KEYS
 from annotation.audit import audit_record
+from annotation.budget import budget_of
 from annotation.gold import selectors as gold_selectors
 from annotation.gold.services import gold_compute
 from annotation.models import (
@@ -60,12 +62,13 @@ from annotation.models import (
     User,
     WebhookEvent,
 )
-from annotation.selectors import stage_complete
+from annotation.selectors import budget_ks, stage_complete
 from annotation.services import ServiceError
 from annotation.webhooks import services as webhooks
 from config.jobs import DATABASE_LOST, drop_connection, error_summary
 from config.storage import RELEASES, SUMS_NAME, StoredFolder, record
 from datasets_build import splits as split_lib
+from datasets_build.selectors import near_duplicate_links
 
 from . import diff, selectors
 from .ahead import may_read_ahead
@@ -537,6 +540,8 @@ def release_splits_apply(project: Project) -> None:
                                                 release_id__gt=pending[0]).exists():
                 row = ReleaseSplits.objects.get(release_id=pending[0])
                 _items_split_write(*row.unpacked(), row.names)
+                if not budget_of(project).uniform:  # a k by split follows the item's new split
+                    annotation_services.queue_needed_refresh(project)
             ReleaseSplits.objects.filter(release_id__in=pending).update(applied=True)
     except DATABASE_LOST:
         raise
@@ -710,7 +715,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
             if gold is not None:
                 beside.append(gold)  # waited for however the build ends
             # The near-duplicate links and the annotators' first annotations are read while the items stream.
-            links = _Beside(lambda: selectors.near_duplicate_links(project))
+            links = _Beside(lambda: near_duplicate_links(project))
             beside.append(links)
             raters = _RaterIds(project)
             beside.append(raters.first_seen)
@@ -811,6 +816,8 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
     if "klue" in release.formats:
         written += write_klue_extras(folder, project.task_type, schema, project.label_schema or {})
     written += write_extras(folder, project.task_type, release.formats, project.label_schema or {})
+    budget, budget_files = _budget_record(project, folder, ids, codes, names)
+    written += budget_files
 
     report("card")
     gold_rule, screening = card_counts.outcome()
@@ -827,7 +834,8 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
         "screening": {**screening, "pii_by_type": dict(sorted(gathered.pii.items())),
                       "items_with_pii": gathered.items_with_pii,
                       "included_by_status": dict(sorted(gathered.included_status.items()))},
-        "annotators": _annotators(project, raters.people, gathered.per_item, gathered.assisted),
+        "annotators": {**_annotators(project, raters.people, gathered.per_item, gathered.assisted, ids),
+                       "budget": budget},
         "sources": selectors.sources_by_id(gathered.source_ids),
         "baseline_check": {"passed": None, "reason": "pending"},
     }
@@ -838,7 +846,7 @@ def _build(release: Release, folder: Path, work: Path, report: Callable[..., Non
                                                                               gathered.excluded_codes, strict=True)},
                      label_counts=label_counts, agreement=release.agreement)
     report("contamination")
-    _set(release, contamination=release_contamination(release, held, selectors.near_duplicate_links(project),
+    _set(release, contamination=release_contamination(release, held, near_duplicate_links(project),
                                                       progress=lambda _label, n: report("contamination", n)))
     changes = diff.build_changelog(release, held, folder)
     if changes is not None:
@@ -913,20 +921,60 @@ def _agreement(project: Project) -> dict[str, Any]:
 
 
 def _annotators(project: Project, people: list[dict[str, Any]], per_item: dict[str, Counter[int]],
-                assisted: Counter[str]) -> dict[str, Any]:
+                assisted: Counter[str], released: np.ndarray) -> dict[str, Any]:
     """Who annotated, how many per item, and (``assisted``) how much of the released items' gold was made with
     a model's suggestion shown: released items, items with at least one assisted annotation, and the released
     items' Goldset annotations, those shown a suggestion and those that kept it unchanged."""
     total = len(people)
     imported = sum(bool(person["annotator__is_imported"]) for person in people)
-    complete = {stage: {"k": project.annotations_needed(stage),
-                        "items": sum(n for count, n in hist.items() if stage_complete(project, stage, count))}
-                for stage, hist in per_item.items()}
+    if budget_of(project).uniform:
+        complete = {stage: {"k": project.annotations_needed(stage),
+                            "items": sum(n for count, n in hist.items() if stage_complete(project, stage, count))}
+                    for stage, hist in per_item.items()}
+    else:  # items have different k: each released item's counts against its own
+        complete = {stage: {"k": "budget", "items": _complete_under_budget(project, stage, released)}
+                    for stage in per_item}
     return {"total": total, "imported": imported,
             "per_item": {stage: {str(k): v for k, v in sorted(hist.items())} for stage, hist in per_item.items()},
             "complete": complete,
             "assisted": {key: assisted[key] for key in
                          ("items", "assisted_items", "annotations", "shown", "accepted_unchanged")}}
+
+
+def _complete_under_budget(project: Project, stage: str, released: np.ndarray) -> int:
+    """How many of the ``released`` items hold their own k of annotations in ``stage``."""
+    counts = np.array(Annotation.objects.filter(item__project=project, stage=stage).values("item_id")
+                      .annotate(n=Count("id")).order_by("item_id").values_list("item_id", "n"),
+                      dtype=np.int64).reshape(-1, 2)
+    counts = counts[np.isin(counts[:, 0], released)]
+    return int(np.count_nonzero(stage_complete(project, stage, counts[:, 1], counts[:, 0])))
+
+
+#: The file of a release whose items had different k: each record's id, split and k.
+BUDGET_FILE = "annotators_per_item.csv"
+
+
+def _budget_record(project: Project, folder: Path, ids: np.ndarray, codes: np.ndarray, names: list[str]
+                   ) -> tuple[dict[str, Any], list[WrittenFile]]:
+    """The k each released item had under the project's budget: for the manifest, the budget and how many items of
+    each split had each k; when they differ, :data:`BUDGET_FILE` lists every record (id, split, k)."""
+    budget = budget_of(project)
+    ks = budget_ks(project, ids)
+    by_split = {name: {str(k): int(n) for k, n in zip(*np.unique(ks[codes == i], return_counts=True), strict=True)}
+                for i, name in enumerate(names)}
+    record: dict[str, Any] = {
+        "default": budget.default, "splits": dict(budget.splits),
+        "rules": (project.options or {}).get("budget", {}).get("rules", []), "items_by_k": by_split}
+    if len(np.unique(ks)) < 2:
+        return record, []
+    guids = diff.record_ids(project.pk, project.slug, ids.tolist())
+    with open(folder / BUDGET_FILE, "w", encoding="utf-8", newline="") as out:
+        out.write("guid,split,k\n")
+        for item, code, k in zip(ids.tolist(), codes.tolist(), ks.tolist(), strict=True):
+            guid = guids[item].replace('"', '""')
+            out.write(f'"{guid}",{names[code]},{k}\n')
+    record["file"] = BUDGET_FILE
+    return record, [WrittenFile(BUDGET_FILE, "budget", records=len(ids))]
 
 
 def _check_seed(release: Release) -> int:

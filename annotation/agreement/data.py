@@ -37,7 +37,7 @@ from ..models import (
     Project,
     User,
 )
-from ..selectors import stage_complete
+from ..selectors import stage_complete, stage_needed
 from .lazy import pd
 
 #: Why an item did not count, in the order the reasons are checked.
@@ -211,16 +211,18 @@ def stage_codes(project: Project, stages: np.ndarray) -> np.ndarray:
     return codes
 
 
-def complete_items(project: Project, item_codes: np.ndarray, stages: np.ndarray, n_items: int) -> np.ndarray:
+def complete_items(project: Project, item_codes: np.ndarray, stages: np.ndarray, n_items: int,
+                   item_ids: np.ndarray) -> np.ndarray:
     """Per item (codes 0..n_items-1), whether it is complete, from one entry per annotation (its item's code and
-    its stage's :func:`stage_codes`): every stage complete by ``selectors.stage_complete`` (k annotations, imported
-    corpus labels included). A writing stage the item has no annotation in does not apply when the item has
-    annotations in a later stage: its text (an imported hypothesis or question) came with the item."""
+    its stage's :func:`stage_codes`; ``item_ids[code]`` is its id, for its k): every stage complete by
+    ``selectors.stage_complete`` (k annotations, imported corpus labels included). A writing stage the item has no
+    annotation in does not apply when the item has annotations in a later stage: its text (an imported hypothesis
+    or question) came with the item."""
     done = np.ones(n_items, dtype=bool)
     later = np.zeros(n_items, dtype=bool)
     for code, stage in reversed(list(enumerate(project.task.stages))):
         counts = np.bincount(item_codes[stages == code], minlength=n_items)
-        complete = stage_complete(project, stage.name, counts)
+        complete = stage_complete(project, stage.name, counts, item_ids)
         if stage.done_marker:
             complete |= (counts == 0) & later
         done &= complete
@@ -242,15 +244,16 @@ def _complete_rows(project: Project, rows: Rows) -> np.ndarray:
     """Which rows make complete items (:func:`complete_items`), of a stage only the first k annotations made,
     so that every complete item has the same number of raters (Fleiss' kappa needs it) even where a stage got
     more. Whether an item is complete depends on its rows alone: ``rows`` may be those of some items only."""
-    _, item_codes = np.unique(rows["item"], return_inverse=True)
+    item_ids, item_codes = np.unique(rows["item"], return_inverse=True)
     stages = stage_codes(project, rows["stage"])
     first_k = np.zeros(len(item_codes), dtype=bool)
     for code, name in enumerate(project.stage_names):
         of_stage = np.flatnonzero(stages == code)
-        # in the order they were made
-        first_k[of_stage] = _cumcount(item_codes[of_stage]) < project.annotations_needed(name)
-    return complete_items(project, item_codes, stages, int(item_codes.max()) + 1 if len(item_codes) else 0
-                          )[item_codes] & first_k
+        needed = stage_needed(project, name, item_ids)
+        # in the order they were made; each item's own k under the budget
+        first_k[of_stage] = _cumcount(item_codes[of_stage]) < (
+            needed if np.ndim(needed) == 0 else needed[item_codes[of_stage]])
+    return complete_items(project, item_codes, stages, len(item_ids), item_ids)[item_codes] & first_k
 
 
 def _latest_per_annotator(items: np.ndarray, annotators: np.ndarray) -> np.ndarray:

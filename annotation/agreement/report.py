@@ -316,7 +316,8 @@ def _timeline(data: ProjectData, headline: Headline, seed: int) -> list[dict[str
         points.append({
             "at": _isoformat(int(times[end - 1])), "unit": unit, "annotations": int(end),
             "items_with_2": int((per_item >= 2).sum()),
-            "items_complete": int(complete_items(project, item_codes[:end], stages[:end], len(item_index)).sum()),
+            "items_complete": int(complete_items(project, item_codes[:end], stages[:end], len(item_index),
+                                                 item_index).sum()),
             "value": coefficient.as_dict()["value"] if coefficient else None,
             "ci95": coefficient.as_dict()["ci95"] if coefficient else [None, None],
         })

@@ -267,3 +267,32 @@ class AuditEventSerializer(serializers.ModelSerializer):
         model = AuditEvent
         fields = ["id", "at", "actor", "object_type", "object_id", "action", "before", "after"]
         read_only_fields = fields
+
+
+class AssigneeCountSerializer(serializers.Serializer):
+    annotator = serializers.CharField()
+    items = serializers.IntegerField()
+
+
+class BudgetSummarySerializer(serializers.Serializer):
+    """The project's budget as stored (``options.budget``) and how many items get each k under it."""
+
+    default = serializers.IntegerField()
+    splits = serializers.DictField(child=serializers.IntegerField())
+    rules = serializers.ListField(child=serializers.DictField())
+    items_by_k = serializers.DictField(child=serializers.IntegerField())
+    assignees = AssigneeCountSerializer(many=True)
+
+
+class AssignItemsSerializer(serializers.Serializer):
+    """Items chosen by id (``items``) or by a budget rule's conditions (``where``: split, sample with seed, source,
+    label), given exactly ``annotators`` (usernames; an empty list opens them to every annotator again)."""
+
+    items = serializers.ListField(child=serializers.IntegerField(), required=False)
+    where = serializers.DictField(required=False)
+    annotators = serializers.ListField(child=serializers.CharField())
+
+
+class AssignedSerializer(serializers.Serializer):
+    items = serializers.IntegerField()
+    annotators = serializers.ListField(child=serializers.CharField())

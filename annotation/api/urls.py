@@ -25,6 +25,7 @@ project_urlpatterns = [
     path("guideline/", views.CurrentGuidelineView.as_view(), name="guideline-current"),
     path("guideline/acknowledge/", views.AcknowledgeGuidelineView.as_view(), name="guideline-acknowledge"),
     path("next/", views.NextItemView.as_view(), name="next-item"),
+    path("budget/", views.BudgetView.as_view(), name="budget"),
     path("assignments/<int:assignment_pk>/draft/", views_workspace.AssignmentDraftView.as_view(),
          name="assignment-draft"),
     path("", include(urls_agreement.urlpatterns)),

@@ -386,3 +386,24 @@ class AuditEventViewSet(ProjectScoped, mixins.ListModelMixin, viewsets.GenericVi
 
     def project_queryset(self) -> QuerySet:
         return selectors.audit_events(self.project, object_type=self.request.query_params.get("object_type"))
+
+
+class BudgetView(ProjectScoped, APIView):
+    """The annotation budget: k by split and subset (changed with the project's PATCH, ``options.budget``), how
+    many items get each k, and the items assigned to chosen annotators (``POST``: assign; managers)."""
+
+    roles = {"get": CURATE, "post": MANAGE}
+
+    @extend_schema(responses=s.BudgetSummarySerializer)
+    def get(self, request: Request, project_pk: str) -> Response:
+        return Response(s.BudgetSummarySerializer(selectors.budget_summary(self.project)).data)
+
+    @extend_schema(request=s.AssignItemsSerializer, responses=s.AssignedSerializer)
+    def post(self, request: Request, project_pk: str) -> Response:
+        body = s.AssignItemsSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        items = services.items_chosen(self.project, item_ids=data.get("items"), where=data.get("where"))
+        count = services.items_assign(project=self.project, items=items, annotators=data["annotators"],
+                                      by=request.user)
+        return Response(s.AssignedSerializer({"items": count, "annotators": sorted(set(data["annotators"]))}).data)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -20,6 +21,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from ..audit import audit_record
+from ..budget import budget_of, item_k
 from ..models import (
     ANNOTATABLE_SCREENING,
     MANUAL_GOLD,
@@ -52,9 +54,34 @@ def gold_settings(project: Project) -> dict[str, Any]:
     return {**(project.label_schema or {}), **(project.options or {})}
 
 
-def annotations_needed_total(project: Project) -> int:
-    """Annotations a complete item has over all stages (NLI: the writer's label plus the validators')."""
-    return sum(project.annotations_needed(stage) for stage in project.stage_names)
+@dataclass(frozen=True)
+class NeededTotals:
+    """Annotations a complete item has over all stages (NLI: the writer's label plus the validators'): the
+    project's ``default``, and the items the budget (``annotation.budget``) gives another k."""
+
+    default: int
+    other: dict[int, int]
+
+    def of(self, item_id: int) -> int:
+        return self.other.get(item_id, self.default)
+
+    def digest(self) -> str:
+        return hashlib.sha256(orjson.dumps(sorted(self.other.items()))).hexdigest() + f":{self.default}"
+
+
+def annotations_needed_total(project: Project, item_ids: list[int] | None = None) -> NeededTotals:
+    """:class:`NeededTotals` of the project's items (of ``item_ids`` only, when given)."""
+    budget = budget_of(project)
+    fixed = [stage.annotators for stage in project.task.stages if stage.annotators is not None]
+    budgeted = len(project.task.stages) - len(fixed)
+    default = sum(fixed) + budgeted * budget.default
+    if budget.uniform or not budgeted:
+        return NeededTotals(default, {})
+    items = Item.objects.filter(project=project)
+    if item_ids is not None:
+        items = items.filter(pk__in=item_ids)
+    ks = items.annotate(k=item_k(budget)).exclude(k=budget.default).values_list("id", "k")
+    return NeededTotals(default, {item_id: sum(fixed) + budgeted * k for item_id, k in ks.iterator(chunk_size=5000)})
 
 
 def _excluded_ids(project: Project) -> set[int]:
@@ -90,7 +117,7 @@ def _payloads(project: Project, item_ids: list[int] | None = None) -> dict[int, 
 
 
 def _model_decisions(model: str, rule: GoldRule, grouped: dict[int, list[dict[str, Any]]],
-                     annotators: dict[int, list[int]], needed: int) -> dict[int, GoldDecision]:
+                     annotators: dict[int, list[int]], needed: NeededTotals) -> dict[int, GoldDecision]:
     """Fit an annotator model (Dawid–Skene or MACE) to every item at once; each item's detail keeps the
     posterior of every label (a release's soft labels) and the model's estimate of each of its annotators."""
     import numpy as np  # only these rules need it; keeps the URL configuration light
@@ -127,7 +154,7 @@ def _model_decisions(model: str, rule: GoldRule, grouped: dict[int, list[dict[st
         detail = {"posterior": round(posterior, 6), "annotations": len(grouped[item_id]),
                   "posteriors": dict(zip(classes, rounded[i], strict=True)),
                   estimate_key: {str(a): by_person[a] for a in annotators[item_id]}}
-        if len(grouped[item_id]) < needed:
+        if len(grouped[item_id]) < needed.of(item_id):
             decisions[item_id] = GoldDecision(None, GoldStatus.INCOMPLETE, model, detail)
         elif posterior < MODEL_MIN_POSTERIOR:
             detail["reason"] = f"posterior {posterior:.2f} below {MODEL_MIN_POSTERIOR}"
@@ -137,11 +164,11 @@ def _model_decisions(model: str, rule: GoldRule, grouped: dict[int, list[dict[st
     return decisions
 
 
-def _fingerprint(project: Project, rule: GoldRule, settings: dict[str, Any], needed: int,
+def _fingerprint(project: Project, rule: GoldRule, settings: dict[str, Any], needed: NeededTotals,
                  digests: tuple[str, str]) -> str:
     """The gold's state: the rule with its settings, and the digests of its inputs and of the gold rows."""
     described = {"rules": RULES_VERSION, "task": project.task_type, "rule": type(rule).__qualname__,
-                 "settings": settings, "needed": needed, "inputs": digests[0], "gold": digests[1]}
+                 "settings": settings, "needed": needed.digest(), "inputs": digests[0], "gold": digests[1]}
     return hashlib.sha256(orjson.dumps(described, option=orjson.OPT_SORT_KEYS, default=str)).hexdigest()
 
 
@@ -175,7 +202,8 @@ def gold_compute(project: Project, *, when_stale: bool = False) -> dict[str, int
     return statuses
 
 
-def _decide_all(project: Project, rule: GoldRule, settings: dict[str, Any], needed: int) -> dict[str, int]:
+def _decide_all(project: Project, rule: GoldRule, settings: dict[str, Any], needed: NeededTotals
+                ) -> dict[str, int]:
     # Plain rows, not model instances: a release refreshes the gold of every item, and building 100,000
     # instances cost more than deciding them; only the changed ones become instances (for bulk_update).
     existing = {row[1]: row for row in GoldLabel.objects.filter(item__project=project).annotate(
@@ -219,7 +247,7 @@ def _decide_all(project: Project, rule: GoldRule, settings: dict[str, Any], need
         if item_id in excluded:
             decision = GoldDecision(None, GoldStatus.EXCLUDED, rule.name, {"reason": "flagged or dropped in screening"})
         else:
-            decision = decisions.get(item_id) or rule.decide(payloads, needed=needed, settings=settings)
+            decision = decisions.get(item_id) or rule.decide(payloads, needed=needed.of(item_id), settings=settings)
         statuses[decision.status] += 1
         count = len(payloads)
         if gold is None:
@@ -261,7 +289,8 @@ def gold_for_item(item: Item) -> GoldLabel:
         if item.pk in _excluded_ids(project):
             decision = GoldDecision(None, GoldStatus.EXCLUDED, rule.name, {"reason": "flagged or dropped in screening"})
         else:
-            decision = rule.decide(payloads, needed=annotations_needed_total(project), settings=gold_settings(project))
+            decision = rule.decide(payloads, needed=annotations_needed_total(project, [item.pk]).of(item.pk),
+                                   settings=gold_settings(project))
         if gold is None:
             return GoldLabel.objects.create(item=item, payload=decision.payload, status=decision.status,
                                             rule=decision.rule, detail=decision.detail, annotation_count=len(payloads))

@@ -9,6 +9,12 @@ two annotations for one double-click. Callers use the package (``services.annota
 
 from __future__ import annotations
 
+from .budgets import (
+    budget_capacity_check,
+    items_assign,
+    items_chosen,
+    queue_needed_refresh,
+)
 from .errors import (
     ServiceError,
 )
@@ -86,6 +92,7 @@ __all__ = [
     "assignment_skip",
     "assignments_expire",
     "assist_settings_update",
+    "budget_capacity_check",
     "draft_save",
     "flag_create",
     "flag_resolve",
@@ -100,6 +107,8 @@ __all__ = [
     "item_screening_register",
     "item_update",
     "item_written",
+    "items_assign",
+    "items_chosen",
     "items_create",
     "membership_remove",
     "membership_set",
@@ -108,6 +117,7 @@ __all__ = [
     "project_delete",
     "project_locks",
     "project_update",
+    "queue_needed_refresh",
     "queue_priorities_refresh",
     "queue_priority_set",
     "queue_slots_ensure",

@@ -34,6 +34,7 @@ from ..models import (
     content_hash,
 )
 from ..task_types import PayloadError, TaskType, reject_nul_characters
+from .budgets import queue_needed_refresh
 from .errors import ServiceError
 
 
@@ -188,6 +189,7 @@ def item_update(*, item: Item, payload: Any, external_id: str, meta: dict[str, A
     text has not been reviewed). Content as stored is left alone: screened again, a pseudonym of the ``fake`` kind
     would be taken for a name and replaced once more."""
     item = Item.objects.select_for_update().get(pk=item.pk)
+    budgeted = (item.split, item.source_id) != (split, source.pk if source is not None else None)
     item.split, item.source = split, source
     if (payload, external_id, meta or {}, group_key) != (item.payload, item.external_id, item.meta, item.group_key):
         screened = item_screened(item.project, payload=payload, external_id=external_id, meta=meta,
@@ -205,6 +207,8 @@ def item_update(*, item: Item, payload: Any, external_id: str, meta: dict[str, A
     except IntegrityError:
         raise ServiceError(f"an item with external id {item.external_id!r} already exists in the project",
                            code="conflict", field="external_id") from None
+    if budgeted:  # its k may follow its split or source
+        queue_needed_refresh(item.project, items=Item.objects.filter(pk=item.pk))
     return item
 
 

@@ -10,6 +10,7 @@ from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext as _
 
 from ..audit import audit_record
+from ..budget import budget_of, project_budget_problem
 from ..models import (
     Annotation,
     Assignment,
@@ -26,6 +27,7 @@ from ..selectors import (
     current_guideline,
 )
 from ..task_types import LABEL_NAMES, get_task_type
+from .budgets import budget_capacity_check, queue_needed_refresh
 from .errors import ServiceError
 from .queue import assignments_close
 
@@ -147,6 +149,10 @@ def project_changes_checked(project: Project, changes: dict[str, Any]) -> dict[s
                                                                     task_type=project.task_type)}
     if "annotators_per_item" in changes and int(changes["annotators_per_item"]) < 1:
         raise ServiceError("annotators_per_item must be at least 1", field="annotators_per_item")
+    if "options" in changes:
+        problem = project_budget_problem(project, (changes["options"] or {}).get("budget"))
+        if problem is not None:
+            raise ServiceError(problem[1], field=f"options.{problem[0]}")
     return changes
 
 
@@ -164,9 +170,14 @@ def project_update(*, project: Project, changes: dict[str, Any], by: User | None
         return project
     before = {name: getattr(stored, name) for name in changes}
     old_order = (stored.options or {}).get("queue_order")
+    old_budget = budget_of(stored)
     for name, value in changes.items():
         setattr(project, name, value)
+    if budget_of(project) != old_budget:
+        budget_capacity_check(project, budget_of(project))
     project.save(update_fields=[*changes, "updated_at"])
+    if budget_of(project) != old_budget:
+        queue_needed_refresh(project)
     audit_record(project=project, actor=by, object_type=AuditObject.PROJECT, object_id=project.pk,
                  action="update", before=before, after=dict(changes))
     if (project.options or {}).get("queue_order") == "uncertainty" != old_order:

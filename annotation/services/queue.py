@@ -13,6 +13,7 @@ from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from ..assist import initial_arm
+from ..budget import budget_of, stage_k
 from ..models import (
     SLOT_HOLDING,
     Annotation,
@@ -67,16 +68,17 @@ def _holding_losses(rows: list[tuple[int, int, str, str]]) -> Counter[tuple[int,
     return losses
 
 
-def _slot_rows(items: QuerySet[Item], stage: str) -> list[QueueSlot]:
+def _slot_rows(project: Project, items: QuerySet[Item], stage: str) -> list[QueueSlot]:
     """New slots for ``items``, counting the places already taken (:func:`queue_sql.places_held`): assignments
-    that hold one and the annotations the corpus came with."""
+    that hold one and the annotations the corpus came with; each with its k under the project's budget."""
     held = Subquery(Assignment.objects.filter(item=OuterRef("pk"), stage=stage, status__in=SLOT_HOLDING)
                     .values("item").annotate(n=Count("id")).values("n"))
     imported = Subquery(Annotation.objects.filter(item=OuterRef("pk"), stage=stage, imported=True)
                         .values("item").annotate(n=Count("id")).values("n"))
-    counted = items.annotate(taken=Coalesce(held, 0) + Coalesce(imported, 0))
-    return [QueueSlot(item_id=item_id, project_id=project_id, stage=stage, live=taken)
-            for item_id, project_id, taken in counted.values_list("id", "project_id", "taken")]
+    counted = items.annotate(taken=Coalesce(held, 0) + Coalesce(imported, 0),
+                             needed=stage_k(project, budget_of(project), stage))
+    return [QueueSlot(item_id=item_id, project_id=project_id, stage=stage, live=taken, needed=needed)
+            for item_id, project_id, taken, needed in counted.values_list("id", "project_id", "taken", "needed")]
 
 
 def queue_slots_ensure(project: Project, stage: str) -> int:
@@ -89,7 +91,7 @@ def queue_slots_ensure(project: Project, stage: str) -> int:
     items = Item.objects.filter(project=project)
     if newest is not None:
         items = items.filter(id__gt=newest)
-    return len(QueueSlot.objects.bulk_create(_slot_rows(items, stage), batch_size=2000, ignore_conflicts=True))
+    return len(QueueSlot.objects.bulk_create(_slot_rows(project, items, stage), batch_size=2000, ignore_conflicts=True))
 
 
 def queue_slots_sync() -> int:
@@ -98,7 +100,7 @@ def queue_slots_sync() -> int:
     for project in Project.objects.all():
         for stage in project.stage_names:
             missing = Item.objects.filter(project=project).exclude(queue_slots__stage=stage)
-            created += len(QueueSlot.objects.bulk_create(_slot_rows(missing, stage), batch_size=2000,
+            created += len(QueueSlot.objects.bulk_create(_slot_rows(project, missing, stage), batch_size=2000,
                                                          ignore_conflicts=True))
     return created
 
@@ -200,7 +202,6 @@ def _take(project: Project, user: User, stage: str) -> Assignment | None:
     back); the take then waits for that slot alone. So "nothing left" never means "the free places were
     busy", which turned annotators away while items still needed them.
     """
-    needed = project.annotations_needed(stage)
     arm = initial_arm(project, stage)
     wait_for: int | None = None
     for _attempt in range(_TAKE_ATTEMPTS):
@@ -222,7 +223,7 @@ def _take(project: Project, user: User, stage: str) -> Assignment | None:
         lease = None if candidate.expired_own is not None else Assignment(
             item=item, annotator=user, stage=stage, status=AssignmentStatus.LEASED, lease_expires_at=expires,
             suggestion_arm=arm)
-        if not _place_reserve(candidate.slot_id, item.pk, stage, needed, lease):
+        if not _place_reserve(candidate.slot_id, item.pk, stage, lease):
             # The counter drifted (it never should); correct it, try the next one.
             QueueSlot.objects.filter(pk=candidate.slot_id).update(live=places_held(item.pk, stage))
             continue

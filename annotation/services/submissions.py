@@ -33,6 +33,7 @@ from ..selectors import (
     access_to,
     annotation_to_write,
     assignment_to_submit,
+    item_needed,
 )
 from ..task_types import PayloadError, reject_nul_characters
 from ..workspace_strings import stage_title
@@ -193,7 +194,7 @@ def _place_claim(project: Project, assignment: Assignment) -> None:
     too), else refuse it, so that an item never ends with more than k annotations in a stage."""
     slot = QueueSlot.objects.select_for_update().filter(item_id=assignment.item_id, stage=assignment.stage).first()
     held = places_held(assignment.item_id, assignment.stage)
-    if held >= project.annotations_needed(assignment.stage):
+    if held >= (slot.needed if slot is not None else item_needed(project, assignment.item_id, assignment.stage)):
         raise ServiceError(
             _("Your lease on item %(item)s ran out and other annotators completed it meanwhile; "
               "your annotation was not stored.") % {"item": assignment.item_id},

@@ -34,6 +34,7 @@ _DEFAULT_LOADING = {
     "parquet": ("Parquet", "`datasets.load_dataset('parquet', data_files=path)` or `pandas.read_parquet(path)`"),
     "changes": ("Changelog", "what changed since the previous version: `CHANGES.md` to read, `changes.jsonl` one "
                             "JSON line per changed item (ids and kinds)"),
+    "budget": ("CSV", "each record's annotators per item (`guid,split,k`): `pandas.read_csv(path)`"),
 }
 
 

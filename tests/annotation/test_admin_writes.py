@@ -18,7 +18,8 @@ from tests.builders import client_for
 
 #: Rows only the services write: list and view, never add, change or delete.
 READ_ONLY = {
-    "annotation.Assignment", "annotation.QueueSlot", "annotation.Annotation", "annotation.Suggestion",
+    "annotation.Assignment", "annotation.QueueSlot", "annotation.ItemAssignee", "annotation.Annotation",
+    "annotation.Suggestion",
     "annotation.Flag", "annotation.Membership", "annotation.AuditEvent", "annotation.GoldLabel",
     "annotation.Adjudication", "datasets_build.ImportJob", "datasets_build.NearDuplicate", "exports.Release",
     "exports.ReleaseFile", "exports.SuggesterRun", "exports.RaterId", "exports.ReleaseSplits", "exports.ReleaseItems",

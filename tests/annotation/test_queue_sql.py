@@ -1,8 +1,9 @@
 """The queue's rules, written twice — in SQL for the take (``annotation.queue_sql.queue_candidate``, read from
 the maintained counter) and with the ORM for counts (``selectors.eligible_items``) — stay the same rules:
-hypothesis builds random projects (task type with one or two stages, k, screening, flags, leases live and
-run out, submissions, skips, imported annotations, writing done or not, queue order and priorities) and both
-must offer every annotator the same items, the same one first. Runs on SQLite and on PostgreSQL."""
+hypothesis builds random projects (task type with one or two stages, k, a budget by split and sample, items
+assigned to chosen annotators, screening, flags, leases live and run out, submissions, skips, imported annotations,
+writing done or not, queue order and priorities) and both must offer every annotator the same items, the same one
+first. Runs on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from itertools import count
 
 import pytest
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -25,6 +27,7 @@ from annotation.models import (
     FlagKind,
     FlagResolution,
     Item,
+    ItemAssignee,
     Project,
     QueueSlot,
     ScreeningStatus,
@@ -61,7 +64,10 @@ def _random_project(data: st.DataObject) -> tuple[Project, list[User]]:
         if task_type == "nli" and data.draw(st.booleans(), label="written"):
             payload["hypothesis"] = f"가설 {i}"
         items.append(Item.objects.create(project=project, payload=payload, external_id=f"q{i}",
+                                         split=data.draw(st.sampled_from(["dev", "train", ""]), label="split"),
                                          screening_status=data.draw(st.sampled_from(_SCREENING))))
+        assignees = data.draw(st.sampled_from([(), (), (0, 1), (1, 2, 0)]), label="assigned to")
+        ItemAssignee.objects.bulk_create([ItemAssignee(item=items[-1], annotator=people[j]) for j in assignees])
     # Newest item first, so that the draws hypothesis prefers give later items more places taken than earlier
     # ones: then "closest to completion first" and "oldest first" disagree.
     for item in reversed(items):
@@ -82,6 +88,14 @@ def _random_project(data: st.DataObject) -> tuple[Project, list[User]]:
                     Annotation.objects.create(item=item, annotator=person, stage=stage, payload={})
             for person in corpus[:data.draw(st.sampled_from([1, 0, 2]), label="imported annotations")]:
                 Annotation.objects.create(item=item, annotator=person, stage=stage, payload={}, imported=True)
+    budget = data.draw(st.sampled_from([None, {"splits": {"dev": 3, "train": 1}},
+                                        {"splits": {"train": 2}, "rules": [{"k": 1, "sample": 0.5, "seed": 3}]}]),
+                       label="budget")
+    if budget is not None:  # half of the slots made before the budget, half after
+        services.queue_slots_ensure(project, project.stage_names[0])
+        project.options = {**project.options, "budget": budget}
+        project.save(update_fields=["options"])
+        services.queue_needed_refresh(project)
     for stage in project.stage_names:
         services.queue_slots_ensure(project, stage)
     if data.draw(st.booleans(), label="uncertainty order"):
@@ -101,7 +115,7 @@ def _take_order(project: Project, person: User, stage: str) -> list[int]:
     with transaction.atomic():
         while (candidate := queue_candidate(project, person, stage)) is not None:
             order.append(candidate.item.pk)
-            QueueSlot.objects.filter(pk=candidate.slot_id).update(live=project.annotations_needed(stage))
+            QueueSlot.objects.filter(pk=candidate.slot_id).update(live=F("needed"))
         transaction.set_rollback(True)
     return order
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,18 @@ def test_demo_seeds_users_projects_annotations_and_a_release(tmp_path):
     assert rows["tc"]["agreement"][0]["name"] == "krippendorff_alpha"
     assert rows["tc"]["release"]["status"] == "passed"
     assert (tmp_path / "demo-tc-0.1.0" / "SHA256SUMS").is_file()
+    # The TC project shows a budget by split: splits given before annotation, train items one annotator (a seeded
+    # tenth three), dev and test three (the corpus's own label is one of them); its release keeps those splits and
+    # records each record's k.
+    tc = Project.objects.get(slug="demo-tc")
+    per_item = Counter(Annotation.objects.filter(item__project=tc).values_list("item__split", "item_id"))
+    by_split = {split: Counter(n for (s, _item), n in per_item.items() if s == split) for split in ("train", "dev")}
+    assert by_split["train"][1] > by_split["train"][3] > 0 and set(by_split["train"]) <= {1, 3}
+    assert set(by_split["dev"]) <= {1, 2, 3} and by_split["dev"][3] > 0  # a few left for the people trying it
+    manifest = json.loads((tmp_path / "demo-tc-0.1.0" / "manifest.json").read_text())
+    assert manifest["annotators"]["budget"]["splits"] == {"train": 1, "dev": 3, "test": 3}
+    assert set(manifest["annotators"]["budget"]["items_by_k"]["train"]) == {"1", "3"}
+    assert (tmp_path / "demo-tc-0.1.0" / "annotators_per_item.csv").read_text().startswith("guid,split,k\n")
 
     project = Project.objects.get(slug="demo-tc")
     guideline = selectors.current_guideline(project)
@@ -69,8 +82,9 @@ def test_demo_builds_eight_releases_that_pass_with_a_dev_split_of_twenty(tmp_pat
         assert check["metrics"][primary] > (check["trivial"][primary] or 0), (task, check)
         # one summary line per project: items, alpha, the release's status and its check
         line = next(line for line in printed if line.startswith(f"demo-{task}: "))
+        budget = "; annotators per item by split: train 1, dev 3, test 3" if task == "tc" else ""
         assert re.fullmatch(rf"demo-{task}: \d+ items, α (0|1)\.\d\d, release 0\.1\.0 passed \(dev {check['n_dev']}: "
-                            rf"{primary} [\d.]+ vs trivial ([\d.]+|n/a)\)", line), line
+                            rf"{primary} [\d.]+ vs trivial ([\d.]+|n/a)\){re.escape(budget)}", line), line
     # Each demo release loads as users load a folder (issue 35): the card is README.md with its configs.
     import datasets
 

@@ -16,7 +16,8 @@ from annotation.models import Annotation
 from annotation.task_types import slugs
 from datasets_build.klue_formats import write_klue_file
 from datasets_build.models import NearDuplicate
-from exports import selectors, services
+from datasets_build.selectors import near_duplicate_links
+from exports import services
 from exports.models import ImmutableReleaseError, Release, ReleaseFile, ReleaseStatus
 from tests.builders import build_release as build
 from tests.builders import load_records, sample_records
@@ -147,9 +148,9 @@ def test_near_duplicate_links_are_read_whole(make_project):
     for item, group in links:
         NearDuplicate.objects.create(project=project, item_id=item, group=group)
     NearDuplicate.objects.create(project=other, item=others[1], group=others[0].pk)
-    read = selectors.near_duplicate_links(project, chunk=2)  # PostgreSQL reads them at once, SQLite 2 at a time
+    read = near_duplicate_links(project, chunk=2)  # PostgreSQL reads them at once, SQLite 2 at a time
     assert read.dtype == np.int64 and sorted(map(tuple, read.tolist())) == sorted(links)
-    assert selectors.near_duplicate_links(make_project("tc")).shape == (0, 2)
+    assert near_duplicate_links(make_project("tc")).shape == (0, 2)
 
 
 def test_keep_splits_reports_leaks(make_project, tmp_path):

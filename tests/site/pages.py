@@ -79,6 +79,9 @@ PAGES = [
          post=(302, 405, 405, 405, 405, 405)),
     Page(PR + "settings/", lambda sc: project_url(sc, "settings/"), get=(302, 404, 403, 200, 403, 200),
          post=(302, 404, 403, 200, 403, 200)),
+    # Assigning items: managers only; a POST choosing no items shows the settings page with the error.
+    Page(PR + "settings/assign/", lambda sc: project_url(sc, "settings/assign/"), get=(302, 405, 405, 405, 405, 405),
+         post=(302, 404, 403, 200, 403, 200)),
     # Webhooks: managers only; a POST without an action shows the page again.
     Page(PR + "webhooks/", lambda sc: project_url(sc, "webhooks/"), get=(302, 404, 403, 200, 403, 200),
          post=(302, 404, 403, 200, 403, 200)),

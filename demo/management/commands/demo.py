@@ -40,6 +40,11 @@ K = 3
 SPARE = 0.06
 #: The release's split ratios: a dev split of 20+ records, which the baseline check needs for a verdict.
 SPLITS = [0.6, 0.2, 0.2]
+#: One project shows an annotation budget by split: its items get their splits before annotation (with SPLITS),
+#: train items one annotator and a seeded tenth of them three (an agreement sample), dev and test k = 3; its
+#: release keeps those splits.
+BUDGETED = "tc"
+BUDGET = {"splits": {"train": 1, "dev": K, "test": K}, "rules": [{"k": K, "split": "train", "sample": 0.1, "seed": 13}]}
 
 
 class Command(BaseCommand):
@@ -134,12 +139,23 @@ class Command(BaseCommand):
             imported = {"items": imported["items"] + result.items,
                         "annotations": imported["annotations"] + result.annotations}
         row["imported"] = imported
+        if slug == BUDGETED:
+            self._budget(project, users["manager"])
+            row["budget"] = BUDGET
         row["simulated_annotations"] = simulate_annotators(
             project, [users[name] for name in SIMULATED], seed=len(slug), spare=SPARE
         )
         row.update(self._agreement(project))
         row.update(self._release(project, out))
         return row
+
+    @staticmethod
+    def _budget(project: Project, manager: User) -> None:
+        from datasets_build.split_assign import splits_assign
+
+        splits_assign(project=project, ratios=SPLITS, seed=13, by=manager)
+        services.project_update(project=project, changes={"options": {**project.options, "budget": BUDGET}},
+                                by=manager)
 
     @staticmethod
     def _agreement(project: Project) -> dict[str, Any]:
@@ -158,7 +174,9 @@ class Command(BaseCommand):
         # A fresh demo database starts a fresh demo release (a leftover folder would be refused).
         shutil.rmtree(out / f"{project.slug}-0.1.0", ignore_errors=True)
         try:
-            release = release_build(project, version="0.1.0", splits=SPLITS, seed=13,
+            budgeted = "budget" in (project.options or {})  # its splits were given before annotation: kept
+            release = release_build(project, version="0.1.0", splits=None if budgeted else SPLITS,
+                                    seed=None if budgeted else 13, keep_splits=budgeted,
                                     formats=("klue", "jsonl", "csv", "parquet"), out=out)
         except EmptyReleaseError as error:  # no releasable item yet: the summary says so instead of a crash
             return {"release": {"version": "0.1.0", "status": "refused", "error": error.message}}
@@ -187,7 +205,8 @@ class Command(BaseCommand):
 
 
 def summary_line(row: dict[str, Any]) -> str:
-    """``demo-tc: 138 items, α 0.86, release 0.1.0 passed (dev 28: macro_f1 81.8 vs trivial 1.9)``."""
+    """``demo-tc: 138 items, α 0.86, release 0.1.0 passed (dev 28: macro_f1 81.8 vs trivial 1.9)``, and the
+    budget by split of the project that has one (``; annotators per item by split: train 1, dev 3, test 3``)."""
     alpha = next((c["value"] for c in row["agreement"] if c["name"].startswith("krippendorff_alpha")), None)
     release, check = row["release"], row["release"]["check"] or {}
     line = (f"{row['project']}: {row['imported']['items']} items, "
@@ -198,6 +217,9 @@ def summary_line(row: dict[str, Any]) -> str:
         line += (f" (dev {check.get('n_dev')}: {primary} {_number(value)} vs trivial {_number(trivial)})")
     elif check.get("reason"):
         line += f" ({check['reason']})"
+    if row.get("budget"):
+        line += "; annotators per item by split: " + ", ".join(
+            f"{split} {k}" for split, k in row["budget"]["splits"].items())
     return line
 
 
