@@ -12,28 +12,14 @@ import sys
 import time
 from pathlib import Path
 
-import requests
+from doccano_client import annotators, login
 
 BASE, ADMIN_PASS, OUT = sys.argv[1], sys.argv[2], Path(sys.argv[3])
-PASSWORD = "Xinterop123!"
 
 
-def login(user: str, password: str) -> requests.Session:
-    token = requests.post(f"{BASE}/v1/auth/login/", json={"username": user, "password": password}).json()["key"]
-    session = requests.Session()
-    session.headers["Authorization"] = "Token " + token
-    return session
-
-
-admin = login("admin", ADMIN_PASS)
+admin = login(BASE, "admin", ADMIN_PASS)
 roles = {r["name"]: r["id"] for r in admin.get(f"{BASE}/v1/roles").json()}
-users = {}
-for name in ("kim", "lee"):
-    r = admin.post(f"{BASE}/v1/users/create", json={"username": name, "email": f"{name}@example.com",
-                                                     "password1": PASSWORD, "password2": PASSWORD})
-    assert r.status_code in (201, 400), r.text
-    session = login(name, PASSWORD)
-    users[name] = (session.get(f"{BASE}/v1/me").json()["id"], session)
+users = annotators(BASE, admin, ("kim", "lee"))
 
 r = admin.post(f"{BASE}/v1/projects", json={"name": "ner-approved", "description": "Goldset interop fixture",
                                              "guideline": "", "project_type": "SequenceLabeling",
