@@ -61,15 +61,15 @@ class AgreementCsvView(ProjectScoped, APIView):
 
     roles = {"get": CURATE}
 
-    @extend_schema(responses={(200, "text/csv"): OpenApiResponse(
-                                  response=OpenApiTypes.STR, description="CSV: section, name, subject, value, "
-                                  "ci95_low, ci95_high, items, annotations, note."),
-                              202: OpenApiResponse(description="Computing: {job: {status, progress}}.")})
     def perform_content_negotiation(self, request: Request, force: bool = False) -> tuple[Any, str]:
         # the body is CSV whatever the client accepts (and the 202 job is JSON): a client asking for text/csv is
         # never refused as unacceptable
         return super().perform_content_negotiation(request, force=True)
 
+    @extend_schema(responses={(200, "text/csv"): OpenApiResponse(
+                                  response=OpenApiTypes.STR, description="CSV: section, name, subject, value, "
+                                  "ci95_low, ci95_high, items, annotations, note."),
+                              202: OpenApiResponse(description="Computing: {job: {status, progress}}.")})
     def get(self, request: Request, project_pk: int) -> HttpResponse | Response:
         from ..agreement.report_csv import csv_response, report_csv
 
