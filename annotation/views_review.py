@@ -181,7 +181,8 @@ def items(request: HttpRequest, project_id: int) -> HttpResponse:
     return render(request, "review/items.html", _context(
         project, role, page=page, filters=filters, names=label_display(project), offset=offset,
         gold_statuses=gold_statuses, query=urlencode({k: v for k, v in filters.items() if v}),
-        filter_error=filter_error, pair_choices=[(",".join(pair), " – ".join(pair)) for pair in page.choices.pairs],
+        filter_error=filter_error, pair_choices=[(",".join(pair), " – ".join(map(display.annotator_name, pair)))
+                                            for pair in page.choices.pairs],
         previous=max(offset - PER_PAGE, 0) if offset else None,
         next=offset + PER_PAGE if offset + PER_PAGE < page.total else None))
 

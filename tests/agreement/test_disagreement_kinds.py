@@ -106,3 +106,23 @@ def test_page_shows_kinds_and_filters_by_slip_and_pair(ner, language):
                 "kind1 – kind2", *ITEMS]
         for html in (page, filtered, refused):
             assert not offending_text(html, data=data), offending_text(html, data=data)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("language", "corpus"), [("en", "labels from the source corpus"), ("ko", "원본 말뭉치 라벨")])
+def test_the_pair_filter_names_a_corpus_s_own_labels_as_the_annotator_filter_does(ner, language, corpus):
+    """A corpus's labels were imported as a user ``<source>:corpus``: the pair filter names it as what it is, as
+    the annotator filter beside it does, never by that internal name."""
+    from annotation.display import CORPUS_ANNOTATOR
+    from annotation.models import Item, User
+
+    project, manager, users = ner
+    imported = User.objects.create(username=f"news:{CORPUS_ANNOTATOR}")
+    Annotation.objects.create(item=Item.objects.get(project=project, external_id="slip"), annotator=imported,
+                              stage="label", payload={"entities": [PS]})
+    client = Client(HTTP_ACCEPT_LANGUAGE=language)
+    client.force_login(manager)
+    page = client.get(reverse("annotation:review-items", args=[project.pk])).content.decode()
+    pair_filter = page[page.index('id="f-pair"'):page.index("</select>", page.index('id="f-pair"'))]
+    assert f'<option value="kind0,news:corpus">kind0 – {corpus}</option>' in pair_filter, pair_filter
+    assert "news:corpus<" not in pair_filter
