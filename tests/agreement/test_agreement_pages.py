@@ -51,6 +51,10 @@ def test_dashboard_computes_then_shows_numbers_and_plots(reviewed, django_captur
                  "annotations received"):
         assert text in page, text
     assert "page-coder0" in page
+    # The number of resamples reads as a number in each language, with its thousands separator.
+    assert "95% intervals from 1,000 bootstrap resamples of items" in page
+    korean = client_for(manager).get(url, HTTP_ACCEPT_LANGUAGE="ko").content.decode()
+    assert "항목을 1,000번 부트스트랩 재표집해" in korean
     assert client_for(coders[0]).get(url).status_code == 403
 
 
