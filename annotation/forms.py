@@ -178,9 +178,10 @@ class ProjectSettingsForm(forms.Form):
         choices=[("", _("the rule's default")), (NEEDS_ADJUDICATION, _("send the item to adjudication")),
                  (DISCARDED, _("leave the item out"))])
     assist_show = forms.BooleanField(label=_("Show model suggestions to annotators"), required=False)
-    assist_fraction = forms.FloatField(
-        label=_("Share of assignments with a suggestion"), min_value=0, max_value=1,
-        help_text=_("From 0 to 1; the others are the unassisted comparison group (0.5 = half)."))
+    # In percent, as on the suggester page; stored as the fraction the queue reads.
+    assist_percent = forms.FloatField(
+        label=_("Share of assignments with a suggestion (%)"), min_value=0, max_value=100,
+        help_text=_("100 for all; 50 for a controlled comparison."))
     queue_order = forms.ChoiceField(label=_("Queue order"), choices=[
         ("default", _("the queue's own order")), ("uncertainty", _("least certain suggestion first"))])
     assist_uncertainty = forms.ChoiceField(label=_("Uncertainty measure"), choices=[
@@ -213,7 +214,7 @@ class ProjectSettingsForm(forms.Form):
             "lease_minutes": options.get("lease_minutes", settings.GOLDSET_LEASE_MINUTES),
             **{key: options.get(key, self.schema.get(key, "")) for key in ("gold_rule", "gold_on_failure")},
             "gold_min_votes": options.get("gold_min_votes", self.schema.get("gold_min_votes")),
-            "assist_show": assist.show, "assist_fraction": assist.fraction, "queue_order": assist.queue_order,
+            "assist_show": assist.show, "assist_percent": round(100 * assist.fraction, 2), "queue_order": assist.queue_order,
             "assist_uncertainty": assist.uncertainty, "assist_retrain_every": assist.retrain_every,
             "assist_target_score": assist.target_score,
             "contamination_policy": options.get("contamination_policy", CONTAMINATION_POLICIES[0]),
@@ -386,7 +387,9 @@ class ProjectSettingsForm(forms.Form):
         _put(options, "queue_order", data["queue_order"], "default")
         assist = dict(options.get("assist") or {})
         defaults = AssistSettings()
-        for key in ("show", "fraction", "uncertainty", "retrain_every", "target_score"):
+        fraction = None if data["assist_percent"] is None else data["assist_percent"] / 100
+        _put(assist, "fraction", fraction, defaults.fraction)
+        for key in ("show", "uncertainty", "retrain_every", "target_score"):
             _put(assist, key, data[f"assist_{key}"], getattr(defaults, key))
         assist.pop("queue_order", None)  # the project's own queue_order option is the one the queue reads
         _put(options, "assist", assist, {})
@@ -426,7 +429,7 @@ class ProjectSettingsForm(forms.Form):
         if parts[:2] == ["options", "budget"]:
             target = _budget_target(parts[2:])
         elif parts[0] == "options" and len(parts) > 1:
-            target = {"assist": "assist_fraction", "pii": "pii_replacement"}.get(parts[1], parts[1])
+            target = {"assist": "assist_percent", "pii": "pii_replacement"}.get(parts[1], parts[1])
         elif parts[:2] == ["label_schema", LABEL_NAMES] and len(parts) > 2 and parts[2] in self.values:
             language = parts[3] if len(parts) > 3 and parts[3] in self.languages else self.languages[0]
             target = f"name_{self.values.index(parts[2])}_{language}"

@@ -49,7 +49,7 @@ def test_the_page_shows_every_option_and_the_locked_task_type_in_korean(make_pro
     page = html.unescape(client_for(manager_of(project)).get(settings_url(project),
                                                               HTTP_ACCEPT_LANGUAGE="ko").content.decode())
     for name in ("annotators_per_item", "lease_minutes", "gold_rule", "gold_min_votes", "assist_show",
-                 "assist_fraction", "queue_order", "pii_replacement", "pii_phone", "name_0_ko", "name_0_en",
+                 "assist_percent", "queue_order", "pii_replacement", "pii_phone", "name_0_ko", "name_0_en",
                  "remove_0", "new_value"):
         assert f'name="{name}"' in page, name
     assert 'value="함의"' in page and 'value="entailment"' in page
@@ -62,7 +62,7 @@ def test_a_manager_changes_every_safe_option_on_the_page_and_it_is_audited(make_
     project = make_project("nli")
     response = client_for(manager_of(project)).post(settings_url(project), posted(
         project, annotators_per_item=5, lease_minutes=45, gold_rule="dawid_skene", gold_min_votes=4,
-        gold_on_failure="discarded", assist_show="on", assist_fraction=0.5, queue_order="uncertainty",
+        gold_on_failure="discarded", assist_show="on", assist_percent=50, queue_order="uncertainty",
         assist_uncertainty="entropy", assist_retrain_every=20, assist_target_score=80, pii_person="pseudonymize",
         pii_replacement="fake", name_1_ko="판단 불가", new_value="unrelated", new_name_ko="무관",
         new_name_en="unrelated"))
@@ -182,10 +182,13 @@ def test_the_suggesters_record_survives_a_settings_change(make_project):
     project = make_project("tc")
     options = {"assist": {"show": True, "model_version": "baseline-3", "source": "baseline", "trained_on": 40}}
     services.project_update(project=project, changes={"options": options})
-    response = client_for(manager_of(project)).post(settings_url(project), posted(project, assist_fraction=0.25))
+    response = client_for(manager_of(project)).post(settings_url(project), posted(project, assist_percent=25))
     assert response.status_code == 302, response.content.decode()
     project.refresh_from_db()
     assert project.options["assist"] == {**options["assist"], "fraction": 0.25}
+    # In percent on the page, as on the suggester page.
+    page = client_for(manager_of(project)).get(settings_url(project), HTTP_ACCEPT_LANGUAGE="ko").content.decode()
+    assert 'name="assist_percent" value="25.0"' in page and "제안을 띄울 배정 비율 (%)" in page
 
 
 def test_annotators_and_maintainers_cannot_open_the_settings(make_project, make_user, add_member):
