@@ -116,7 +116,7 @@ def test_the_pair_filter_names_a_corpus_s_own_labels_as_the_annotator_filter_doe
     from annotation.display import CORPUS_ANNOTATOR
     from annotation.models import Item, User
 
-    project, manager, users = ner
+    project, manager, _users = ner
     imported = User.objects.create(username=f"news:{CORPUS_ANNOTATOR}")
     Annotation.objects.create(item=Item.objects.get(project=project, external_id="slip"), annotator=imported,
                               stage="label", payload={"entities": [PS]})
