@@ -22,6 +22,7 @@ from rest_framework.exceptions import NotFound
 
 from annotation import assist as annotation_assist
 from annotation import review_breakdowns
+from annotation import selectors as annotation_selectors
 from annotation import services as annotation_services
 from annotation.agreement.plots import Series, bar_chart, line_chart
 from annotation.models import Project
@@ -114,7 +115,8 @@ def release_list(request: HttpRequest, project_id: int) -> HttpResponse:
         form.data["version"] = selectors.next_free_version(project)
     context = _context(project, role)
     context.update({"releases": selectors.releases_of(project), "form": form,
-                    "raters": selectors.rater_ids(project) if role in MANAGE else None})
+                    "raters": selectors.rater_ids(project) if role in MANAGE else None,
+                    "has_items": annotation_selectors.items_in(project).exists()})
     return render(request, "exports/release_list.html", context)
 
 

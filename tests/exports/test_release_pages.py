@@ -246,3 +246,19 @@ def test_every_metric_of_every_task_type_has_a_name():
     for task in all_task_types():
         metrics = task.metrics()
         assert {*metrics.official, *metrics.extra, metrics.primary} <= set(METRICS), task.slug
+
+
+@pytest.mark.django_db
+def test_a_project_without_items_offers_no_build_but_says_what_comes_first(make_project, make_user, add_member):
+    manager = make_user(can_create=True)
+    project = make_project("tc", manager=manager)
+    maintainer = add_member(project, make_user(), Role.MAINTAINER)
+    url = reverse("exports:release-list", args=[project.pk])
+    import_url = reverse("datasets_build:project-import", args=[project.pk])
+    page = korean(manager).get(url).content.decode()
+    assert "이 프로젝트에는 아직 항목이 없어 배포할 것이 없습니다." in page and f'href="{import_url}"' in page
+    assert 'action="#build-release"' not in page
+    # A maintainer, who does not import, is told who does.
+    assert "먼저 프로젝트 관리자가 항목을 가져와야 합니다." in korean(maintainer).get(url).content.decode()
+    load_records(project, sample_records("tc", 5))
+    assert 'action="#build-release"' in korean(manager).get(url).content.decode()
