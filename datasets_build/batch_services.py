@@ -19,14 +19,12 @@ import numpy as np
 from django.db import connection, transaction
 
 from annotation import bulk
+from annotation.display import CORPUS_ANNOTATOR
 from annotation.models import Flag, Project, Source, User
 
 from .models import MinHashBand, NearDuplicate
 from .pii.pseudonymize import pii_salt
 from .prepare import ANNOTATION_ROWS, ITEM_ROWS, Prepared
-
-#: The annotator name of a corpus label without an annotator id (task types use ``""``).
-CORPUS_ANNOTATOR = "corpus"
 
 
 def imported_username(project: Project, annotator: str) -> str:

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from annotation.display import CORPUS_ANNOTATOR
 from annotation.models import Project
 from annotation.services import ScreenedItem, ScreenedWriting, ServiceError
 
-from .batch_services import CORPUS_ANNOTATOR
 from .pii import PiiPolicy, Scrubber, resolve_policy
 from .pii.apply import scrub_writing
 from .pii.redact import redact_message

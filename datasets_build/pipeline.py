@@ -34,11 +34,12 @@ from django.conf import settings
 from django.db import DatabaseError, reset_queries
 
 from annotation import bulk
+from annotation.display import CORPUS_ANNOTATOR
 from annotation.models import Item, Project, Source
 from annotation.task_types import TaskType
 
 from . import batch_selectors, batch_services, dedup
-from .batch_services import CORPUS_ANNOTATOR, ImportedAnnotators, foreign_keys_checked_as_written
+from .batch_services import ImportedAnnotators, foreign_keys_checked_as_written
 from .heap import long_lived_objects_frozen
 from .interop import READERS as INTEROP_READERS
 from .near_duplicates import NearDuplicateIndex

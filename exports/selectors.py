@@ -18,7 +18,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from annotation import models as annotation_models
-from annotation.display import display_message
+from annotation.display import CORPUS_ANNOTATOR, display_message
 from annotation.gold.selectors import DECIDING_GOLD, RELEASABLE_SCREENING
 from annotation.models import Annotation, Flag, FlagResolution, Item, Project, ScreeningStatus, Source
 from annotation.task_types import RecordAnnotation
@@ -41,8 +41,6 @@ CHUNK = 5000
 #: Where the gold of a release came from (recorded in the release and its card).
 GOLD_TABLE = "gold_labels"
 GOLD_FALLBACK = "fallback"
-#: How the import names the user holding a corpus label that has no annotator id.
-CORPUS_ANNOTATOR = "corpus"
 #: How task types name that label in a record (``annotation.task_types._records.CORPUS``).
 CORPUS = ""
 
