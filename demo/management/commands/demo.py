@@ -81,10 +81,11 @@ class Command(BaseCommand):
             self._sign_in()
             # Served as users meet it, not as a developer's console: without DEBUG the 403, 404 and 500 pages are
             # Goldset's own, in the reader's language. Static files then come from the apps through WhiteNoise
-            # (no collectstatic, no hashed names), as DEBUG would have served them.
+            # (no collectstatic, no hashed names), as DEBUG would have served them; no STATIC_ROOT, so WhiteNoise
+            # does not look for (and warn about) a collected folder the demo never makes.
             static = {**settings.STORAGES,
                       "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
-            with override_settings(DEBUG=False, WHITENOISE_USE_FINDERS=True, STORAGES=static):
+            with override_settings(DEBUG=False, WHITENOISE_USE_FINDERS=True, STORAGES=static, STATIC_ROOT=None):
                 call_command("runserver", options["addrport"], use_reloader=False)
         elif not options["json"]:
             self._sign_in()
