@@ -220,7 +220,8 @@ def test_api_and_form_offer_the_formats_that_fit(make_project, api, tmp_path, se
                                  {"version": "1.0.0", "formats": ["klue", "conllu"], "splits": "1.0,0.0"},
                                  format="json")
     assert made.status_code == 202, made.content
-    assert made.json()["formats"] == ["klue", "conllu"]
+    # Neither KLUE's TSVs nor CoNLL-U is a layout the folder's builder reads: the records come in JSONL too.
+    assert made.json()["formats"] == ["klue", "jsonl", "conllu"]
     release = project.releases.get(version="1.0.0")
     assert release.status in BUILT, release.error
     card = (Path(release.out_dir) / "README.md").read_text("utf-8")
