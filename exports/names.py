@@ -33,7 +33,7 @@ FILE_KINDS = {
     "klue": "KLUE", "jsonl": "JSON Lines", "csv": "CSV", "parquet": "Parquet",
     "card": _("dataset card"), "manifest": _("manifest"), "checksums": _("checksums"), "config": _("configuration"),
     "conllu": "CoNLL-U", "conll": "CoNLL-2003", "squad": "SQuAD v2.0", "doccano": "doccano",
-    "labelstudio": "Label Studio", "budget": _("annotators per item"),
+    "labelstudio": "Label Studio", "budget": _("annotators per item"), "changes": _("changelog"),
 }
 
 #: Release.progress["phase"] while a release is built (exports/services.py reports them).

@@ -21,6 +21,7 @@ from exports.models import ContaminationCheck, ContaminationReference, Release
 from tests.annotation.settings_form import posted, settings_url
 from tests.builders import load_records, sample_records
 from tests.exports.release_history import found_hits, planted_texts, split_as, write_reference
+from tests.site.visible_text import offending_text
 
 pytestmark = pytest.mark.django_db
 
@@ -101,10 +102,15 @@ def test_contamination_through_the_api_and_the_release_page(planted, api, client
     assert any("contamination policy" in reason for reason in data["reasons"])
     client.force_login(planted["manager"])
     for language, words in (("en", "Dev or test items are in the train split of an earlier release (1.0.0)"),
-                            ("ko", "이전 배포(1.0.0)의 train 분할")):
+                            ("ko", "개발·평가 분할의 항목이 이전 배포(1.0.0)의 학습 분할에 들어 있습니다")):
         page = client.get(f"/projects/{project.pk}/releases/{second.pk}/",
                           HTTP_ACCEPT_LANGUAGE=language).content.decode()
         assert words in page
+        if language == "ko":  # a contaminated release's page reads as Korean too (the demo builds none)
+            data = [project.name, project.slug, planted["manager"].username,
+                    *ContaminationReference.objects.filter(project=project).values_list("name", flat=True),
+                    *(item.payload["title"] for item in Item.objects.filter(project=project))]
+            assert not offending_text(page, data=data), offending_text(page, data=data)
         for item, _split, _kind, against in planted["expected"]:
             assert f'<li data-item="{item}" data-against="{against}">' in page
         assert f'data-item="{planted["unrelated"]}"' not in page

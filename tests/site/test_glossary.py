@@ -118,6 +118,11 @@ CONCEPT_EXCEPTIONS = {
     "Imported %(items)s and %(annotations)s.", "Found by the screening when the item was imported.",
     "the gold label of this item changed (version %(seen)s → %(now)s) while you were deciding; reload and decide "
     "again",  # "gold label" is 정답
+    "Label Studio export",
+    # The budget's JSON keys, named as the API takes them.
+    'must be an object with "splits" and "rules"; got %(value)r', "unknown key %(key)r; expected splits, rules",
+    'a rule must be an object such as {"k": 3, "split": "train", "sample": 0.05}; got %(value)r',
+    "unknown key %(key)r; expected k, split, sample, seed, source, label", "annotators must be a list of usernames",
 }
 
 
