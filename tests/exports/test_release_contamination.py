@@ -288,3 +288,20 @@ def test_reading_a_reference_keeps_memory_flat_per_batch(tmp_path):
     batches = list(reference_batches(path, "jsonl", get_task_type("tc"), outcome, batch=10))
     assert [len(b.records) for b in batches] == [10, 10, 5]
     assert outcome.read == 26 and outcome.skipped == 1 and outcome.problems[0]["record"] == 2
+
+
+@pytest.mark.django_db
+def test_the_build_command_says_why_a_release_failed(make_project, tmp_path):
+    """A maintainer at the terminal reads why, as the release page and the API say it: not just "failed"."""
+    from io import StringIO
+
+    project = make_project("tc")
+    load_records(project, sample_records("tc", 60))
+    call_command("build_release", project.slug, "--version", "1.0.0", "--splits", "0.6,0.2,0.2", "--seed", "1",
+                 "--out", str(tmp_path), stdout=StringIO())
+    out = StringIO()
+    call_command("build_release", project.slug, "--version", "1.1.0", "--splits", "0.6,0.2,0.2", "--seed", "2",
+                 "--out", str(tmp_path), stdout=out)
+    release = Release.objects.get(project=project, version="1.1.0")
+    assert release.status == "failed", release.status
+    assert "failed: " in out.getvalue() and "contamination policy does not allow" in out.getvalue(), out.getvalue()

@@ -76,6 +76,7 @@ class Command(BaseCommand):
             "label_counts": release.label_counts,
             "excluded": release.excluded,
             "gold": release.gold,
+            "reasons": [str(reason) for reason in selectors.status_reasons(release)],
         }
         if options["json"]:
             self.stdout.write(json.dumps(result, ensure_ascii=False))
@@ -83,3 +84,5 @@ class Command(BaseCommand):
             self.stdout.write(f"{project.slug} {release.version}: {release.status} → {result['out']}")
             for split, n in release.split_counts.items():
                 self.stdout.write(f"  {split}: {n}")
+            for reason in result["reasons"]:  # why it is not passed, as the release page and the API say
+                self.stdout.write(f"  {release.status}: {reason}")
