@@ -100,7 +100,7 @@ def test_a_manager_walks_settings_agreement_adjudication_and_gold(korean_page, d
     check_korean(page, data)
     assert page.locator("nav.tabs a.active").inner_text() == "설정"
     assert page.locator(".settings-labels .locked").count() == 0  # nothing annotated: the labels are open
-    page.get_by_label("항목당 주석자 수").fill("3")
+    page.get_by_label("항목당 주석자 수", exact=True).fill("3")
     page.locator("input[name=lease_minutes]").fill("20")
     page.locator("input[name=new_value]").fill("날씨")
     page.locator("input[name=new_name_ko]").fill("날씨")
