@@ -13,8 +13,8 @@ from annotation.models import Membership, WebhookEndpoint
 from annotation.webhooks import services as webhooks
 from tests.site.visible_text import offending_text
 
+from .axe import serious_violations
 from .conftest import sign_in
-from .test_accessibility import serious_violations
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
