@@ -5,7 +5,6 @@ PostgreSQL under concurrent annotators: ``test_budgets_concurrency.py``."""
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 
 import pytest
@@ -14,15 +13,11 @@ from annotation import services
 from annotation.budget import budget_of, item_k
 from annotation.models import Annotation, AuditEvent, Item, ItemAssignee, QueueSlot, Source, User
 from annotation.selectors import eligible_items
+from tests.annotation.concurrency import in_sample
 
 pytestmark = pytest.mark.django_db
 
 SPLIT_BUDGET = {"splits": {"train": 1, "dev": 3, "test": 3}}
-
-
-def in_sample(item_id: int, share: float, seed: int) -> bool:
-    """The seeded sample as docs/settings.md states it, written here apart from the SQL it checks."""
-    return (item_id * 2654435761 + seed * 2246822519) % 2 ** 32 < math.ceil(share * 2 ** 32)
 
 
 def k_of(budget, item: Item, source_name: str | None, labels: frozenset[str]) -> int:

@@ -15,8 +15,7 @@ from django.db import connection, connections
 from annotation import services
 from annotation.budget import budget_of
 from annotation.models import SLOT_HOLDING, Annotation, Assignment, ItemAssignee, Project, QueueSlot, User
-from tests.annotation.test_budgets import in_sample
-from tests.annotation.test_queue_concurrency import annotators, run_per_user
+from tests.annotation.concurrency import annotators, in_sample, run_per_user
 from tests.conftest import is_postgres
 
 pytestmark = [

@@ -16,16 +16,15 @@ import pytest
 from django.db import connection, connections, transaction
 
 from annotation import services
-from annotation.models import SLOT_HOLDING, Annotation, Assignment, Project, QueueSlot, Role, User
+from annotation.models import SLOT_HOLDING, Annotation, Assignment, Project, QueueSlot, User
 from annotation.selectors import eligible_items
+from tests.annotation.concurrency import annotators, run_per_user
 from tests.conftest import is_postgres
 
 pytestmark = [
     pytest.mark.postgres,
     pytest.mark.skipif(not is_postgres(), reason="needs DATABASE_URL pointing at PostgreSQL"),
 ]
-
-ANNOTATORS = 20
 
 
 def work_in_parallel(project: Project, users: list[User], payload_for: Callable[[Assignment], dict[str, Any]],
@@ -49,26 +48,6 @@ def work_in_parallel(project: Project, users: list[User], payload_for: Callable[
 
     run_per_user(run, users, timeout=120)
     return received, errors
-
-
-def run_per_user(run: Callable[[User], None], users: list[User], *, timeout: float) -> None:
-    """``run(user)`` in a thread per user; fails if one is still running after ``timeout`` seconds."""
-    threads = [threading.Thread(target=run, args=(user,)) for user in users]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=timeout)
-    assert not any(thread.is_alive() for thread in threads), "a worker thread hung"
-
-
-def annotators(project: Project, make_user: Callable[..., User], n: int = ANNOTATORS) -> list[User]:
-    users = []
-    for _ in range(n):
-        user = make_user()
-        services.membership_set(project=project, user=user, role=Role.ANNOTATOR)
-        services.guideline_acknowledge(user=user, project=project)
-        users.append(user)
-    return users
 
 
 def assert_queue_invariants(project: Project, received: dict[int, list[tuple[int, str]]]) -> None:

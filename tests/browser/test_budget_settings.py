@@ -10,8 +10,8 @@ import pytest
 
 from annotation import services
 
+from .axe import serious_violations
 from .conftest import sign_in
-from .test_accessibility import serious_violations
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

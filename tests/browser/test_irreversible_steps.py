@@ -55,8 +55,10 @@ def test_removing_a_member_asks_first_and_says_what_cannot_be_undone(page: Any, 
     assert Membership.objects.filter(project=seeded.project, user=seeded.annotator).exists()
 
     press_on(page, row.locator("button.danger"))
+    # The confirming button has the focus (autofocus, once the page has loaded).
+    page.wait_for_function("document.activeElement && document.activeElement.name === 'confirm'")
     with page.expect_navigation():
-        page.keyboard.press("Enter")  # the confirming button has the focus
+        page.keyboard.press("Enter")
     page.wait_for_selector(".messages")
     assert not Membership.objects.filter(project=seeded.project, user=seeded.annotator).exists()
 

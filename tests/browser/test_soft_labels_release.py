@@ -46,8 +46,8 @@ def test_mace_and_soft_labels_are_chosen_on_korean_pages(browser: Any, live_serv
         page.locator("select[name=gold_rule]").select_option("mace")
         assert "MACE(주석자가 추측하지 않고" in page.locator("select[name=gold_rule]").inner_text()
         page.locator("select[name=gold_rule]").screenshot(path=str(SCREENSHOTS / "gold-rule-mace-ko.png"))
-        page.locator("form button[type=submit]").last.click()
-        page.wait_for_load_state()
+        with page.expect_navigation():  # the settings form's own button (the assignment form follows it)
+            page.get_by_role("button", name="설정 저장").click()
         project.refresh_from_db()
         assert project.options.get("gold_rule") == "mace"
 
