@@ -213,7 +213,6 @@ class _Processes:
     def __init__(self, processes: int, initargs: tuple[Any, ...] = ()) -> None:
         self._executor = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"),
                                              initializer=_start_worker, initargs=(os.getpid(), *initargs))
-        self._before = set(multiprocessing.active_children())
         self._processes: list[multiprocessing.process.BaseProcess] = []
 
     def __enter__(self) -> Self:
@@ -229,7 +228,10 @@ class _Processes:
         except BrokenProcessPool:
             raise self.died() from None
         if not self._processes:
-            self._processes.extend(p for p in multiprocessing.active_children() if p not in self._before)
+            # The executor's own process objects (forked by this first submit), not multiprocessing's list of live
+            # children: a process killed at once is reaped from that list before it could be read, and its exit
+            # code (the signal the error names) would be lost.
+            self._processes.extend((self._executor._processes or {}).values())  # type: ignore[attr-defined]
         return future
 
     def result(self, future: Future[T]) -> T:
